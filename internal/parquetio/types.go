@@ -1,0 +1,120 @@
+package parquetio
+
+import "math/big"
+
+// This file fixes the contracts shared by every package: the Delta/Spark schema
+// model and the in-memory batch of records. Other files of the package
+// implement them (JSON encoding of schemas, Parquet mapping, writing, reading).
+
+// DataType is a Delta/Spark data type (PROTOCOL.md, "Schema Serialization
+// Format"). Implementations: PrimitiveType, DecimalType, *StructType,
+// *ArrayType, *MapType.
+type DataType interface {
+	// TypeName is the Delta name: "string", "long", "decimal(10,2)", "struct", "array", "map".
+	TypeName() string
+}
+
+// PrimitiveType is one of the primitive Delta types, by its Delta name:
+// string, long, integer, short, byte, float, double, boolean, binary, date,
+// timestamp, timestamp_ntz (and variant, read-only).
+type PrimitiveType string
+
+const (
+	TypeString       PrimitiveType = "string"
+	TypeLong         PrimitiveType = "long"
+	TypeInteger      PrimitiveType = "integer"
+	TypeShort        PrimitiveType = "short"
+	TypeByte         PrimitiveType = "byte"
+	TypeFloat        PrimitiveType = "float"
+	TypeDouble       PrimitiveType = "double"
+	TypeBoolean      PrimitiveType = "boolean"
+	TypeBinary       PrimitiveType = "binary"
+	TypeDate         PrimitiveType = "date"
+	TypeTimestamp    PrimitiveType = "timestamp"
+	TypeTimestampNTZ PrimitiveType = "timestamp_ntz"
+)
+
+func (p PrimitiveType) TypeName() string { return string(p) }
+
+// DecimalType is decimal(Precision,Scale), precision 1..38.
+type DecimalType struct {
+	Precision int
+	Scale     int
+}
+
+// StructField is one field of a struct. Metadata is kept verbatim (column
+// mapping ids and physical names live there: delta.columnMapping.id,
+// delta.columnMapping.physicalName).
+type StructField struct {
+	Name     string
+	Type     DataType
+	Nullable bool
+	Metadata map[string]any
+}
+
+// StructType is a struct; a table schema is a *StructType.
+type StructType struct {
+	Fields []StructField
+}
+
+func (*StructType) TypeName() string { return "struct" }
+
+// ArrayType is array<ElementType>.
+type ArrayType struct {
+	ElementType  DataType
+	ContainsNull bool
+}
+
+func (*ArrayType) TypeName() string { return "array" }
+
+// MapType is map<KeyType, ValueType>.
+type MapType struct {
+	KeyType           DataType
+	ValueType         DataType
+	ValueContainsNull bool
+}
+
+func (*MapType) TypeName() string { return "map" }
+
+// Batch is a batch of records that conform to Schema: the one concrete type
+// that Sink.AddBatch takes (DESIGN.md, "Rows"). Rows[i][j] is the value of
+// Schema.Fields[j] in row i; len(Rows[i]) == len(Schema.Fields).
+//
+// Go value of each Delta type (nil is null everywhere):
+//
+//	string        string
+//	long          int64
+//	integer       int32
+//	short         int16
+//	byte          int8
+//	float         float32
+//	double        float64
+//	boolean       bool
+//	binary        []byte
+//	date          Date (days since 1970-01-01)
+//	timestamp     time.Time (an instant; stored as UTC micros)
+//	timestamp_ntz time.Time (wall clock, read as UTC; stored as micros)
+//	decimal(p,s)  Decimal
+//	struct        []any, one value per field in order
+//	array         []any
+//	map           []MapEntry (order kept)
+type Batch struct {
+	Schema *StructType
+	Rows   [][]any
+}
+
+// Date is a calendar date as days since 1970-01-01 (Parquet DATE).
+type Date int32
+
+// MapEntry is one key/value pair of a map value.
+type MapEntry struct {
+	Key   any
+	Value any
+}
+
+// Decimal is a decimal value: Unscaled * 10^-Scale. Scale equals the column's
+// DecimalType.Scale for values in a Batch.
+type Decimal struct {
+	Unscaled *big.Int
+	Scale    int
+}
