@@ -1,0 +1,194 @@
+package lint
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/lakesink/lakesink"
+
+// allowed lists, for each layer of DESIGN.md's package table, the project
+// packages it may import (subpackages of a layer belong to it).
+var allowed = map[string][]string{
+	"internal/storage":    {},
+	"internal/parquetio":  {"internal/storage"},
+	"txlog":               {"internal/storage", "internal/parquetio"},
+	"table":               {"txlog", "internal/storage", "internal/parquetio"},
+	"sink":                {"table", "txlog", "internal/storage", "internal/parquetio"},
+	"filesink":            {"sink", "internal/storage", "internal/parquetio"},
+	"reader":              {"table", "txlog", "filesink", "internal/storage", "internal/parquetio"},
+	"compaction":          {"table", "txlog", "reader", "filesink", "sink", "internal/storage", "internal/parquetio"},
+	"stream":              {"sink", "filesink", "internal/storage", "internal/parquetio"},
+	"cmd":                 nil, // everything
+	"internal/lint":       {},
+	"internal/benchtable": {},
+	"internal/testutil":   nil,
+	"tests":               nil,
+}
+
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
+		t.Fatalf("repository root not found at %s: %v", dir, err)
+	}
+	return dir
+}
+
+// layerOf maps a package directory (relative, slash form) to its layer.
+func layerOf(rel string) (string, bool) {
+	best := ""
+	for layer := range allowed {
+		if rel == layer || strings.HasPrefix(rel, layer+"/") {
+			if len(layer) > len(best) {
+				best = layer
+			}
+		}
+	}
+	return best, best != ""
+}
+
+type goFile struct {
+	rel  string // file path relative to the root
+	pkg  string // package dir relative to the root
+	test bool
+	ast  *ast.File
+}
+
+func parseAll(t *testing.T, root string) []goFile {
+	t.Helper()
+	var files []goFile
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if p != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "bin" || name == "demo" || name == "vendor") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(name, ".go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, p, nil, parser.ImportsOnly|parser.ParseComments)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		rel = filepath.ToSlash(rel)
+		files = append(files, goFile{rel: rel, pkg: filepath.ToSlash(filepath.Dir(rel)), test: strings.HasSuffix(name, "_test.go"), ast: f})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// TestImportsFlowDownward fails on an import that goes up or sideways in
+// DESIGN.md's layering. Test files may import test helpers of any layer below
+// them and their own layer's packages.
+func TestImportsFlowDownward(t *testing.T) {
+	root := repoRoot(t)
+	for _, f := range parseAll(t, root) {
+		layer, ok := layerOf(f.pkg)
+		if !ok {
+			if f.pkg != "." {
+				t.Errorf("%s: package directory %q is not a layer of DESIGN.md (add it to internal/lint)", f.rel, f.pkg)
+			}
+			continue
+		}
+		may := allowed[layer]
+		if may == nil {
+			continue
+		}
+		for _, imp := range f.ast.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			if !strings.HasPrefix(path, module+"/") {
+				continue
+			}
+			target := strings.TrimPrefix(path, module+"/")
+			tl, _ := layerOf(target)
+			if tl == layer {
+				continue
+			}
+			if f.test && (tl == "internal/testutil" || strings.HasPrefix(target, "internal/storage/")) {
+				continue
+			}
+			okImp := false
+			for _, m := range may {
+				if tl == m {
+					okImp = true
+				}
+			}
+			if !okImp {
+				t.Errorf("%s imports %s: layer %q may import only %v (DESIGN.md, Packages)", f.rel, path, layer, may)
+			}
+		}
+	}
+}
+
+// TestNoPanic: production code returns errors; it never calls panic.
+func TestNoPanic(t *testing.T) {
+	root := repoRoot(t)
+	fset := token.NewFileSet()
+	for _, f := range parseAll(t, root) {
+		if f.test || strings.HasPrefix(f.pkg, "internal/lint") {
+			continue
+		}
+		full, err := parser.ParseFile(fset, filepath.Join(root, f.rel), nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(full, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			if id, ok := call.Fun.(*ast.Ident); ok && id.Name == "panic" {
+				t.Errorf("%s: panic call at %s (return an error instead)", f.rel, fset.Position(call.Pos()))
+			}
+			return true
+		})
+	}
+}
+
+// TestEveryPackageHasDocGo: each package states its purpose in doc.go.
+func TestEveryPackageHasDocGo(t *testing.T) {
+	root := repoRoot(t)
+	pkgs := map[string]bool{}
+	for _, f := range parseAll(t, root) {
+		if f.pkg == "." || f.test {
+			continue
+		}
+		if _, ok := pkgs[f.pkg]; !ok {
+			pkgs[f.pkg] = false
+		}
+		if strings.HasSuffix(f.rel, "/doc.go") {
+			pkgs[f.pkg] = true
+		}
+	}
+	var missing []string
+	for p, has := range pkgs {
+		if !has {
+			missing = append(missing, p)
+		}
+	}
+	sort.Strings(missing)
+	for _, p := range missing {
+		t.Errorf("package %s has no doc.go", p)
+	}
+}
