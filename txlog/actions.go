@@ -1,0 +1,828 @@
+package txlog
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/lakesink/lakesink/internal/parquetio"
+)
+
+// Actions of the Delta log (PROTOCOL.md, "Actions"). Each JSON line of a
+// commit file holds one action, an object with a single key naming the
+// action. Every struct keeps fields it does not know in Extra, so a
+// read-modify-write (e.g. a checkpoint written from a log that a newer
+// writer produced) does not drop them: "Clients must ignore such
+// unrecognized fields" (PROTOCOL.md, "Protocol Evolution"), and we also keep
+// them. JSON is written without HTML escaping and with fields in the order
+// Delta/Spark writes them.
+
+// Action mirrors one JSON line of a commit file. Exactly one field is set in a
+// valid line; Unknown holds top-level keys that are not known actions (kept
+// raw, re-encoded verbatim).
+type Action struct {
+	CommitInfo         CommitInfo
+	Protocol           *Protocol
+	MetaData           *Metadata
+	Add                *Add
+	Remove             *Remove
+	Txn                *Txn
+	DomainMetadata     *DomainMetadata
+	CDC                *AddCDCFile
+	CheckpointMetadata *CheckpointMetadata
+	Sidecar            *Sidecar
+	Unknown            map[string]json.RawMessage
+}
+
+// Protocol is the protocol action (PROTOCOL.md, "Protocol Evolution").
+// ReaderFeatures exists only for reader version 3 and WriterFeatures only for
+// writer version 7; a nil slice is omitted, an empty non-nil one is written
+// as [].
+type Protocol struct {
+	MinReaderVersion int                        `json:"minReaderVersion"`
+	MinWriterVersion int                        `json:"minWriterVersion"`
+	ReaderFeatures   []string                   `json:"readerFeatures,omitzero"`
+	WriterFeatures   []string                   `json:"writerFeatures,omitzero"`
+	Extra            map[string]json.RawMessage `json:"-"`
+}
+
+// Format is the metaData.format struct (PROTOCOL.md, "Format Specification").
+type Format struct {
+	Provider string            `json:"provider"`
+	Options  map[string]string `json:"options"`
+}
+
+// Metadata is the metaData action (PROTOCOL.md, "Change Metadata").
+type Metadata struct {
+	ID               string                     `json:"id"`
+	Name             string                     `json:"name,omitempty"`
+	Description      string                     `json:"description,omitempty"`
+	Format           Format                     `json:"format"`
+	SchemaString     string                     `json:"schemaString"`
+	PartitionColumns []string                   `json:"partitionColumns"`
+	Configuration    map[string]string          `json:"configuration"`
+	CreatedTime      *int64                     `json:"createdTime,omitempty"`
+	Extra            map[string]json.RawMessage `json:"-"`
+}
+
+// DeletionVector is the deletion vector descriptor (PROTOCOL.md, "Deletion
+// Vector Descriptor Schema"). Only the descriptor is modelled here.
+type DeletionVector struct {
+	StorageType    string                     `json:"storageType"`
+	PathOrInlineDV string                     `json:"pathOrInlineDv"`
+	Offset         *int32                     `json:"offset,omitempty"`
+	SizeInBytes    int32                      `json:"sizeInBytes"`
+	Cardinality    int64                      `json:"cardinality"`
+	Extra          map[string]json.RawMessage `json:"-"`
+}
+
+// UniqueID is the derived uniqueId: storageType+pathOrInlineDv, plus
+// "@offset" when offset is present (PROTOCOL.md, "Derived Fields").
+func (dv *DeletionVector) UniqueID() string {
+	if dv == nil {
+		return ""
+	}
+	if dv.Offset == nil {
+		return dv.StorageType + dv.PathOrInlineDV
+	}
+	return dv.StorageType + dv.PathOrInlineDV + "@" + strconv.FormatInt(int64(*dv.Offset), 10)
+}
+
+// Add is the add action (PROTOCOL.md, "Add File and Remove File").
+// PartitionValues maps a partition column to its serialized value; a nil
+// *string is a JSON null (a null partition value), which is kept.
+// Path is the raw, URL-encoded string as written in the log.
+type Add struct {
+	Path                    string                     `json:"path"`
+	PartitionValues         map[string]*string         `json:"partitionValues"`
+	Size                    int64                      `json:"size"`
+	ModificationTime        int64                      `json:"modificationTime"`
+	DataChange              bool                       `json:"dataChange"`
+	Stats                   string                     `json:"stats,omitempty"`
+	Tags                    map[string]string          `json:"tags,omitzero"`
+	DeletionVector          *DeletionVector            `json:"deletionVector,omitempty"`
+	BaseRowID               *int64                     `json:"baseRowId,omitempty"`
+	DefaultRowCommitVersion *int64                     `json:"defaultRowCommitVersion,omitempty"`
+	ClusteringProvider      string                     `json:"clusteringProvider,omitempty"`
+	Extra                   map[string]json.RawMessage `json:"-"`
+}
+
+// Remove is the remove action (PROTOCOL.md, "Add File and Remove File").
+type Remove struct {
+	Path                    string                     `json:"path"`
+	DeletionTimestamp       *int64                     `json:"deletionTimestamp,omitempty"`
+	DataChange              bool                       `json:"dataChange"`
+	ExtendedFileMetadata    *bool                      `json:"extendedFileMetadata,omitempty"`
+	PartitionValues         map[string]*string         `json:"partitionValues,omitzero"`
+	Size                    *int64                     `json:"size,omitempty"`
+	Stats                   string                     `json:"stats,omitempty"`
+	Tags                    map[string]string          `json:"tags,omitzero"`
+	DeletionVector          *DeletionVector            `json:"deletionVector,omitempty"`
+	BaseRowID               *int64                     `json:"baseRowId,omitempty"`
+	DefaultRowCommitVersion *int64                     `json:"defaultRowCommitVersion,omitempty"`
+	Extra                   map[string]json.RawMessage `json:"-"`
+}
+
+// Txn is the transaction identifier action (PROTOCOL.md, "Transaction
+// Identifiers"). Transactions built by this package always set LastUpdated.
+type Txn struct {
+	AppID       string                     `json:"appId"`
+	Version     int64                      `json:"version"`
+	LastUpdated *int64                     `json:"lastUpdated,omitempty"`
+	Extra       map[string]json.RawMessage `json:"-"`
+}
+
+// DomainMetadata is the domainMetadata action (PROTOCOL.md, "Domain Metadata").
+type DomainMetadata struct {
+	Domain        string                     `json:"domain"`
+	Configuration string                     `json:"configuration"`
+	Removed       bool                       `json:"removed"`
+	Extra         map[string]json.RawMessage `json:"-"`
+}
+
+// AddCDCFile is the cdc action (PROTOCOL.md, "Add CDC File").
+type AddCDCFile struct {
+	Path            string                     `json:"path"`
+	PartitionValues map[string]*string         `json:"partitionValues"`
+	Size            int64                      `json:"size"`
+	DataChange      bool                       `json:"dataChange"`
+	Tags            map[string]string          `json:"tags,omitzero"`
+	Extra           map[string]json.RawMessage `json:"-"`
+}
+
+// CheckpointMetadata is the V2 checkpoint's checkpointMetadata action
+// (PROTOCOL.md, "Checkpoint Metadata").
+type CheckpointMetadata struct {
+	Version int64                      `json:"version"`
+	Tags    map[string]string          `json:"tags,omitzero"`
+	Extra   map[string]json.RawMessage `json:"-"`
+}
+
+// Sidecar is the V2 checkpoint's sidecar action (PROTOCOL.md, "Sidecar File
+// Information").
+type Sidecar struct {
+	Path             string                     `json:"path"`
+	SizeInBytes      int64                      `json:"sizeInBytes"`
+	ModificationTime int64                      `json:"modificationTime"`
+	Tags             map[string]string          `json:"tags,omitzero"`
+	Extra            map[string]json.RawMessage `json:"-"`
+}
+
+// ---- JSON helpers ----
+
+// marshalNoEscape encodes v like json.Marshal but without HTML escaping.
+func marshalNoEscape(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
+}
+
+// appendExtra appends the extra keys (sorted) to an encoded JSON object.
+func appendExtra(obj []byte, extra map[string]json.RawMessage) ([]byte, error) {
+	if len(extra) == 0 {
+		return obj, nil
+	}
+	keys := make([]string, 0, len(extra))
+	for k := range extra {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	out := bytes.TrimSuffix(obj, []byte{'}'})
+	empty := bytes.Equal(bytes.TrimSpace(out), []byte{'{'})
+	for _, k := range keys {
+		if !empty {
+			out = append(out, ',')
+		}
+		empty = false
+		kb, err := marshalNoEscape(k)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, kb...)
+		out = append(out, ':')
+		v := extra[k]
+		if len(v) == 0 {
+			v = json.RawMessage("null")
+		}
+		out = append(out, v...)
+	}
+	return append(out, '}'), nil
+}
+
+// jsonKeys lists the JSON names of the exported, tagged fields of struct type t.
+func jsonKeys(t reflect.Type) map[string]bool {
+	keys := make(map[string]bool, t.NumField())
+	for i := range t.NumField() {
+		tag := t.Field(i).Tag.Get("json")
+		name, _, _ := strings.Cut(tag, ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		keys[name] = true
+	}
+	return keys
+}
+
+// splitExtra decodes data into v (an alias struct) and returns the keys that
+// v does not know.
+func splitExtra(data []byte, v any, known map[string]bool) (map[string]json.RawMessage, error) {
+	if err := json.Unmarshal(data, v); err != nil {
+		return nil, err
+	}
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(data, &all); err != nil {
+		return nil, err
+	}
+	var extra map[string]json.RawMessage
+	for k, raw := range all {
+		if known[k] {
+			continue
+		}
+		if extra == nil {
+			extra = make(map[string]json.RawMessage)
+		}
+		extra[k] = raw
+	}
+	return extra, nil
+}
+
+type (
+	protocolJSON           Protocol
+	metadataJSON           Metadata
+	deletionVectorJSON     DeletionVector
+	addJSON                Add
+	removeJSON             Remove
+	txnJSON                Txn
+	domainMetadataJSON     DomainMetadata
+	addCDCFileJSON         AddCDCFile
+	checkpointMetadataJSON CheckpointMetadata
+	sidecarJSON            Sidecar
+)
+
+// Known field names per action, derived once from the struct tags (read-only).
+var (
+	protocolKeys           = jsonKeys(reflect.TypeFor[protocolJSON]())
+	metadataKeys           = jsonKeys(reflect.TypeFor[metadataJSON]())
+	deletionVectorKeys     = jsonKeys(reflect.TypeFor[deletionVectorJSON]())
+	addKeys                = jsonKeys(reflect.TypeFor[addJSON]())
+	removeKeys             = jsonKeys(reflect.TypeFor[removeJSON]())
+	txnKeys                = jsonKeys(reflect.TypeFor[txnJSON]())
+	domainMetadataKeys     = jsonKeys(reflect.TypeFor[domainMetadataJSON]())
+	addCDCFileKeys         = jsonKeys(reflect.TypeFor[addCDCFileJSON]())
+	checkpointMetadataKeys = jsonKeys(reflect.TypeFor[checkpointMetadataJSON]())
+	sidecarKeys            = jsonKeys(reflect.TypeFor[sidecarJSON]())
+)
+
+// MarshalJSON implements json.Marshaler.
+func (p Protocol) MarshalJSON() ([]byte, error) {
+	b, err := marshalNoEscape(protocolJSON(p))
+	if err != nil {
+		return nil, err
+	}
+	return appendExtra(b, p.Extra)
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (p *Protocol) UnmarshalJSON(data []byte) error {
+	var v protocolJSON
+	extra, err := splitExtra(data, &v, protocolKeys)
+	if err != nil {
+		return err
+	}
+	v.Extra = extra
+	*p = Protocol(v)
+	return nil
+}
+
+// MarshalJSON implements json.Marshaler. Options, partitionColumns and
+// configuration are always written ({} / []), as Spark does.
+func (m Metadata) MarshalJSON() ([]byte, error) {
+	if m.Format.Options == nil {
+		m.Format.Options = map[string]string{}
+	}
+	if m.PartitionColumns == nil {
+		m.PartitionColumns = []string{}
+	}
+	if m.Configuration == nil {
+		m.Configuration = map[string]string{}
+	}
+	b, err := marshalNoEscape(metadataJSON(m))
+	if err != nil {
+		return nil, err
+	}
+	return appendExtra(b, m.Extra)
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (m *Metadata) UnmarshalJSON(data []byte) error {
+	var v metadataJSON
+	extra, err := splitExtra(data, &v, metadataKeys)
+	if err != nil {
+		return err
+	}
+	v.Extra = extra
+	*m = Metadata(v)
+	return nil
+}
+
+// MarshalJSON implements json.Marshaler.
+func (d DeletionVector) MarshalJSON() ([]byte, error) {
+	b, err := marshalNoEscape(deletionVectorJSON(d))
+	if err != nil {
+		return nil, err
+	}
+	return appendExtra(b, d.Extra)
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (d *DeletionVector) UnmarshalJSON(data []byte) error {
+	var v deletionVectorJSON
+	extra, err := splitExtra(data, &v, deletionVectorKeys)
+	if err != nil {
+		return err
+	}
+	v.Extra = extra
+	*d = DeletionVector(v)
+	return nil
+}
+
+// MarshalJSON implements json.Marshaler. partitionValues is always written.
+func (a Add) MarshalJSON() ([]byte, error) {
+	if a.PartitionValues == nil {
+		a.PartitionValues = map[string]*string{}
+	}
+	b, err := marshalNoEscape(addJSON(a))
+	if err != nil {
+		return nil, err
+	}
+	return appendExtra(b, a.Extra)
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (a *Add) UnmarshalJSON(data []byte) error {
+	var v addJSON
+	extra, err := splitExtra(data, &v, addKeys)
+	if err != nil {
+		return err
+	}
+	v.Extra = extra
+	*a = Add(v)
+	return nil
+}
+
+// MarshalJSON implements json.Marshaler.
+func (r Remove) MarshalJSON() ([]byte, error) {
+	b, err := marshalNoEscape(removeJSON(r))
+	if err != nil {
+		return nil, err
+	}
+	return appendExtra(b, r.Extra)
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (r *Remove) UnmarshalJSON(data []byte) error {
+	var v removeJSON
+	extra, err := splitExtra(data, &v, removeKeys)
+	if err != nil {
+		return err
+	}
+	v.Extra = extra
+	*r = Remove(v)
+	return nil
+}
+
+// MarshalJSON implements json.Marshaler.
+func (t Txn) MarshalJSON() ([]byte, error) {
+	b, err := marshalNoEscape(txnJSON(t))
+	if err != nil {
+		return nil, err
+	}
+	return appendExtra(b, t.Extra)
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (t *Txn) UnmarshalJSON(data []byte) error {
+	var v txnJSON
+	extra, err := splitExtra(data, &v, txnKeys)
+	if err != nil {
+		return err
+	}
+	v.Extra = extra
+	*t = Txn(v)
+	return nil
+}
+
+// MarshalJSON implements json.Marshaler.
+func (d DomainMetadata) MarshalJSON() ([]byte, error) {
+	b, err := marshalNoEscape(domainMetadataJSON(d))
+	if err != nil {
+		return nil, err
+	}
+	return appendExtra(b, d.Extra)
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (d *DomainMetadata) UnmarshalJSON(data []byte) error {
+	var v domainMetadataJSON
+	extra, err := splitExtra(data, &v, domainMetadataKeys)
+	if err != nil {
+		return err
+	}
+	v.Extra = extra
+	*d = DomainMetadata(v)
+	return nil
+}
+
+// MarshalJSON implements json.Marshaler.
+func (c AddCDCFile) MarshalJSON() ([]byte, error) {
+	if c.PartitionValues == nil {
+		c.PartitionValues = map[string]*string{}
+	}
+	b, err := marshalNoEscape(addCDCFileJSON(c))
+	if err != nil {
+		return nil, err
+	}
+	return appendExtra(b, c.Extra)
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (c *AddCDCFile) UnmarshalJSON(data []byte) error {
+	var v addCDCFileJSON
+	extra, err := splitExtra(data, &v, addCDCFileKeys)
+	if err != nil {
+		return err
+	}
+	v.Extra = extra
+	*c = AddCDCFile(v)
+	return nil
+}
+
+// MarshalJSON implements json.Marshaler.
+func (c CheckpointMetadata) MarshalJSON() ([]byte, error) {
+	b, err := marshalNoEscape(checkpointMetadataJSON(c))
+	if err != nil {
+		return nil, err
+	}
+	return appendExtra(b, c.Extra)
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (c *CheckpointMetadata) UnmarshalJSON(data []byte) error {
+	var v checkpointMetadataJSON
+	extra, err := splitExtra(data, &v, checkpointMetadataKeys)
+	if err != nil {
+		return err
+	}
+	v.Extra = extra
+	*c = CheckpointMetadata(v)
+	return nil
+}
+
+// MarshalJSON implements json.Marshaler.
+func (s Sidecar) MarshalJSON() ([]byte, error) {
+	b, err := marshalNoEscape(sidecarJSON(s))
+	if err != nil {
+		return nil, err
+	}
+	return appendExtra(b, s.Extra)
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (s *Sidecar) UnmarshalJSON(data []byte) error {
+	var v sidecarJSON
+	extra, err := splitExtra(data, &v, sidecarKeys)
+	if err != nil {
+		return err
+	}
+	v.Extra = extra
+	*s = Sidecar(v)
+	return nil
+}
+
+// ---- commitInfo ----
+
+// CommitInfo is the open commitInfo object (PROTOCOL.md, "Commit Provenance
+// Information"): any JSON object. Values are kept raw so that numbers and
+// nested objects survive a round trip; helpers read the well-known fields.
+// A nil CommitInfo means "no commitInfo action".
+type CommitInfo map[string]json.RawMessage
+
+// commitInfoOrder is the order in which Delta writes the known commitInfo
+// fields (delta-io/delta actions.scala, CommitInfo); other keys follow sorted.
+var commitInfoOrder = []string{
+	"inCommitTimestamp", "timestamp", "userId", "userName", "operation",
+	"operationParameters", "job", "notebook", "clusterId", "readVersion",
+	"isolationLevel", "isBlindAppend", "operationMetrics", "userMetadata",
+	"tags", "engineInfo", "txnId",
+}
+
+// MarshalJSON writes the known keys in Delta's order, then the rest sorted.
+func (c CommitInfo) MarshalJSON() ([]byte, error) {
+	if c == nil {
+		return []byte("null"), nil
+	}
+	out := []byte{'{'}
+	first := true
+	write := func(k string, v json.RawMessage) error {
+		if !first {
+			out = append(out, ',')
+		}
+		first = false
+		kb, err := marshalNoEscape(k)
+		if err != nil {
+			return err
+		}
+		out = append(out, kb...)
+		out = append(out, ':')
+		if len(v) == 0 {
+			v = json.RawMessage("null")
+		}
+		out = append(out, v...)
+		return nil
+	}
+	seen := make(map[string]bool, len(c))
+	for _, k := range commitInfoOrder {
+		if v, ok := c[k]; ok {
+			seen[k] = true
+			if err := write(k, v); err != nil {
+				return nil, err
+			}
+		}
+	}
+	rest := make([]string, 0, len(c))
+	for k := range c {
+		if !seen[k] {
+			rest = append(rest, k)
+		}
+	}
+	slices.Sort(rest)
+	for _, k := range rest {
+		if err := write(k, c[k]); err != nil {
+			return nil, err
+		}
+	}
+	return append(out, '}'), nil
+}
+
+// Set stores v (JSON-encoded without HTML escaping) under key.
+func (c CommitInfo) Set(key string, v any) error {
+	b, err := marshalNoEscape(v)
+	if err != nil {
+		return fmt.Errorf("txlog: encode commitInfo.%s: %w", key, err)
+	}
+	c[key] = b
+	return nil
+}
+
+// Int64 returns the integer value of key, if present and a number.
+func (c CommitInfo) Int64(key string) (int64, bool) {
+	raw, ok := c[key]
+	if !ok {
+		return 0, false
+	}
+	var n json.Number
+	if err := json.Unmarshal(raw, &n); err != nil {
+		return 0, false
+	}
+	if i, err := n.Int64(); err == nil {
+		return i, true
+	}
+	if f, err := n.Float64(); err == nil {
+		return int64(f), true
+	}
+	return 0, false
+}
+
+// String returns the string value of key, if present and a string.
+func (c CommitInfo) String(key string) (string, bool) {
+	raw, ok := c[key]
+	if !ok {
+		return "", false
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// Timestamp is commitInfo.timestamp (ms since the epoch).
+func (c CommitInfo) Timestamp() (int64, bool) { return c.Int64("timestamp") }
+
+// InCommitTimestamp is commitInfo.inCommitTimestamp (ms since the epoch;
+// PROTOCOL.md, "In-Commit Timestamps").
+func (c CommitInfo) InCommitTimestamp() (int64, bool) { return c.Int64("inCommitTimestamp") }
+
+// Operation is commitInfo.operation ("WRITE", "STREAMING UPDATE", ...).
+func (c CommitInfo) Operation() string { s, _ := c.String("operation"); return s }
+
+// TxnID is commitInfo.txnId, the unique id of the committing transaction.
+func (c CommitInfo) TxnID() string { s, _ := c.String("txnId"); return s }
+
+// ReadVersion is commitInfo.readVersion.
+func (c CommitInfo) ReadVersion() (int64, bool) { return c.Int64("readVersion") }
+
+// IsBlindAppend is commitInfo.isBlindAppend.
+func (c CommitInfo) IsBlindAppend() bool {
+	var b bool
+	if raw, ok := c["isBlindAppend"]; ok {
+		_ = json.Unmarshal(raw, &b)
+	}
+	return b
+}
+
+// StringMap decodes an object of key (e.g. operationParameters,
+// operationMetrics) into strings; non-string values are kept as their JSON text.
+func (c CommitInfo) StringMap(key string) map[string]string {
+	raw, ok := c[key]
+	if !ok {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		var s string
+		if err := json.Unmarshal(v, &s); err == nil {
+			out[k] = s
+		} else {
+			out[k] = string(v)
+		}
+	}
+	return out
+}
+
+// ---- Action ----
+
+// actionKeys in the order Action.MarshalJSON writes them.
+const (
+	keyCommitInfo         = "commitInfo"
+	keyProtocol           = "protocol"
+	keyMetaData           = "metaData"
+	keyAdd                = "add"
+	keyRemove             = "remove"
+	keyTxn                = "txn"
+	keyDomainMetadata     = "domainMetadata"
+	keyCDC                = "cdc"
+	keyCheckpointMetadata = "checkpointMetadata"
+	keySidecar            = "sidecar"
+)
+
+// MarshalJSON writes the set actions as one JSON object (normally exactly one
+// key), without HTML escaping.
+func (a Action) MarshalJSON() ([]byte, error) {
+	out := []byte{'{'}
+	n := 0
+	add := func(key string, v any) error {
+		b, err := marshalNoEscape(v)
+		if err != nil {
+			return fmt.Errorf("encode %s: %w", key, err)
+		}
+		if n > 0 {
+			out = append(out, ',')
+		}
+		n++
+		out = append(out, '"')
+		out = append(out, key...)
+		out = append(out, '"', ':')
+		out = append(out, b...)
+		return nil
+	}
+	type kv struct {
+		key string
+		set bool
+		v   any
+	}
+	for _, e := range []kv{
+		{keyCommitInfo, a.CommitInfo != nil, a.CommitInfo},
+		{keyProtocol, a.Protocol != nil, a.Protocol},
+		{keyMetaData, a.MetaData != nil, a.MetaData},
+		{keyAdd, a.Add != nil, a.Add},
+		{keyRemove, a.Remove != nil, a.Remove},
+		{keyTxn, a.Txn != nil, a.Txn},
+		{keyDomainMetadata, a.DomainMetadata != nil, a.DomainMetadata},
+		{keyCDC, a.CDC != nil, a.CDC},
+		{keyCheckpointMetadata, a.CheckpointMetadata != nil, a.CheckpointMetadata},
+		{keySidecar, a.Sidecar != nil, a.Sidecar},
+	} {
+		if e.set {
+			if err := add(e.key, e.v); err != nil {
+				return nil, err
+			}
+		}
+	}
+	obj := append(out, '}')
+	return appendExtra(obj, a.Unknown)
+}
+
+// errNoAction: a line that is an empty object or holds only nulls.
+var errNoAction = fmt.Errorf("line holds no action")
+
+// UnmarshalJSON decodes one line. Keys whose value is null are ignored (the
+// JSON form of an absent action); unknown keys go to Unknown. A line without
+// any non-null key is an error.
+func (a *Action) UnmarshalJSON(data []byte) error {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil {
+		return err
+	}
+	if top == nil {
+		return errNoAction
+	}
+	*a = Action{}
+	n := 0
+	for k, raw := range top {
+		if isJSONNull(raw) {
+			continue
+		}
+		n++
+		var err error
+		switch k {
+		case keyCommitInfo:
+			var ci CommitInfo
+			if err = json.Unmarshal(raw, &ci); err == nil && ci == nil {
+				err = fmt.Errorf("commitInfo is not an object")
+			}
+			a.CommitInfo = ci
+		case keyProtocol:
+			a.Protocol = new(Protocol)
+			err = json.Unmarshal(raw, a.Protocol)
+		case keyMetaData:
+			a.MetaData = new(Metadata)
+			err = json.Unmarshal(raw, a.MetaData)
+		case keyAdd:
+			a.Add = new(Add)
+			err = json.Unmarshal(raw, a.Add)
+		case keyRemove:
+			a.Remove = new(Remove)
+			err = json.Unmarshal(raw, a.Remove)
+		case keyTxn:
+			a.Txn = new(Txn)
+			err = json.Unmarshal(raw, a.Txn)
+		case keyDomainMetadata:
+			a.DomainMetadata = new(DomainMetadata)
+			err = json.Unmarshal(raw, a.DomainMetadata)
+		case keyCDC:
+			a.CDC = new(AddCDCFile)
+			err = json.Unmarshal(raw, a.CDC)
+		case keyCheckpointMetadata:
+			a.CheckpointMetadata = new(CheckpointMetadata)
+			err = json.Unmarshal(raw, a.CheckpointMetadata)
+		case keySidecar:
+			a.Sidecar = new(Sidecar)
+			err = json.Unmarshal(raw, a.Sidecar)
+		default:
+			if a.Unknown == nil {
+				a.Unknown = make(map[string]json.RawMessage)
+			}
+			a.Unknown[k] = raw
+		}
+		if err != nil {
+			return fmt.Errorf("decode %s: %w", k, err)
+		}
+	}
+	if n == 0 {
+		return errNoAction
+	}
+	return a.validate()
+}
+
+// validate checks the required fields that replay depends on.
+func (a *Action) validate() error {
+	switch {
+	case a.Add != nil && a.Add.Path == "":
+		return fmt.Errorf("add without path")
+	case a.Remove != nil && a.Remove.Path == "":
+		return fmt.Errorf("remove without path")
+	case a.Txn != nil && a.Txn.AppID == "":
+		return fmt.Errorf("txn without appId")
+	case a.CDC != nil && a.CDC.Path == "":
+		return fmt.Errorf("cdc without path")
+	case a.DomainMetadata != nil && a.DomainMetadata.Domain == "":
+		return fmt.Errorf("domainMetadata without domain")
+	}
+	return nil
+}
+
+func isJSONNull(raw json.RawMessage) bool {
+	return bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
+}
+
+// Schema parses SchemaString (PROTOCOL.md, "Schema Serialization Format").
+func (m Metadata) Schema() (*parquetio.StructType, error) {
+	s, err := parquetio.ParseSchema([]byte(m.SchemaString))
+	if err != nil {
+		return nil, fmt.Errorf("txlog: table %s schemaString: %w", m.ID, err)
+	}
+	return s, nil
+}

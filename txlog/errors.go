@@ -1,0 +1,152 @@
+package txlog
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+var (
+	// ErrCorruptLog: a commit file, checkpoint or _last_checkpoint cannot be
+	// parsed, or the log is not contiguous. Wrapped by *CorruptLogError.
+	ErrCorruptLog = errors.New("txlog: corrupt log")
+	// ErrTableNotFound: there is no _delta_log with at least one commit or
+	// checkpoint under the table root.
+	ErrTableNotFound = errors.New("txlog: table not found")
+	// ErrTableExists: creating a table (version 0) when version 0 exists.
+	ErrTableExists = errors.New("txlog: table already exists")
+	// ErrVersionNotFound: a requested version is not in the log (not yet
+	// written, or cleaned up and not reachable from a checkpoint).
+	ErrVersionNotFound = errors.New("txlog: version not found")
+	// ErrTimestampOutOfRange: time travel to a timestamp before the first
+	// retained commit.
+	ErrTimestampOutOfRange = errors.New("txlog: timestamp out of range")
+	// ErrUnsupportedFeature: the table's protocol needs a reader or writer
+	// version or table feature this package does not implement. Wrapped by
+	// *UnsupportedFeatureError.
+	ErrUnsupportedFeature = errors.New("txlog: unsupported table feature")
+	// ErrPathOutsideTable: a path in an add/remove/cdc action resolves to a
+	// location outside the table root (absolute URI elsewhere, or ".."
+	// escaping the root).
+	ErrPathOutsideTable = errors.New("txlog: path outside the table root")
+	// ErrConcurrentModification is the base class of commit conflicts
+	// (Delta's DeltaConcurrentModificationException). Wrapped by *ConflictError.
+	ErrConcurrentModification = errors.New("txlog: concurrent modification")
+	// ErrVersionAlreadyExists: the put-if-absent of a commit lost. Surfaced
+	// only when retries run out; it then also matches ErrConcurrentModification.
+	ErrVersionAlreadyExists = errors.New("txlog: version already exists")
+	// ErrCommitStateUnknown: the outcome of the commit put is unknown and
+	// reading the version back did not resolve it. Never retried blindly.
+	// Errors carrying it also match storage.ErrCommitStateUnknown.
+	ErrCommitStateUnknown = errors.New("txlog: commit state unknown")
+	// ErrInvalidOptions: Options.Validate failed.
+	ErrInvalidOptions = errors.New("txlog: invalid options")
+	// ErrInvalidTransaction: a transaction is misused (committed twice, no
+	// metadata for a new table, invalid action, ...).
+	ErrInvalidTransaction = errors.New("txlog: invalid transaction")
+)
+
+// CorruptLogError reports a log file that cannot be interpreted. Line is the
+// 1-based line number in a JSON file (0 when not applicable); Version is -1
+// when the file has no version (e.g. _last_checkpoint).
+type CorruptLogError struct {
+	Path    string
+	Version int64
+	Line    int
+	Err     error
+}
+
+func (e *CorruptLogError) Error() string {
+	var b strings.Builder
+	b.WriteString("txlog: corrupt log: ")
+	b.WriteString(e.Path)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, " line %d", e.Line)
+	}
+	if e.Version >= 0 {
+		fmt.Fprintf(&b, " (version %d)", e.Version)
+	}
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns the cause.
+func (e *CorruptLogError) Unwrap() error { return e.Err }
+
+// Is makes every *CorruptLogError match ErrCorruptLog.
+func (e *CorruptLogError) Is(target error) bool { return target == ErrCorruptLog }
+
+// UnsupportedFeatureError names a protocol version or table feature that this
+// package cannot honour for the requested access (read or write).
+type UnsupportedFeatureError struct {
+	Feature string // feature name, or "readerVersion N" / "writerVersion N"
+	Write   bool   // true when the check was for writing
+}
+
+func (e *UnsupportedFeatureError) Error() string {
+	mode := "read"
+	if e.Write {
+		mode = "write"
+	}
+	return fmt.Sprintf("txlog: unsupported table feature: cannot %s a table that requires %q", mode, e.Feature)
+}
+
+// Unwrap returns ErrUnsupportedFeature.
+func (e *UnsupportedFeatureError) Unwrap() error { return ErrUnsupportedFeature }
+
+// Conflict kinds, named after Delta's DeltaConcurrentModificationException
+// subclasses (delta-io/delta DeltaConcurrentExceptions.scala).
+const (
+	ConflictProtocolChanged        = "ProtocolChanged"
+	ConflictMetadataChanged        = "MetadataChanged"
+	ConflictConcurrentAppend       = "ConcurrentAppend"
+	ConflictConcurrentDeleteRead   = "ConcurrentDeleteRead"
+	ConflictConcurrentDeleteDelete = "ConcurrentDeleteDelete"
+	ConflictConcurrentTransaction  = "ConcurrentTransaction"
+	ConflictConcurrentDomain       = "ConcurrentDomainMetadata"
+	ConflictTableExists            = "TableExists"
+)
+
+// ConflictError is a logical commit conflict: a commit that won the race
+// between our read version and our commit attempt changed something we read
+// or wrote. It wraps ErrConcurrentModification.
+type ConflictError struct {
+	Kind           string // one of the Conflict* constants
+	ReadVersion    int64  // the version our transaction read (-1: new table)
+	WinningVersion int64  // the version of the winning commit
+	Path           string // the file, appId or domain involved, if any
+	Detail         string
+}
+
+func (e *ConflictError) Error() string {
+	msg := fmt.Sprintf("txlog: concurrent modification: %s: commit %d (read version %d)", e.Kind, e.WinningVersion, e.ReadVersion)
+	if e.Path != "" {
+		msg += " " + e.Path
+	}
+	if e.Detail != "" {
+		msg += ": " + e.Detail
+	}
+	return msg
+}
+
+// Unwrap returns ErrConcurrentModification.
+func (e *ConflictError) Unwrap() error { return ErrConcurrentModification }
+
+// commitStateUnknownError matches both ErrCommitStateUnknown and the storage
+// cause.
+type commitStateUnknownError struct {
+	path string
+	err  error
+}
+
+func (e *commitStateUnknownError) Error() string {
+	return fmt.Sprintf("txlog: commit state unknown: %s: %v", e.path, e.err)
+}
+func (e *commitStateUnknownError) Unwrap() []error { return []error{ErrCommitStateUnknown, e.err} }
+
+func asUFE(err error, target **UnsupportedFeatureError) bool { return errors.As(err, target) }
+
+func itoa(n int) string { return fmt.Sprint(n) }

@@ -1,0 +1,192 @@
+package txlog
+
+import (
+	"slices"
+	"strings"
+)
+
+// Table features (PROTOCOL.md, "Table Features", "Valid Feature Names in
+// Table Features") and what this package supports.
+
+// Feature names.
+const (
+	FeatureAppendOnly          = "appendOnly"
+	FeatureInvariants          = "invariants"
+	FeatureCheckConstraints    = "checkConstraints"
+	FeatureChangeDataFeed      = "changeDataFeed"
+	FeatureGeneratedColumns    = "generatedColumns"
+	FeatureColumnMapping       = "columnMapping"
+	FeatureIdentityColumns     = "identityColumns"
+	FeatureDeletionVectors     = "deletionVectors"
+	FeatureRowTracking         = "rowTracking"
+	FeatureTimestampNTZ        = "timestampNtz"
+	FeatureDomainMetadata      = "domainMetadata"
+	FeatureV2Checkpoint        = "v2Checkpoint"
+	FeatureIcebergCompatV1     = "icebergCompatV1"
+	FeatureIcebergCompatV2     = "icebergCompatV2"
+	FeatureClustering          = "clustering"
+	FeatureVacuumProtocolCheck = "vacuumProtocolCheck"
+	FeatureInCommitTimestamp   = "inCommitTimestamp"
+	FeatureTypeWidening        = "typeWidening"
+	FeatureVariantType         = "variantType"
+	FeatureCatalogManaged      = "catalogManaged"
+	FeatureCatalogOwnedPreview = "catalogOwned-preview"
+)
+
+// SupportedReaderFeatures are the reader features a snapshot read honours
+// completely: timestampNtz (a data type), v2Checkpoint (checkpoint reading),
+// vacuumProtocolCheck (only VACUUM is affected). columnMapping and
+// deletionVectors are replayed correctly in the log, but rows of such
+// tables cannot be read yet: CheckReadSupported refuses them when active.
+var SupportedReaderFeatures = []string{FeatureTimestampNTZ, FeatureV2Checkpoint, FeatureVacuumProtocolCheck}
+
+// SupportedWriterFeatures are the writer features our writers honour:
+// appendOnly (refuse removes when delta.appendOnly=true), timestampNtz,
+// domainMetadata (domains are preserved), v2Checkpoint (we write classic V1
+// checkpoints, which are always allowed), vacuumProtocolCheck,
+// inCommitTimestamp (commitInfo.inCommitTimestamp is written first).
+// Legacy features (invariants, checkConstraints, generatedColumns,
+// identityColumns, changeDataFeed, columnMapping) are refused only when
+// active in the metadata.
+var SupportedWriterFeatures = []string{FeatureAppendOnly, FeatureTimestampNTZ, FeatureDomainMetadata,
+	FeatureV2Checkpoint, FeatureVacuumProtocolCheck, FeatureInCommitTimestamp}
+
+// columnMappingActive: delta.columnMapping.mode is id or name.
+func columnMappingActive(m Metadata) bool {
+	mode := strings.ToLower(m.Configuration["delta.columnMapping.mode"])
+	return mode != "" && mode != "none"
+}
+
+// CheckReadSupported returns *UnsupportedFeatureError when rows of a table
+// with this protocol and metadata cannot be read correctly by lakesink:
+// reader version > 3; reader version 2 (column mapping) with
+// delta.columnMapping.mode id or name; reader version 3 with a reader
+// feature outside SupportedReaderFeatures (columnMapping is accepted when
+// its mode is none; deletionVectors is always refused here, see
+// Snapshot.CheckReadSupported for the per-file refinement).
+// PROTOCOL.md, "Reader Version Requirements".
+func CheckReadSupported(p Protocol, m Metadata) error {
+	return checkRead(p, m, true)
+}
+
+func checkRead(p Protocol, m Metadata, dvRefuse bool) error {
+	switch p.MinReaderVersion {
+	case 0, 1:
+		return nil
+	case 2:
+		if columnMappingActive(m) {
+			return &UnsupportedFeatureError{Feature: FeatureColumnMapping}
+		}
+		return nil
+	case 3:
+		for _, f := range p.ReaderFeatures {
+			switch {
+			case slices.Contains(SupportedReaderFeatures, f):
+			case f == FeatureColumnMapping && !columnMappingActive(m):
+			case f == FeatureDeletionVectors && !dvRefuse:
+			default:
+				return &UnsupportedFeatureError{Feature: f}
+			}
+		}
+		return nil
+	default:
+		return &UnsupportedFeatureError{Feature: "readerVersion " + itoa(p.MinReaderVersion)}
+	}
+}
+
+// CheckReadSupported is CheckReadSupported refined by the snapshot's files:
+// deletionVectors is refused only if a live file carries a deletion vector.
+func (s *Snapshot) CheckReadSupported() error {
+	if err := checkRead(s.protocol, s.metadata, false); err != nil {
+		return err
+	}
+	for _, a := range s.files {
+		if a.DeletionVector != nil {
+			return &UnsupportedFeatureError{Feature: FeatureDeletionVectors}
+		}
+	}
+	return nil
+}
+
+// CheckWriteSupported returns *UnsupportedFeatureError (Write set) when
+// lakesink cannot write a table with this protocol and metadata
+// (PROTOCOL.md, "Writer Version Requirements", "Table Features"): writer
+// version > 7; an active legacy feature we do not implement (invariants in
+// the schema, CHECK constraints, generated or identity columns, change data
+// feed, column mapping); under writer version 7 any writer feature outside
+// SupportedWriterFeatures and the inactive legacy ones. Readers' features
+// must be readable too (a writer reads the table).
+func CheckWriteSupported(p Protocol, m Metadata) error {
+	if err := checkRead(p, m, true); err != nil {
+		var ufe *UnsupportedFeatureError
+		if asUFE(err, &ufe) {
+			ufe.Write = true
+		}
+		return err
+	}
+	if p.MinWriterVersion > 7 {
+		return &UnsupportedFeatureError{Feature: "writerVersion " + itoa(p.MinWriterVersion), Write: true}
+	}
+	active := activeLegacyFeatures(m)
+	if p.MinWriterVersion < 7 {
+		// legacy versions imply their features (writer 2: appendOnly,
+		// invariants; 3: checkConstraints; 4: changeDataFeed,
+		// generatedColumns; 5: columnMapping; 6: identityColumns).
+		implied := map[string]int{FeatureInvariants: 2, FeatureCheckConstraints: 3, FeatureChangeDataFeed: 4,
+			FeatureGeneratedColumns: 4, FeatureColumnMapping: 5, FeatureIdentityColumns: 6}
+		for _, f := range active {
+			if p.MinWriterVersion >= implied[f] {
+				return &UnsupportedFeatureError{Feature: f, Write: true}
+			}
+		}
+		return nil
+	}
+	for _, f := range p.WriterFeatures {
+		if slices.Contains(SupportedWriterFeatures, f) {
+			continue
+		}
+		switch f {
+		case FeatureInvariants, FeatureCheckConstraints, FeatureChangeDataFeed,
+			FeatureGeneratedColumns, FeatureColumnMapping, FeatureIdentityColumns:
+			if slices.Contains(active, f) {
+				return &UnsupportedFeatureError{Feature: f, Write: true}
+			}
+		default:
+			return &UnsupportedFeatureError{Feature: f, Write: true}
+		}
+	}
+	return nil
+}
+
+// activeLegacyFeatures inspects metadata for the legacy writer features
+// that are in use.
+func activeLegacyFeatures(m Metadata) []string {
+	var out []string
+	if strings.Contains(m.SchemaString, "delta.invariants") {
+		out = append(out, FeatureInvariants)
+	}
+	for k := range m.Configuration {
+		if strings.HasPrefix(k, "delta.constraints.") {
+			out = append(out, FeatureCheckConstraints)
+			break
+		}
+	}
+	if strings.EqualFold(m.Configuration["delta.enableChangeDataFeed"], "true") {
+		out = append(out, FeatureChangeDataFeed)
+	}
+	if strings.Contains(m.SchemaString, "delta.generationExpression") {
+		out = append(out, FeatureGeneratedColumns)
+	}
+	if columnMappingActive(m) {
+		out = append(out, FeatureColumnMapping)
+	}
+	if strings.Contains(m.SchemaString, "delta.identity.") {
+		out = append(out, FeatureIdentityColumns)
+	}
+	return out
+}
+
+// IsAppendOnly reports delta.appendOnly=true (PROTOCOL.md, "Append-only Tables").
+func IsAppendOnly(m Metadata) bool {
+	return strings.EqualFold(m.Configuration["delta.appendOnly"], "true")
+}

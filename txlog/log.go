@@ -1,0 +1,261 @@
+package txlog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/lakesink/lakesink/internal/storage"
+)
+
+// Log is the Delta transaction log of one table. It holds no mutable state:
+// every method reads the log anew, so a Log is safe for concurrent use and
+// many processes may share one table (all coordination goes through the
+// store's put-if-absent).
+type Log struct {
+	store storage.Store
+	opts  Options
+	root  tableRoot
+}
+
+// New returns the Log of the table rooted at store (the table root; the log
+// lives under _delta_log/). Options are copied; zero fields take defaults.
+func New(store storage.Store, opts Options) (*Log, error) {
+	if store == nil {
+		return nil, fmt.Errorf("%w: nil store", ErrInvalidOptions)
+	}
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	return &Log{store: store, opts: opts.withDefaults(), root: parseTableRoot(store.URL())}, nil
+}
+
+// Store returns the table root store.
+func (l *Log) Store() storage.Store { return l.store }
+
+// checkpointRef is one complete checkpoint of a version (all parts).
+type checkpointRef struct {
+	version int64
+	kind    fileKind
+	files   []logFile // multi-part: ordered by part
+}
+
+// listing is what one scan of _delta_log found.
+type listing struct {
+	commits     map[int64]logFile
+	checkpoints map[int64][]checkpointRef // complete checkpoints only
+	maxVersion  int64                     // -1: nothing
+}
+
+// list scans _delta_log from startAfter (a key; "" = from the start).
+func (l *Log) list(ctx context.Context, startAfter string) (*listing, error) {
+	ls := &listing{commits: map[int64]logFile{}, checkpoints: map[int64][]checkpointRef{}, maxVersion: -1}
+	type mpKey struct {
+		v     int64
+		parts int
+	}
+	multi := map[mpKey]map[int]logFile{}
+	for fi, err := range l.store.List(ctx, LogDir+"/", startAfter) {
+		if err != nil {
+			return nil, fmt.Errorf("txlog: list %s: %w", LogDir, err)
+		}
+		rest := strings.TrimPrefix(fi.Path, LogDir+"/")
+		if strings.Contains(rest, "/") {
+			continue // _sidecars/, _staged_commits/, ...
+		}
+		lf, ok := parseLogName(rest)
+		if !ok {
+			continue
+		}
+		lf.info = fi
+		switch lf.kind {
+		case kindCommit:
+			ls.commits[lf.version] = lf
+		case kindCheckpointClassic, kindCheckpointV2:
+			ls.checkpoints[lf.version] = append(ls.checkpoints[lf.version],
+				checkpointRef{version: lf.version, kind: lf.kind, files: []logFile{lf}})
+		case kindCheckpointMultiPart:
+			k := mpKey{lf.version, lf.parts}
+			if multi[k] == nil {
+				multi[k] = map[int]logFile{}
+			}
+			multi[k][lf.part] = lf
+		default:
+			continue
+		}
+	}
+	// multi-part checkpoints with missing parts are ignored (PROTOCOL.md,
+	// "Checkpoints": readers must ignore multi-part checkpoints with missing parts).
+	for k, parts := range multi {
+		if len(parts) != k.parts {
+			continue
+		}
+		ref := checkpointRef{version: k.v, kind: kindCheckpointMultiPart}
+		for i := 1; i <= k.parts; i++ {
+			ref.files = append(ref.files, parts[i])
+		}
+		ls.checkpoints[k.v] = append(ls.checkpoints[k.v], ref)
+	}
+	for v := range ls.commits {
+		ls.maxVersion = max(ls.maxVersion, v)
+	}
+	for v, refs := range ls.checkpoints {
+		ls.maxVersion = max(ls.maxVersion, v)
+		// prefer classic, then V2, then multi-part
+		sort.SliceStable(refs, func(i, j int) bool { return refs[i].kind < refs[j].kind })
+	}
+	return ls, nil
+}
+
+// segment is what a snapshot of version is built from: an optional
+// checkpoint and the commits after it, ascending and contiguous.
+type segment struct {
+	version    int64
+	checkpoint *checkpointRef
+	commits    []logFile
+	// last is the commit file of version itself (may also be in commits); nil
+	// when the log holds only a checkpoint for it.
+	last *logFile
+}
+
+// errNeedFullListing: a partial listing (from a checkpoint hint) did not find
+// what was needed.
+var errNeedFullListing = errors.New("need full listing")
+
+// segmentFor picks the newest checkpoint at or below target (target < 0:
+// latest) and the commits after it.
+func (ls *listing) segmentFor(target int64, partial bool) (*segment, error) {
+	if ls.maxVersion < 0 {
+		if partial {
+			return nil, errNeedFullListing
+		}
+		return nil, ErrTableNotFound
+	}
+	v := target
+	if v < 0 {
+		v = ls.maxVersion
+	}
+	if v > ls.maxVersion {
+		return nil, fmt.Errorf("%w: %d (latest is %d)", ErrVersionNotFound, v, ls.maxVersion)
+	}
+	seg := &segment{version: v}
+	cpv := int64(-1)
+	for cv := range ls.checkpoints {
+		if cv <= v && cv > cpv {
+			cpv = cv
+		}
+	}
+	if cpv >= 0 {
+		ref := ls.checkpoints[cpv][0]
+		seg.checkpoint = &ref
+	} else if partial {
+		return nil, errNeedFullListing
+	}
+	var missing []int64
+	for cv := cpv + 1; cv <= v; cv++ {
+		lf, ok := ls.commits[cv]
+		if !ok {
+			missing = append(missing, cv)
+			continue
+		}
+		seg.commits = append(seg.commits, lf)
+	}
+	if len(missing) > 0 {
+		if cpv < 0 {
+			first := int64(-1)
+			for cv := range ls.commits {
+				if first < 0 || cv < first {
+					first = cv
+				}
+			}
+			if first > v || first < 0 {
+				return nil, fmt.Errorf("%w: %d (earliest commit is %d and no checkpoint covers it)", ErrVersionNotFound, v, first)
+			}
+		}
+		return nil, &CorruptLogError{Path: LogDir, Version: v,
+			Err: fmt.Errorf("versions not contiguous: missing %s", formatVersions(missing))}
+	}
+	if lf, ok := ls.commits[v]; ok {
+		seg.last = &lf
+	}
+	return seg, nil
+}
+
+func formatVersions(vs []int64) string {
+	slices.Sort(vs)
+	var parts []string
+	for i := 0; i < len(vs); {
+		j := i
+		for j+1 < len(vs) && vs[j+1] == vs[j]+1 {
+			j++
+		}
+		if i == j {
+			parts = append(parts, fmt.Sprint(vs[i]))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d-%d", vs[i], vs[j]))
+		}
+		if len(parts) == 10 && j+1 < len(vs) {
+			parts = append(parts, "...")
+			break
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
+}
+
+// segment builds the segment for target (< 0: latest), listing from the
+// _last_checkpoint hint when it is usable and falling back to a full listing.
+func (l *Log) segment(ctx context.Context, target int64) (*segment, error) {
+	hint, err := l.readLastCheckpoint(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if hint != nil && (target < 0 || hint.Version <= target) {
+		ls, err := l.list(ctx, versionPrefix(hint.Version))
+		if err != nil {
+			return nil, err
+		}
+		seg, err := ls.segmentFor(target, true)
+		if err == nil {
+			return seg, nil
+		}
+		if !errors.Is(err, errNeedFullListing) && !errors.Is(err, ErrCorruptLog) && !errors.Is(err, ErrVersionNotFound) {
+			return nil, err
+		}
+	}
+	ls, err := l.list(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	return ls.segmentFor(target, false)
+}
+
+// Versions lists the versions whose commit files are in the log, ascending.
+func (l *Log) Versions(ctx context.Context) ([]int64, error) {
+	ls, err := l.list(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int64, 0, len(ls.commits))
+	for v := range ls.commits {
+		out = append(out, v)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// LatestVersion returns the newest version in the log (ErrTableNotFound if
+// there is none). It lists from the _last_checkpoint hint when there is one.
+func (l *Log) LatestVersion(ctx context.Context) (int64, error) {
+	seg, err := l.segment(ctx, -1)
+	if err != nil {
+		return -1, err
+	}
+	return seg.version, nil
+}
+
+func baseName(p string) string { return path.Base(p) }

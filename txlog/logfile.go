@@ -1,0 +1,275 @@
+package txlog
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/lakesink/lakesink/internal/storage"
+)
+
+// LogDir is the log directory under the table root (PROTOCOL.md, "Delta Log
+// Entries").
+const LogDir = "_delta_log"
+
+// LastCheckpointPath is the _last_checkpoint file (PROTOCOL.md, "Last
+// Checkpoint File").
+const LastCheckpointPath = LogDir + "/_last_checkpoint"
+
+// DefaultMaxLineBytes bounds one JSON line of a commit file (64 MiB). A longer
+// line is reported as *CorruptLogError instead of being buffered: Spark's own
+// writers never come close (an add with statistics for thousands of columns
+// is a few hundred KiB).
+const DefaultMaxLineBytes = 64 << 20
+
+// CommitPath is the key of the commit file of version v: _delta_log/%020d.json.
+func CommitPath(v int64) string { return fmt.Sprintf("%s/%020d.json", LogDir, v) }
+
+// CheckpointPath is the key of the classic checkpoint of version v:
+// _delta_log/%020d.checkpoint.parquet (PROTOCOL.md, "Classic checkpoint").
+func CheckpointPath(v int64) string { return fmt.Sprintf("%s/%020d.checkpoint.parquet", LogDir, v) }
+
+// versionPrefix is the listing start-after key that makes a listing begin
+// with the files of version v (every file of v sorts after it).
+func versionPrefix(v int64) string { return fmt.Sprintf("%s/%020d", LogDir, v) }
+
+// fileKind classifies a file of _delta_log.
+type fileKind int
+
+const (
+	kindOther fileKind = iota
+	kindCommit
+	kindCheckpointClassic
+	kindCheckpointMultiPart
+	kindCheckpointV2
+	kindCompaction
+	kindChecksum
+)
+
+// logFile is a parsed _delta_log file name.
+type logFile struct {
+	info    storage.FileInfo
+	kind    fileKind
+	version int64
+	part    int    // multi-part: 1-based part number
+	parts   int    // multi-part: number of parts
+	endVer  int64  // compaction: end version
+	format  string // v2 checkpoint: "json" or "parquet"
+}
+
+// parseLogName parses the base name of a _delta_log file (PROTOCOL.md,
+// "Checkpoint Naming Scheme", "Log Compaction Files").
+func parseLogName(name string) (logFile, bool) {
+	var lf logFile
+	if len(name) < 21 || name[20] != '.' {
+		return lf, false
+	}
+	v, err := parseVersion(name[:20])
+	if err != nil {
+		return lf, false
+	}
+	lf.version = v
+	rest := name[21:]
+	switch {
+	case rest == "json":
+		lf.kind = kindCommit
+	case rest == "crc":
+		lf.kind = kindChecksum
+	case rest == "checkpoint.parquet":
+		lf.kind = kindCheckpointClassic
+	case strings.HasPrefix(rest, "checkpoint."):
+		mid := strings.TrimPrefix(rest, "checkpoint.")
+		// multi-part: %010d.%010d.parquet
+		if p := strings.Split(mid, "."); len(p) == 3 && p[2] == "parquet" && len(p[0]) == 10 && len(p[1]) == 10 {
+			part, err1 := strconv.Atoi(p[0])
+			parts, err2 := strconv.Atoi(p[1])
+			if err1 != nil || err2 != nil || part < 1 || parts < 1 || part > parts {
+				return lf, false
+			}
+			lf.kind, lf.part, lf.parts = kindCheckpointMultiPart, part, parts
+			return lf, true
+		}
+		// V2 UUID-named: <uuid>.json|parquet
+		if u, ok := strings.CutSuffix(mid, ".json"); ok && u != "" && !strings.Contains(u, ".") {
+			lf.kind, lf.format = kindCheckpointV2, "json"
+			return lf, true
+		}
+		if u, ok := strings.CutSuffix(mid, ".parquet"); ok && u != "" && !strings.Contains(u, ".") {
+			lf.kind, lf.format = kindCheckpointV2, "parquet"
+			return lf, true
+		}
+		return lf, false
+	case strings.HasSuffix(rest, ".compacted.json") && len(rest) == 20+len(".compacted.json"):
+		end, err := parseVersion(rest[:20])
+		if err != nil || end <= v {
+			return lf, false
+		}
+		lf.kind, lf.endVer = kindCompaction, end
+	default:
+		return lf, false
+	}
+	return lf, true
+}
+
+func parseVersion(s string) (int64, error) {
+	if len(s) != 20 {
+		return 0, fmt.Errorf("version %q is not 20 digits", s)
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return 0, fmt.Errorf("version %q is not numeric", s)
+		}
+	}
+	return strconv.ParseInt(s, 10, 64)
+}
+
+// EncodeCommit encodes actions as a commit file: one JSON object per line,
+// every line terminated by '\n' (PROTOCOL.md, "Delta Log Entries").
+func EncodeCommit(actions []Action) ([]byte, error) {
+	var buf bytes.Buffer
+	for i := range actions {
+		b, err := actions[i].MarshalJSON()
+		if err != nil {
+			return nil, fmt.Errorf("txlog: encode action %d: %w", i, err)
+		}
+		if bytes.Equal(b, []byte("{}")) {
+			return nil, fmt.Errorf("%w: action %d is empty", ErrInvalidTransaction, i)
+		}
+		buf.Write(b)
+		buf.WriteByte('\n')
+	}
+	return buf.Bytes(), nil
+}
+
+// DecodeCommit reads a commit (or V2 JSON checkpoint) stream and calls fn for
+// each action in file order. Blank lines are skipped; the last line may lack
+// its newline. Errors in the data are *CorruptLogError naming path, version
+// and the 1-based line; errors returned by fn are returned unchanged.
+// maxLine <= 0 means DefaultMaxLineBytes.
+func DecodeCommit(r io.Reader, path string, version int64, maxLine int, fn func(line int, a *Action) error) error {
+	if maxLine <= 0 {
+		maxLine = DefaultMaxLineBytes
+	}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, min(64<<10, maxLine)), maxLine)
+	line := 0
+	for sc.Scan() {
+		line++
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		var a Action
+		if err := json.Unmarshal(b, &a); err != nil {
+			return &CorruptLogError{Path: path, Version: version, Line: line, Err: err}
+		}
+		if err := fn(line, &a); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return &CorruptLogError{Path: path, Version: version, Line: line + 1,
+				Err: fmt.Errorf("line longer than %d bytes", maxLine)}
+		}
+		return fmt.Errorf("txlog: read %s: %w", path, err)
+	}
+	return nil
+}
+
+// ParseCommit decodes a whole commit file held in memory.
+func ParseCommit(data []byte, path string, version int64, maxLine int) ([]Action, error) {
+	var out []Action
+	err := DecodeCommit(bytes.NewReader(data), path, version, maxLine, func(_ int, a *Action) error {
+		out = append(out, *a)
+		return nil
+	})
+	return out, err
+}
+
+// readCommit streams commit file path through DecodeCommit.
+func readCommit(ctx context.Context, st storage.Store, path string, version int64, maxLine int, fn func(line int, a *Action) error) error {
+	rc, err := st.NewRangeReader(ctx, path, 0, -1)
+	if err != nil {
+		return fmt.Errorf("txlog: read commit %s: %w", path, err)
+	}
+	defer rc.Close()
+	return DecodeCommit(rc, path, version, maxLine, fn)
+}
+
+// ReadCommit reads and decodes the commit file of version v.
+func (l *Log) ReadCommit(ctx context.Context, v int64) ([]Action, error) {
+	var out []Action
+	err := readCommit(ctx, l.store, CommitPath(v), v, l.opts.MaxLineBytes, func(_ int, a *Action) error {
+		out = append(out, *a)
+		return nil
+	})
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, fmt.Errorf("%w: %d: %w", ErrVersionNotFound, v, err)
+	}
+	return out, err
+}
+
+// LastCheckpoint is the content of _delta_log/_last_checkpoint (PROTOCOL.md,
+// "Last Checkpoint File Schema").
+type LastCheckpoint struct {
+	Version          int64                      `json:"version"`
+	Size             int64                      `json:"size"`
+	Parts            *int                       `json:"parts,omitempty"`
+	SizeInBytes      *int64                     `json:"sizeInBytes,omitempty"`
+	NumOfAddFiles    *int64                     `json:"numOfAddFiles,omitempty"`
+	CheckpointSchema json.RawMessage            `json:"checkpointSchema,omitempty"`
+	Checksum         string                     `json:"checksum,omitempty"`
+	V2Checkpoint     json.RawMessage            `json:"v2Checkpoint,omitempty"`
+	Extra            map[string]json.RawMessage `json:"-"`
+}
+
+// ParseLastCheckpoint decodes a _last_checkpoint file. Anything but a JSON
+// object with a non-negative version is a *CorruptLogError.
+func ParseLastCheckpoint(data []byte) (*LastCheckpoint, error) {
+	var lc LastCheckpoint
+	var probe map[string]json.RawMessage
+	corrupt := func(err error) error {
+		return &CorruptLogError{Path: LastCheckpointPath, Version: -1, Err: err}
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(data), &probe); err != nil {
+		return nil, corrupt(err)
+	}
+	if _, ok := probe["version"]; !ok {
+		return nil, corrupt(errors.New("no version"))
+	}
+	if err := json.Unmarshal(data, &lc); err != nil {
+		return nil, corrupt(err)
+	}
+	if lc.Version < 0 {
+		return nil, corrupt(fmt.Errorf("negative version %d", lc.Version))
+	}
+	if lc.Parts != nil && *lc.Parts < 1 {
+		return nil, corrupt(fmt.Errorf("invalid parts %d", *lc.Parts))
+	}
+	return &lc, nil
+}
+
+// readLastCheckpoint returns the hint or nil when it is absent or unusable
+// (a stale or corrupt hint only costs a full listing: STYLE.md, pebble
+// atomicfs marker). Other I/O errors are returned.
+func (l *Log) readLastCheckpoint(ctx context.Context) (*LastCheckpoint, error) {
+	data, err := l.store.Read(ctx, LastCheckpointPath)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("txlog: read %s: %w", LastCheckpointPath, err)
+	}
+	lc, err := ParseLastCheckpoint(data)
+	if err != nil {
+		return nil, nil
+	}
+	return lc, nil
+}

@@ -1,0 +1,366 @@
+package txlog
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/lakesink/lakesink/internal/parquetio"
+)
+
+// Snapshot is the state of a table at one version, the result of Action
+// Reconciliation (PROTOCOL.md, "Action Reconciliation"). A Snapshot never
+// changes; it is safe for concurrent reads. Slices and pointers it returns
+// must not be modified by callers.
+type Snapshot struct {
+	version    int64
+	protocol   Protocol
+	metadata   Metadata
+	files      map[fileKey]*Add
+	tombstones map[fileKey]*Remove
+	txns       map[string]Txn
+	domains    map[string]*DomainMetadata
+	commitInfo CommitInfo
+	timestamp  time.Time
+	// checkpointVersion is the checkpoint the snapshot was built from (-1: none).
+	checkpointVersion int64
+	root              tableRoot
+}
+
+// fileKey is the primary key of a logical file: the decoded path relative
+// to the table root and the deletion vector's unique id (PROTOCOL.md, "Add
+// File and Remove File").
+type fileKey struct {
+	path string
+	dvID string
+}
+
+// Version is the table version of the snapshot.
+func (s *Snapshot) Version() int64 { return s.version }
+
+// Protocol is the table's protocol at this version.
+func (s *Snapshot) Protocol() Protocol { return s.protocol }
+
+// Metadata is the table's metadata at this version.
+func (s *Snapshot) Metadata() Metadata { return s.metadata }
+
+// CommitInfo is the commitInfo of the commit at this version (nil when that
+// commit has none or only a checkpoint remains).
+func (s *Snapshot) CommitInfo() CommitInfo { return s.commitInfo }
+
+// CheckpointVersion is the version of the checkpoint the snapshot was
+// loaded from, -1 if it was replayed from commits only.
+func (s *Snapshot) CheckpointVersion() int64 { return s.checkpointVersion }
+
+// Timestamp is the commit time of this version: the in-commit timestamp
+// when delta.enableInCommitTimestamps is true (PROTOCOL.md, "In-Commit
+// Timestamps"), else commitInfo.timestamp, else the commit file's
+// modification time.
+func (s *Snapshot) Timestamp() time.Time { return s.timestamp }
+
+// Files returns the live add actions ordered by path (then DV id).
+func (s *Snapshot) Files() []*Add {
+	keys := make([]fileKey, 0, len(s.files))
+	for k := range s.files {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, compareKeys)
+	out := make([]*Add, len(keys))
+	for i, k := range keys {
+		out[i] = s.files[k]
+	}
+	return out
+}
+
+func compareKeys(a, b fileKey) int {
+	if c := cmp.Compare(a.path, b.path); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.dvID, b.dvID)
+}
+
+// NumFiles is the number of live files.
+func (s *Snapshot) NumFiles() int { return len(s.files) }
+
+// SizeInBytes is the sum of the sizes of the live files.
+func (s *Snapshot) SizeInBytes() int64 {
+	var n int64
+	for _, a := range s.files {
+		n += a.Size
+	}
+	return n
+}
+
+// File returns the live add for a storage key (decoded path relative to the
+// table root), if any.
+func (s *Snapshot) File(key string) (*Add, bool) {
+	for k, a := range s.files {
+		if k.path == key {
+			return a, true
+		}
+	}
+	return nil, false
+}
+
+// FileKey returns the storage key (decoded, relative to the table root) of a
+// path as written in an add/remove action.
+func (s *Snapshot) FileKey(rawPath string) (string, error) {
+	return resolvePath(s.root, rawPath)
+}
+
+// Tombstones returns the remove actions kept as tombstones, ordered by path.
+// Expired tombstones are dropped only when a checkpoint is written.
+func (s *Snapshot) Tombstones() []*Remove {
+	keys := make([]fileKey, 0, len(s.tombstones))
+	for k := range s.tombstones {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, compareKeys)
+	out := make([]*Remove, len(keys))
+	for i, k := range keys {
+		out[i] = s.tombstones[k]
+	}
+	return out
+}
+
+// TxnVersion is the latest txn version of appID.
+func (s *Snapshot) TxnVersion(appID string) (int64, bool) {
+	t, ok := s.txns[appID]
+	return t.Version, ok
+}
+
+// Txns maps every appId to its latest txn version.
+func (s *Snapshot) Txns() map[string]int64 {
+	out := make(map[string]int64, len(s.txns))
+	for k, t := range s.txns {
+		out[k] = t.Version
+	}
+	return out
+}
+
+// TxnActions returns the live txn actions ordered by appId.
+func (s *Snapshot) TxnActions() []Txn {
+	out := make([]Txn, 0, len(s.txns))
+	for _, t := range s.txns {
+		out = append(out, t)
+	}
+	slices.SortFunc(out, func(a, b Txn) int { return cmp.Compare(a.AppID, b.AppID) })
+	return out
+}
+
+// DomainMetadata returns the live configuration of domain (removed domains
+// are absent).
+func (s *Snapshot) DomainMetadata(domain string) (DomainMetadata, bool) {
+	d, ok := s.domains[domain]
+	if !ok {
+		return DomainMetadata{}, false
+	}
+	return *d, true
+}
+
+// Domains returns every live domainMetadata action ordered by domain.
+func (s *Snapshot) Domains() []DomainMetadata {
+	out := make([]DomainMetadata, 0, len(s.domains))
+	for _, d := range s.domains {
+		out = append(out, *d)
+	}
+	slices.SortFunc(out, func(a, b DomainMetadata) int { return cmp.Compare(a.Domain, b.Domain) })
+	return out
+}
+
+// replayer applies actions in log order.
+type replayer struct {
+	s         *Snapshot
+	protocol  *Protocol
+	metadata  *Metadata
+	dedupAdds bool
+}
+
+func newReplayer(root tableRoot) *replayer {
+	return &replayer{s: &Snapshot{
+		files:             map[fileKey]*Add{},
+		tombstones:        map[fileKey]*Remove{},
+		txns:              map[string]Txn{},
+		domains:           map[string]*DomainMetadata{},
+		checkpointVersion: -1,
+		root:              root,
+	}}
+}
+
+// apply reconciles one action (PROTOCOL.md, "Action Reconciliation"). V2
+// checkpoint actions and commitInfo do not take part in replay.
+func (r *replayer) apply(a *Action) error {
+	if a.Protocol != nil {
+		r.protocol = a.Protocol
+	}
+	if a.MetaData != nil {
+		r.metadata = a.MetaData
+	}
+	if a.Txn != nil {
+		r.s.txns[a.Txn.AppID] = *a.Txn
+	}
+	if a.DomainMetadata != nil {
+		if a.DomainMetadata.Removed {
+			delete(r.s.domains, a.DomainMetadata.Domain)
+		} else {
+			r.s.domains[a.DomainMetadata.Domain] = a.DomainMetadata
+		}
+	}
+	if a.Add != nil {
+		p, err := resolvePath(r.s.root, a.Add.Path)
+		if err != nil {
+			return err
+		}
+		k := fileKey{p, a.Add.DeletionVector.UniqueID()}
+		r.s.files[k] = a.Add
+		delete(r.s.tombstones, k)
+	}
+	if a.Remove != nil {
+		p, err := resolvePath(r.s.root, a.Remove.Path)
+		if err != nil {
+			return err
+		}
+		k := fileKey{p, a.Remove.DeletionVector.UniqueID()}
+		delete(r.s.files, k)
+		r.s.tombstones[k] = a.Remove
+	}
+	return nil
+}
+
+// Snapshot loads the latest snapshot. ErrTableNotFound if there is no log.
+func (l *Log) Snapshot(ctx context.Context) (*Snapshot, error) {
+	return l.snapshot(ctx, -1)
+}
+
+// SnapshotAt loads the snapshot of version v (ErrVersionNotFound if v is not
+// in the log or not reconstructible).
+func (l *Log) SnapshotAt(ctx context.Context, v int64) (*Snapshot, error) {
+	if v < 0 {
+		return nil, fmt.Errorf("%w: %d", ErrVersionNotFound, v)
+	}
+	return l.snapshot(ctx, v)
+}
+
+func (l *Log) snapshot(ctx context.Context, target int64) (*Snapshot, error) {
+	seg, err := l.segment(ctx, target)
+	if err != nil {
+		return nil, err
+	}
+	return l.replay(ctx, seg)
+}
+
+// replay builds a snapshot from a segment: the checkpoint, then each commit.
+// Commit files are fetched concurrently (Options.ReadConcurrency) and applied
+// in version order.
+func (l *Log) replay(ctx context.Context, seg *segment) (*Snapshot, error) {
+	r := newReplayer(l.root)
+	r.s.version = seg.version
+	if seg.checkpoint != nil {
+		r.s.checkpointVersion = seg.checkpoint.version
+		if err := l.readCheckpoint(ctx, seg.checkpoint, r.apply); err != nil {
+			return nil, err
+		}
+	}
+	// Read commits in windows of ReadConcurrency files, applying in order.
+	win := max(1, l.opts.ReadConcurrency)
+	for start := 0; start < len(seg.commits); start += win {
+		end := min(start+win, len(seg.commits))
+		batch := make([][]Action, end-start)
+		g, gctx := errgroup.WithContext(ctx)
+		for i := start; i < end; i++ {
+			lf := seg.commits[i]
+			g.Go(func() error {
+				var acts []Action
+				err := readCommit(gctx, l.store, lf.info.Path, lf.version, l.opts.MaxLineBytes, func(_ int, a *Action) error {
+					acts = append(acts, *a)
+					return nil
+				})
+				batch[i-start] = acts
+				return err
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return nil, err
+		}
+		for i, acts := range batch {
+			lf := seg.commits[start+i]
+			for j := range acts {
+				if err := r.apply(&acts[j]); err != nil {
+					return nil, &CorruptLogError{Path: lf.info.Path, Version: lf.version, Err: err}
+				}
+				if lf.version == seg.version && acts[j].CommitInfo != nil {
+					r.s.commitInfo = acts[j].CommitInfo
+				}
+			}
+		}
+	}
+	if r.protocol == nil || r.metadata == nil {
+		what := "protocol"
+		if r.protocol != nil {
+			what = "metaData"
+		}
+		return nil, &CorruptLogError{Path: LogDir, Version: seg.version, Err: fmt.Errorf("no %s action up to version %d", what, seg.version)}
+	}
+	r.s.protocol = *r.protocol
+	r.s.metadata = *r.metadata
+	// commitInfo of a version covered only by the checkpoint.
+	if seg.last != nil && (seg.checkpoint != nil && seg.checkpoint.version == seg.version) {
+		ci, err := l.readCommitInfo(ctx, *seg.last)
+		if err != nil {
+			return nil, err
+		}
+		r.s.commitInfo = ci
+	}
+	var modTime time.Time
+	if seg.last != nil {
+		modTime = seg.last.info.ModTime
+	} else if seg.checkpoint != nil {
+		modTime = seg.checkpoint.files[0].info.ModTime
+	}
+	r.s.timestamp = commitTimestamp(r.s.metadata, r.s.commitInfo, modTime)
+	return r.s, nil
+}
+
+// ictEnabled reports the table property delta.enableInCommitTimestamps.
+func ictEnabled(m Metadata) bool {
+	return strings.EqualFold(m.Configuration["delta.enableInCommitTimestamps"], "true")
+}
+
+func commitTimestamp(m Metadata, ci CommitInfo, modTime time.Time) time.Time {
+	if ictEnabled(m) {
+		if ts, ok := ci.InCommitTimestamp(); ok {
+			return time.UnixMilli(ts).UTC()
+		}
+	}
+	if ts, ok := ci.Timestamp(); ok {
+		return time.UnixMilli(ts).UTC()
+	}
+	return modTime.UTC()
+}
+
+var errStop = errors.New("stop")
+
+// readCommitInfo returns the first commitInfo of a commit file (nil if none).
+func (l *Log) readCommitInfo(ctx context.Context, lf logFile) (CommitInfo, error) {
+	var ci CommitInfo
+	err := readCommit(ctx, l.store, lf.info.Path, lf.version, l.opts.MaxLineBytes, func(_ int, a *Action) error {
+		if a.CommitInfo != nil {
+			ci = a.CommitInfo
+			return errStop
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errStop) {
+		return nil, err
+	}
+	return ci, nil
+}
+
+// Schema parses the table schema of this snapshot.
+func (s *Snapshot) Schema() (*parquetio.StructType, error) { return s.metadata.Schema() }
