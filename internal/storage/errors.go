@@ -1,6 +1,9 @@
 package storage
 
-import "errors"
+import (
+	"errors"
+	"strings"
+)
 
 var (
 	// ErrNotFound: the object does not exist.
@@ -17,4 +20,50 @@ var (
 	// ErrConditionalWriteUnsupported: the object store does not honour
 	// If-None-Match: * and so cannot serve as a commit store.
 	ErrConditionalWriteUnsupported = errors.New("storage: conditional writes not supported by the store")
+	// ErrClosed: the store (or a writer) was used after Close.
+	ErrClosed = errors.New("storage: closed")
+	// ErrInvalidOptions: Options.Validate found a violation.
+	ErrInvalidOptions = errors.New("storage: invalid options")
 )
+
+// PathError records a failed operation on one path. It matches its sentinel
+// (ErrNotFound, ErrAlreadyExists, ...) and, when present, the underlying
+// driver or context error through errors.Is / errors.As.
+//
+// Its message reads "storage: <op> <path>: <reason>", e.g.
+// "storage: read _delta_log/00000000000000000003.json: not found".
+// Path is relative to the store's root. Messages never contain credentials.
+type PathError struct {
+	Op   string // "read", "put", "put-if-absent", "list", "stat", "delete", "write", ...
+	Path string // key relative to the store root
+	Err  error  // the class: one of the sentinels, a context error, or the cause itself
+	// Cause is the driver error behind Err (nil if Err is the whole story).
+	Cause error
+}
+
+func (e *PathError) Error() string {
+	var b strings.Builder
+	b.WriteString("storage: ")
+	b.WriteString(e.Op)
+	if e.Path != "" {
+		b.WriteString(" ")
+		b.WriteString(e.Path)
+	}
+	b.WriteString(": ")
+	b.WriteString(strings.TrimPrefix(e.Err.Error(), "storage: "))
+	// The cause of a plain not-found or already-exists is noise; for the
+	// others (commit state unknown, I/O errors) it is the explanation.
+	if e.Cause != nil && e.Err != ErrNotFound && e.Err != ErrAlreadyExists { //nolint:errorlint // identity on our own sentinels
+		b.WriteString(": ")
+		b.WriteString(e.Cause.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns the class and the cause, so errors.Is and errors.As see both.
+func (e *PathError) Unwrap() []error {
+	if e.Cause == nil {
+		return []error{e.Err}
+	}
+	return []error{e.Err, e.Cause}
+}

@@ -1,0 +1,367 @@
+package storage
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"iter"
+	"math/rand/v2"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"gocloud.dev/blob"
+	"gocloud.dev/blob/fileblob"
+)
+
+// tempPrefix starts the name of every temporary file the local backend
+// writes next to its final name. The leading "." hides it from Spark/Hadoop
+// listings (which skip names starting with "." or "_"), and List never
+// yields it. A crash can strand one; it is harmless and may be deleted.
+const tempPrefix = ".lakesink-tmp-"
+
+// isTempName reports whether the base name is one of our temporary files.
+func isTempName(base string) bool { return strings.HasPrefix(base, tempPrefix) }
+
+// fileblobAttrsExt is the suffix fileblob reserves for its sidecar files; it
+// refuses such keys and hides such files, so we refuse them too.
+const fileblobAttrsExt = ".attrs"
+
+// localBackend stores objects as files under dir. Reads, stats, deletes and
+// listings go through gocloud's fileblob (with Metadata: MetadataDontWrite,
+// so no ".attrs" sidecar files ever appear in a table directory). Writes are
+// our own: temp file + fsync + rename (Put, NewWriter) or + link
+// (PutIfAbsent), because fileblob's IfNotExist is a check-then-rename that
+// two processes can both win.
+type localBackend struct {
+	dir string // absolute and clean
+	mu  struct {
+		sync.Mutex
+		b *blob.Bucket
+	}
+}
+
+func (l *localBackend) bucket(_ context.Context, create bool) (*blob.Bucket, error) {
+	l.mu.Lock()
+	b := l.mu.b
+	l.mu.Unlock()
+	if b != nil {
+		return b, nil
+	}
+	if create {
+		if err := os.MkdirAll(l.dir, 0o777); err != nil {
+			return nil, err
+		}
+	} else if _, err := os.Stat(l.dir); errors.Is(err, fs.ErrNotExist) {
+		return nil, errNoLocation
+	}
+	nb, err := fileblob.OpenBucket(l.dir, &fileblob.Options{
+		Metadata:  fileblob.MetadataDontWrite,
+		NoTempDir: true,
+	})
+	if err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.mu.b != nil {
+		_ = nb.Close()
+		return l.mu.b, nil
+	}
+	l.mu.b = nb
+	return nb, nil
+}
+
+func (l *localBackend) filename(key string) string {
+	return filepath.Join(l.dir, filepath.FromSlash(key))
+}
+
+func (l *localBackend) checkKey(key string) error {
+	if strings.HasSuffix(key, fileblobAttrsExt) {
+		return fmt.Errorf("%w: %q ends in %q, reserved on local disk", ErrInvalidPath, key, fileblobAttrsExt)
+	}
+	if isTempName(path.Base(key)) {
+		return fmt.Errorf("%w: %q uses the reserved temporary-file prefix %q", ErrInvalidPath, key, tempPrefix)
+	}
+	return nil
+}
+
+// createTemp creates a new temporary file in dir for the final name base.
+func createTemp(dir, base string) (*os.File, error) {
+	if len(base) > 64 {
+		base = base[:64]
+	}
+	var rnd [8]byte
+	for range 100 {
+		binaryRand(rnd[:])
+		name := filepath.Join(dir, tempPrefix+hex.EncodeToString(rnd[:])+"-"+base)
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		return f, err
+	}
+	return nil, fmt.Errorf("storage: cannot create a temporary file in %s", dir)
+}
+
+func binaryRand(b []byte) {
+	for i := range b {
+		b[i] = byte(rand.Uint32())
+	}
+}
+
+// writeTemp writes data to a new fsynced temporary file next to final and
+// returns its name.
+func (l *localBackend) writeTemp(final string, data []byte) (string, error) {
+	dir := filepath.Dir(final)
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return "", err
+	}
+	f, err := createTemp(dir, filepath.Base(final))
+	if err != nil {
+		return "", err
+	}
+	name := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(name)
+		return "", err
+	}
+	return name, nil
+}
+
+// syncDir fsyncs a directory so that a rename or link in it is durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func (l *localBackend) put(ctx context.Context, key string, data []byte) error {
+	final := l.filename(key)
+	tmp, err := l.writeTemp(final, data)
+	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	return syncDir(filepath.Dir(final))
+}
+
+// putIfAbsent: temp file, fsync, link to the final name (the link fails with
+// EEXIST if any file is there: atomic across processes), remove the temp
+// name, fsync the directory.
+func (l *localBackend) putIfAbsent(ctx context.Context, key string, data []byte) error {
+	final := l.filename(key)
+	tmp, err := l.writeTemp(final, data)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.Remove(tmp) }()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := os.Link(tmp, final); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return &classErr{class: ErrAlreadyExists, cause: err}
+		}
+		return err
+	}
+	if err := syncDir(filepath.Dir(final)); err != nil {
+		// The object is in place; only its durability is in doubt.
+		return &classErr{class: ErrCommitStateUnknown, cause: err}
+	}
+	return nil
+}
+
+func (l *localBackend) newWriter(ctx context.Context, key string) (Writer, error) {
+	final := l.filename(key)
+	dir := filepath.Dir(final)
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return nil, err
+	}
+	f, err := createTemp(dir, filepath.Base(final))
+	if err != nil {
+		return nil, err
+	}
+	return &localWriter{ctx: ctx, f: f, final: final}, nil
+}
+
+// localWriter writes a temp file and renames it into place on Close. It keeps
+// the ctx of NewWriter because the Writer interface has no ctx on Write and
+// Close; it is only checked, never stored beyond the writer's life.
+type localWriter struct {
+	ctx   context.Context //nolint:containedctx // the Writer contract ties the write to NewWriter's ctx
+	mu    sync.Mutex
+	f     *os.File
+	final string
+	done  bool
+}
+
+func (w *localWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.done {
+		return 0, ErrClosed
+	}
+	if err := w.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return w.f.Write(p)
+}
+
+func (w *localWriter) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.done {
+		return ErrClosed
+	}
+	w.done = true
+	tmp := w.f.Name()
+	err := w.ctx.Err()
+	if err == nil {
+		err = w.f.Sync()
+	}
+	if cerr := w.f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, w.final)
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	return syncDir(filepath.Dir(w.final))
+}
+
+func (w *localWriter) Abort() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.done {
+		return nil
+	}
+	w.done = true
+	_ = w.f.Close()
+	return os.Remove(w.f.Name())
+}
+
+// list walks the directory tree under the prefix once, then filters and
+// sorts by key. It does not go through fileblob's listing: fileblob yields
+// keys in directory-walk order ("a/b" before "a-b", although "a-b" sorts
+// first) and pages by "skip keys <= the last key returned", so a key like
+// "a-b" that is walked after the page boundary "a/b" is silently lost; it
+// also re-walks the whole tree for every page.
+func (l *localBackend) list(ctx context.Context, prefix, startAfter string) iter.Seq2[FileInfo, error] {
+	return func(yield func(FileInfo, error) bool) {
+		root := l.dir
+		if i := strings.LastIndex(prefix, "/"); i >= 0 {
+			root = filepath.Join(l.dir, filepath.FromSlash(prefix[:i]))
+		}
+		var out []FileInfo
+		n := 0
+		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					return nil // the directory vanished or never existed
+				}
+				return err
+			}
+			if n++; n%256 == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			rel, err := filepath.Rel(l.dir, p)
+			if err != nil {
+				return err
+			}
+			key := filepath.ToSlash(rel)
+			if d.IsDir() {
+				if p == root {
+					return nil
+				}
+				// Skip directories that cannot hold a matching key.
+				dk := key + "/"
+				if !strings.HasPrefix(dk, prefix) && !strings.HasPrefix(prefix, dk) {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if !strings.HasPrefix(key, prefix) || key <= startAfter {
+				return nil
+			}
+			base := d.Name()
+			if isTempName(base) || strings.HasSuffix(base, fileblobAttrsExt) || !d.Type().IsRegular() {
+				return nil
+			}
+			info, err := d.Info()
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // deleted while we walked
+			}
+			if err != nil {
+				return err
+			}
+			out = append(out, FileInfo{Path: key, Size: info.Size(), ModTime: info.ModTime()})
+			return nil
+		})
+		if err != nil {
+			yield(FileInfo{}, err)
+			return
+		}
+		sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+		for i, fi := range out {
+			if i%256 == 0 {
+				if err := ctx.Err(); err != nil {
+					yield(FileInfo{}, err)
+					return
+				}
+			}
+			if !yield(fi, nil) {
+				return
+			}
+		}
+	}
+}
+
+func (l *localBackend) url(root string) string {
+	p := filepath.ToSlash(l.dir)
+	if root != "" {
+		p = strings.TrimSuffix(p, "/") + "/" + root[:len(root)-1]
+	}
+	return "file://" + p
+}
+
+func (l *localBackend) close() error {
+	l.mu.Lock()
+	b := l.mu.b
+	l.mu.b = nil
+	l.mu.Unlock()
+	if b == nil {
+		return nil
+	}
+	return b.Close()
+}
