@@ -338,14 +338,14 @@ func (e *errStore) Read(context.Context, string) ([]byte, error) { return nil, e
 func (e *errStore) NewRangeReader(context.Context, string, int64, int64) (io.ReadCloser, error) {
 	return nil, e.err
 }
-func (e *errStore) Put(context.Context, string, []byte) error            { return e.err }
-func (e *errStore) NewWriter(context.Context, string) (Writer, error)    { return nil, e.err }
-func (e *errStore) PutIfAbsent(context.Context, string, []byte) error    { return e.err }
-func (e *errStore) Stat(context.Context, string) (FileInfo, error)       { return FileInfo{}, e.err }
-func (e *errStore) Delete(context.Context, string) error                 { return e.err }
-func (e *errStore) URL() string                                          { return e.url }
-func (e *errStore) Sub(string) Store                                     { return e }
-func (e *errStore) Close() error                                         { return nil }
+func (e *errStore) Put(context.Context, string, []byte) error         { return e.err }
+func (e *errStore) NewWriter(context.Context, string) (Writer, error) { return nil, e.err }
+func (e *errStore) PutIfAbsent(context.Context, string, []byte) error { return e.err }
+func (e *errStore) Stat(context.Context, string) (FileInfo, error)    { return FileInfo{}, e.err }
+func (e *errStore) Delete(context.Context, string) error              { return e.err }
+func (e *errStore) URL() string                                       { return e.url }
+func (e *errStore) Sub(string) Store                                  { return e }
+func (e *errStore) Close() error                                      { return nil }
 func (e *errStore) List(context.Context, string, string) iter.Seq2[FileInfo, error] {
 	return func(yield func(FileInfo, error) bool) { yield(FileInfo{}, e.err) }
 }
