@@ -297,4 +297,3 @@ func (s *s3Backend) list(ctx context.Context, prefix, startAfter string) iter.Se
 		}
 	}
 }
-
