@@ -1,0 +1,14 @@
+package table
+
+import "errors"
+
+var (
+	// ErrSchemaMismatch: a batch's schema does not fit the table's (a column
+	// of another type, a new non-nullable column, or a new column without
+	// WriteOptions.MergeSchema). The message names the column.
+	ErrSchemaMismatch = errors.New("table: batch schema does not match the table")
+	// ErrInvalidOptions: CreateOptions or WriteOptions are invalid.
+	ErrInvalidOptions = errors.New("table: invalid options")
+	// ErrUnsupportedMode: a write mode the table writer does not implement.
+	ErrUnsupportedMode = errors.New("table: unsupported write mode")
+)

@@ -1,0 +1,71 @@
+package table
+
+import (
+	"fmt"
+
+	"github.com/lakesink/lakesink/internal/parquetio"
+)
+
+// fitSchema checks that a batch's schema fits the table's: every batch column
+// exists in the table with the same type, or is new and nullable and merge is
+// on. Table columns missing from the batch must be nullable (written as null).
+// It returns the schema to write with (the merged one when columns were added).
+func fitSchema(tableSchema, batchSchema *parquetio.StructType, merge bool) (*parquetio.StructType, bool, error) {
+	for _, f := range tableSchema.Fields {
+		if _, ok := batchSchema.Field(f.Name); !ok && !f.Nullable {
+			return nil, false, fmt.Errorf("%w: column %q is not nullable and missing from the batch", ErrSchemaMismatch, f.Name)
+		}
+	}
+	added := false
+	for _, f := range batchSchema.Fields {
+		tf, ok := tableSchema.Field(f.Name)
+		if !ok {
+			if !merge {
+				return nil, false, fmt.Errorf("%w: column %q (%s) is not in the table schema (set MergeSchema to add it)", ErrSchemaMismatch, f.Name, f.Type.TypeName())
+			}
+			added = true
+			continue
+		}
+		if !parquetio.TypesEqual(tf.Type, f.Type) {
+			return nil, false, fmt.Errorf("%w: column %q is %s in the table but %s in the batch", ErrSchemaMismatch, f.Name, tf.Type.TypeName(), f.Type.TypeName())
+		}
+	}
+	if !added {
+		return tableSchema, false, nil
+	}
+	merged, err := parquetio.MergeSchema(tableSchema, batchSchema)
+	if err != nil {
+		return nil, false, fmt.Errorf("%w: %w", ErrSchemaMismatch, err)
+	}
+	return merged, true, nil
+}
+
+// conform returns the batch with its columns in the order of schema (missing
+// columns null). The rows are shared when the order already matches.
+func conform(b *parquetio.Batch, schema *parquetio.StructType) (*parquetio.Batch, error) {
+	idx := make([]int, len(schema.Fields))
+	same := len(schema.Fields) == len(b.Schema.Fields)
+	for i, f := range schema.Fields {
+		idx[i] = b.Schema.FieldIndex(f.Name)
+		if idx[i] != i {
+			same = false
+		}
+	}
+	if same {
+		return &parquetio.Batch{Schema: schema, Rows: b.Rows}, nil
+	}
+	rows := make([][]any, len(b.Rows))
+	for r, row := range b.Rows {
+		if len(row) != len(b.Schema.Fields) {
+			return nil, &parquetio.RowError{Row: r, Err: fmt.Errorf("%w: row has %d values for %d columns", parquetio.ErrRowMismatch, len(row), len(b.Schema.Fields))}
+		}
+		out := make([]any, len(schema.Fields))
+		for i, j := range idx {
+			if j >= 0 {
+				out[i] = row[j]
+			}
+		}
+		rows[r] = out
+	}
+	return &parquetio.Batch{Schema: schema, Rows: rows}, nil
+}

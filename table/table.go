@@ -1,0 +1,221 @@
+package table
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/internal/storage"
+	"github.com/lakesink/lakesink/txlog"
+)
+
+// Version is lakesink's version, written as commitInfo.engineInfo "lakesink/<Version>".
+const Version = "0.1.0"
+
+// EngineInfo is the commitInfo.engineInfo value of every lakesink commit.
+const EngineInfo = "lakesink/" + Version
+
+// Table is a Delta table at a storage location. It holds no snapshot: each
+// call reads the log, so a long-lived *Table always sees the latest commits.
+type Table struct {
+	store storage.Store
+	log   *txlog.Log
+	owned bool // Close closes the store
+}
+
+// Option configures Open and Create.
+type Option func(*txlog.Options)
+
+// WithLogOptions replaces the transaction log options (commit attempts,
+// checkpoint interval, clock, ...).
+func WithLogOptions(o txlog.Options) Option { return func(dst *txlog.Options) { *dst = o } }
+
+// Open opens the table at url (a path, file://, mem:// or s3:// URL). It does
+// no I/O beyond opening the store: a missing table is reported by the first
+// read (txlog.ErrTableNotFound), so that a writer can create it.
+func Open(ctx context.Context, url string, opts ...Option) (*Table, error) {
+	st, err := storage.Open(ctx, url)
+	if err != nil {
+		return nil, fmt.Errorf("table: open %s: %w", url, err)
+	}
+	t, err := OpenStore(st, opts...)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	t.owned = true
+	return t, nil
+}
+
+// OpenStore opens the table rooted at store. The caller keeps ownership of
+// store (Close does not close it).
+func OpenStore(store storage.Store, opts ...Option) (*Table, error) {
+	lo := txlog.DefaultOptions()
+	lo.EngineInfo = EngineInfo
+	for _, o := range opts {
+		o(&lo)
+	}
+	lo.EngineInfo = EngineInfo
+	l, err := txlog.New(store, lo)
+	if err != nil {
+		return nil, fmt.Errorf("table: open %s: %w", store.URL(), err)
+	}
+	return &Table{store: store, log: l}, nil
+}
+
+// Close releases the store if Open opened it.
+func (t *Table) Close() error {
+	if t.owned {
+		return t.store.Close()
+	}
+	return nil
+}
+
+// URL is the table root.
+func (t *Table) URL() string { return t.store.URL() }
+
+// Store is the storage rooted at the table root.
+func (t *Table) Store() storage.Store { return t.store }
+
+// Log is the table's transaction log.
+func (t *Table) Log() *txlog.Log { return t.log }
+
+// Exists reports whether the table has a log with at least one commit.
+func (t *Table) Exists(ctx context.Context) (bool, error) {
+	_, err := t.log.LatestVersion(ctx)
+	if errors.Is(err, txlog.ErrTableNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// Snapshot returns the latest snapshot. txlog.ErrTableNotFound if there is no table.
+func (t *Table) Snapshot(ctx context.Context) (*txlog.Snapshot, error) { return t.log.Snapshot(ctx) }
+
+// SnapshotAt returns the snapshot of version v (txlog.ErrVersionNotFound if
+// the version is not in the log).
+func (t *Table) SnapshotAt(ctx context.Context, v int64) (*txlog.Snapshot, error) {
+	return t.log.SnapshotAt(ctx, v)
+}
+
+// SnapshotAsOf returns the snapshot of the latest commit at or before ts
+// (txlog.ErrTimestampOutOfRange before the first commit).
+func (t *Table) SnapshotAsOf(ctx context.Context, ts time.Time) (*txlog.Snapshot, error) {
+	return t.log.SnapshotAsOf(ctx, ts)
+}
+
+// History returns up to limit commits, newest first (limit <= 0: all).
+func (t *Table) History(ctx context.Context, limit int) ([]txlog.CommitEntry, error) {
+	return t.log.History(ctx, limit)
+}
+
+// CreateOptions describe a new table.
+type CreateOptions struct {
+	Schema           *parquetio.StructType // required
+	PartitionColumns []string              // top-level columns of Schema, in directory order
+	Properties       map[string]string     // table properties (delta.*), written as metaData.configuration
+	Name             string
+	Description      string
+}
+
+// Validate lists every problem with the options.
+func (o CreateOptions) Validate() error {
+	var errs []error
+	if o.Schema == nil || len(o.Schema.Fields) == 0 {
+		errs = append(errs, fmt.Errorf("%w: a schema with at least one column is required", ErrInvalidOptions))
+	} else {
+		if err := parquetio.ValidateForWrite(o.Schema); err != nil {
+			errs = append(errs, err)
+		}
+		seen := map[string]bool{}
+		for _, c := range o.PartitionColumns {
+			f, ok := o.Schema.Field(c)
+			switch {
+			case !ok:
+				errs = append(errs, fmt.Errorf("%w: partition column %q is not in the schema", ErrInvalidOptions, c))
+			case seen[c]:
+				errs = append(errs, fmt.Errorf("%w: partition column %q given twice", ErrInvalidOptions, c))
+			default:
+				switch f.Type.(type) {
+				case *parquetio.StructType, *parquetio.ArrayType, *parquetio.MapType:
+					errs = append(errs, fmt.Errorf("%w: partition column %q has a nested type %s", ErrInvalidOptions, c, f.Type.TypeName()))
+				}
+			}
+			seen[c] = true
+		}
+		if len(o.PartitionColumns) == len(o.Schema.Fields) && len(o.PartitionColumns) > 0 {
+			errs = append(errs, fmt.Errorf("%w: every column is a partition column; at least one data column is needed", ErrInvalidOptions))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// newTableActions returns the protocol and metaData actions of a new table.
+func newTableActions(o CreateOptions, now time.Time) ([]txlog.Action, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	schemaJSON, err := o.Schema.MarshalJSON()
+	if err != nil {
+		return nil, fmt.Errorf("table: encode schema: %w", err)
+	}
+	created := now.UnixMilli()
+	proto := txlog.NewTableProtocol(string(schemaJSON))
+	md := txlog.Metadata{
+		ID:               uuid.NewString(),
+		Name:             o.Name,
+		Description:      o.Description,
+		Format:           txlog.Format{Provider: "parquet", Options: map[string]string{}},
+		SchemaString:     string(schemaJSON),
+		PartitionColumns: slices.Clone(o.PartitionColumns),
+		Configuration:    maps.Clone(o.Properties),
+		CreatedTime:      &created,
+	}
+	if md.PartitionColumns == nil {
+		md.PartitionColumns = []string{}
+	}
+	if md.Configuration == nil {
+		md.Configuration = map[string]string{}
+	}
+	return []txlog.Action{{Protocol: &proto}, {MetaData: &md}}, nil
+}
+
+// Create creates the table at url: version 0 with protocol and metaData. It
+// fails with txlog.ErrTableExists if a table is already there.
+func Create(ctx context.Context, url string, o CreateOptions, opts ...Option) (*Table, error) {
+	t, err := Open(ctx, url, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.create(ctx, o); err != nil {
+		t.Close()
+		return nil, err
+	}
+	return t, nil
+}
+
+// create commits version 0 of a new table at t.
+func (t *Table) create(ctx context.Context, o CreateOptions) error {
+	actions, err := newTableActions(o, time.Now())
+	if err != nil {
+		return err
+	}
+	tx := t.log.Begin(nil)
+	tx.Add(actions...)
+	params := map[string]any{
+		"partitionBy": jsonString(o.PartitionColumns),
+		"description": o.Description,
+		"isManaged":   "false",
+		"properties":  jsonString(o.Properties),
+	}
+	if _, err := tx.Commit(ctx, "CREATE TABLE", params, nil); err != nil {
+		return fmt.Errorf("table: create %s: %w", t.URL(), err)
+	}
+	return nil
+}

@@ -1,0 +1,293 @@
+package table_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/table"
+	"github.com/lakesink/lakesink/txlog"
+)
+
+func schema() *parquetio.StructType {
+	return &parquetio.StructType{Fields: []parquetio.StructField{
+		{Name: "id", Type: parquetio.TypeLong, Nullable: false},
+		{Name: "city", Type: parquetio.TypeString, Nullable: true},
+		{Name: "at", Type: parquetio.TypeTimestamp, Nullable: true},
+	}}
+}
+
+func rows(from, n int) *parquetio.Batch {
+	b := &parquetio.Batch{Schema: schema()}
+	cities := []string{"SFO", "LAX", "a b/c"}
+	for i := from; i < from+n; i++ {
+		b.Rows = append(b.Rows, []any{int64(i), cities[i%3], time.Unix(int64(i), 0).UTC()})
+	}
+	return b
+}
+
+func open(t *testing.T) *table.Table {
+	t.Helper()
+	url := fmt.Sprintf("mem://%s", strings.ReplaceAll(t.Name(), "/", "_"))
+	tb, err := table.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tb.Close() })
+	return tb
+}
+
+// numRecords sums stats.numRecords over the live files of the latest snapshot.
+func numRecords(t *testing.T, tb *table.Table) (files int, records int64) {
+	t.Helper()
+	snap, err := tb.Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range snap.Files() {
+		var n int64
+		if _, err := fmt.Sscanf(a.Stats, `{"numRecords":%d`, &n); err != nil {
+			t.Fatalf("stats of %s: %q: %v", a.Path, a.Stats, err)
+		}
+		records += n
+	}
+	return snap.NumFiles(), records
+}
+
+func TestCreateThenExistsAndRefusesSecondCreate(t *testing.T) {
+	ctx := context.Background()
+	url := "mem://" + t.Name()
+	tb, err := table.Create(ctx, url, table.CreateOptions{Schema: schema(), PartitionColumns: []string{"city"}, Properties: map[string]string{"delta.appendOnly": "false"}, Name: "events"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close()
+	snap, err := tb.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.Version() != 0 || snap.Metadata().Name != "events" || len(snap.Metadata().PartitionColumns) != 1 {
+		t.Fatalf("version %d metadata %+v", snap.Version(), snap.Metadata())
+	}
+	if p := snap.Protocol(); p.MinReaderVersion != 1 || p.MinWriterVersion != 2 {
+		t.Fatalf("plain table protocol = %+v, want reader 1 writer 2", p)
+	}
+	if _, err := table.Create(ctx, url, table.CreateOptions{Schema: schema()}); !errors.Is(err, txlog.ErrTableExists) {
+		t.Fatalf("second create: %v, want ErrTableExists", err)
+	}
+}
+
+func TestCreateValidation(t *testing.T) {
+	cases := map[string]table.CreateOptions{
+		"no schema":             {},
+		"unknown partition col": {Schema: schema(), PartitionColumns: []string{"nope"}},
+		"duplicate partition":   {Schema: schema(), PartitionColumns: []string{"city", "city"}},
+	}
+	for name, o := range cases {
+		t.Run(name, func(t *testing.T) {
+			if err := o.Validate(); !errors.Is(err, table.ErrInvalidOptions) {
+				t.Fatalf("Validate = %v, want ErrInvalidOptions", err)
+			}
+		})
+	}
+}
+
+func TestWriteCreatesTableAndIdempotentVersionsSkip(t *testing.T) {
+	ctx := context.Background()
+	tb := open(t)
+	res, err := tb.Write(ctx, rows(0, 10), table.WriteOptions{AppID: "q1", Version: 0, PartitionColumns: []string{"city"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Skipped || res.Version != 0 || res.NumRows != 10 || res.NumFiles != 3 {
+		t.Fatalf("first write = %+v", res)
+	}
+	// The same (appId, version) again, and an older one: skipped, nothing written.
+	for _, v := range []int64{0} {
+		res, err := tb.Write(ctx, rows(0, 10), table.WriteOptions{AppID: "q1", Version: v})
+		if err != nil || !res.Skipped {
+			t.Fatalf("replay of version %d = %+v, %v; want skipped", v, res, err)
+		}
+	}
+	if res, err := tb.Write(ctx, rows(10, 5), table.WriteOptions{AppID: "q1", Version: 1}); err != nil || res.Skipped || res.Version != 1 {
+		t.Fatalf("version 1 = %+v, %v", res, err)
+	}
+	if res, err := tb.Write(ctx, rows(0, 5), table.WriteOptions{AppID: "q1", Version: 0}); err != nil || !res.Skipped {
+		t.Fatalf("older version after 1 = %+v, %v; want skipped (Delta skips batchId <= txn version)", res, err)
+	}
+	// Another appId is independent.
+	if res, err := tb.Write(ctx, rows(100, 1), table.WriteOptions{AppID: "q2", Version: 0}); err != nil || res.Skipped {
+		t.Fatalf("q2 version 0 = %+v, %v", res, err)
+	}
+	snap, err := tb.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := snap.TxnVersion("q1"); v != 1 {
+		t.Fatalf("txn q1 = %d, want 1", v)
+	}
+	if _, n := numRecords(t, tb); n != 16 {
+		t.Fatalf("rows = %d, want 16", n)
+	}
+	for _, a := range snap.Files() {
+		if a.PartitionValues["city"] == nil {
+			t.Fatalf("file %s has no city partition value", a.Path)
+		}
+		if *a.PartitionValues["city"] == "a b/c" && !strings.Contains(a.Path, "city=a%20b%252Fc") {
+			t.Errorf("path %q: want the Hive-escaped directory city=a b%%2Fc (Spark escapes / but not space), URL-encoded in the log", a.Path)
+		}
+	}
+}
+
+func TestOverwriteReplacesEveryFileInOneCommit(t *testing.T) {
+	ctx := context.Background()
+	tb := open(t)
+	for i := 0; i < 3; i++ {
+		if _, err := tb.Write(ctx, rows(i*10, 10), table.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := tb.Write(ctx, rows(1000, 4), table.WriteOptions{Mode: table.Overwrite})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.NumRemovedFiles != 3 || res.Version != 3 {
+		t.Fatalf("overwrite = %+v, want 3 removed files at version 3", res)
+	}
+	files, n := numRecords(t, tb)
+	if files != 1 || n != 4 {
+		t.Fatalf("after overwrite: %d files, %d rows; want 1, 4", files, n)
+	}
+	// The version before still shows the old contents (snapshots never change).
+	old, err := tb.SnapshotAt(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if old.NumFiles() != 3 {
+		t.Fatalf("version 2 has %d files, want 3", old.NumFiles())
+	}
+	acts, err := tb.Log().ReadCommit(ctx, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var adds, removes int
+	for _, a := range acts {
+		if a.Add != nil {
+			adds++
+		}
+		if a.Remove != nil {
+			removes++
+			if !a.Remove.DataChange || a.Remove.DeletionTimestamp == nil {
+				t.Errorf("remove %+v: want dataChange=true and a deletionTimestamp", a.Remove)
+			}
+		}
+	}
+	if adds != 1 || removes != 3 {
+		t.Fatalf("commit 3 has %d adds, %d removes", adds, removes)
+	}
+}
+
+func TestSchemaMismatchAndMerge(t *testing.T) {
+	ctx := context.Background()
+	tb := open(t)
+	if _, err := tb.Write(ctx, rows(0, 2), table.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	wider := schema()
+	wider.Fields = append(wider.Fields, parquetio.StructField{Name: "extra", Type: parquetio.TypeDouble, Nullable: true})
+	b := &parquetio.Batch{Schema: wider, Rows: [][]any{{int64(5), "SFO", nil, 1.5}}}
+	if _, err := tb.Write(ctx, b, table.WriteOptions{}); !errors.Is(err, table.ErrSchemaMismatch) || !strings.Contains(err.Error(), `"extra"`) {
+		t.Fatalf("new column without merge: %v, want ErrSchemaMismatch naming extra", err)
+	}
+	if _, err := tb.Write(ctx, b, table.WriteOptions{MergeSchema: true}); err != nil {
+		t.Fatal(err)
+	}
+	snap, _ := tb.Snapshot(ctx)
+	s, err := snap.Schema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.Field("extra"); !ok {
+		t.Fatalf("merged schema lacks extra: %+v", s)
+	}
+	wrongType := &parquetio.Batch{Schema: &parquetio.StructType{Fields: []parquetio.StructField{{Name: "id", Type: parquetio.TypeString, Nullable: false}}}, Rows: [][]any{{"x"}}}
+	if _, err := tb.Write(ctx, wrongType, table.WriteOptions{}); !errors.Is(err, table.ErrSchemaMismatch) {
+		t.Fatalf("type change: %v, want ErrSchemaMismatch", err)
+	}
+}
+
+func TestRowThatDoesNotFitCommitsNothing(t *testing.T) {
+	ctx := context.Background()
+	tb := open(t)
+	if _, err := tb.Write(ctx, rows(0, 2), table.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	b := rows(0, 3)
+	b.Rows[2][0] = nil // id is not nullable
+	_, err := tb.Write(ctx, b, table.WriteOptions{AppID: "q", Version: 0})
+	var re *parquetio.RowError
+	if !errors.As(err, &re) || re.Row != 2 || re.Field != "id" {
+		t.Fatalf("err = %v, want RowError at row 2 field id", err)
+	}
+	snap, _ := tb.Snapshot(ctx)
+	if snap.Version() != 0 {
+		t.Fatalf("version = %d after a failed write, want 0", snap.Version())
+	}
+	if _, ok := snap.TxnVersion("q"); ok {
+		t.Fatal("txn recorded for a failed write")
+	}
+}
+
+func TestEmptyBatchCommitsTxnOnly(t *testing.T) {
+	ctx := context.Background()
+	tb := open(t)
+	if _, err := tb.Write(ctx, rows(0, 2), table.WriteOptions{AppID: "q", Version: 0}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := tb.Write(ctx, &parquetio.Batch{}, table.WriteOptions{AppID: "q", Version: 1})
+	if err != nil || res.NumFiles != 0 || res.Version != 1 {
+		t.Fatalf("empty batch = %+v, %v", res, err)
+	}
+	snap, _ := tb.Snapshot(ctx)
+	if v, _ := snap.TxnVersion("q"); v != 1 {
+		t.Fatalf("txn = %d, want 1", v)
+	}
+	fresh, err := table.Open(ctx, "mem://"+t.Name()+"-fresh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fresh.Write(ctx, &parquetio.Batch{}, table.WriteOptions{}); !errors.Is(err, table.ErrInvalidOptions) {
+		t.Fatalf("empty batch without schema on a missing table: %v, want ErrInvalidOptions", err)
+	}
+}
+
+func TestHistoryAndTimeTravel(t *testing.T) {
+	ctx := context.Background()
+	tb := open(t)
+	for i := 0; i < 3; i++ {
+		if _, err := tb.Write(ctx, rows(i, 1), table.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h, err := tb.History(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h) != 2 || h[0].Version != 2 || h[1].Version != 1 {
+		t.Fatalf("history = %+v, want versions 2, 1", h)
+	}
+	if op := h[0].CommitInfo.Operation(); op != "WRITE" {
+		t.Fatalf("operation = %q, want WRITE", op)
+	}
+	snap, err := tb.SnapshotAsOf(ctx, h[1].Timestamp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.Version() < 1 {
+		t.Fatalf("as of version 1's timestamp: version %d", snap.Version())
+	}
+}

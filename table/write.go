@@ -1,0 +1,309 @@
+package table
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"strconv"
+	"time"
+
+	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/txlog"
+)
+
+// Mode is how a write treats the table's existing files.
+type Mode string
+
+const (
+	// Append adds the batch's files to the table.
+	Append Mode = "append"
+	// Overwrite removes every live file and adds the batch's files in ONE
+	// commit (Delta's complete output mode / overwrite save mode): readers see
+	// the old contents or the new, never an empty table in between.
+	Overwrite Mode = "overwrite"
+)
+
+// WriteOptions configure one Write. The zero value appends without a txn.
+type WriteOptions struct {
+	// Mode: Append (default) or Overwrite.
+	Mode Mode
+	// AppID and Version make the write idempotent (Delta's txnAppId and
+	// txnVersion writer options; PROTOCOL.md, "Transaction Identifiers"): the
+	// commit carries txn{appId: AppID, version: Version}, and a write whose
+	// Version is <= the table's txn version for AppID is skipped
+	// (WriteResult.Skipped) without writing anything. AppID "" disables it.
+	AppID   string
+	Version int64
+	// PartitionColumns of a table that the write creates (ignored when the
+	// table exists; its metaData decides).
+	PartitionColumns []string
+	// Properties of a table that the write creates.
+	Properties map[string]string
+	// MergeSchema adds the batch's new nullable columns to the table schema
+	// (a metaData action in the same commit). Without it a new column is
+	// ErrSchemaMismatch.
+	MergeSchema bool
+	// TargetFileSizeBytes rolls data files at this size. 0: the table
+	// property delta.targetFileSize, else 128 MiB.
+	TargetFileSizeBytes int64
+	// RowGroupSizeBytes bounds a Parquet row group. 0: the writer's default.
+	RowGroupSizeBytes int64
+	// Compression codec of data files: snappy (default), zstd, gzip, lz4, none.
+	Compression string
+	// Operation is commitInfo.operation. Default "WRITE".
+	Operation string
+	// OperationParameters are merged into commitInfo.operationParameters.
+	OperationParameters map[string]any
+	// Now is the clock for modificationTime, deletionTimestamp and
+	// txn.lastUpdated. Default time.Now.
+	Now func() time.Time
+}
+
+// WriteResult reports what Write did.
+type WriteResult struct {
+	// Skipped: (AppID, Version) was already committed; nothing was written.
+	Skipped bool
+	// Version committed, or for a skipped write the version of the snapshot
+	// that showed the txn.
+	Version  int64
+	NumFiles int
+	NumBytes int64
+	NumRows  int64
+	// NumRemovedFiles by an Overwrite.
+	NumRemovedFiles int
+}
+
+// Write writes batch to the table in ONE commit: its data files first, then
+// their add actions together with the txn action (when AppID is set) and, for
+// Overwrite, a remove of every file live in the snapshot it read. A table that
+// does not exist is created by the same commit (version 0), with the batch's
+// schema. Conflicts are resolved by the log's optimistic retry
+// (txlog.Transaction.Commit); a concurrent writer that committed the same
+// (AppID, Version) first turns this write into a skip.
+//
+// Errors: *parquetio.RowError (a row that does not fit; nothing written),
+// ErrSchemaMismatch, txlog.ErrUnsupportedFeature (a writer feature we do not
+// honour), *txlog.ConflictError, txlog.ErrCommitStateUnknown. On error no
+// commit names the files written; they are invisible and VACUUM removes them.
+func (t *Table) Write(ctx context.Context, batch *parquetio.Batch, o WriteOptions) (WriteResult, error) {
+	if o.Mode == "" {
+		o.Mode = Append
+	}
+	if o.Mode != Append && o.Mode != Overwrite {
+		return WriteResult{}, fmt.Errorf("%w: %q", ErrUnsupportedMode, o.Mode)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Operation == "" {
+		o.Operation = "WRITE"
+	}
+	if batch == nil {
+		batch = &parquetio.Batch{}
+	}
+	if batch.Schema == nil && len(batch.Rows) > 0 {
+		return WriteResult{}, fmt.Errorf("%w: batch of %d rows without a schema", ErrInvalidOptions, len(batch.Rows))
+	}
+
+	snap, err := t.log.Snapshot(ctx)
+	if err != nil && !errors.Is(err, txlog.ErrTableNotFound) {
+		return WriteResult{}, fmt.Errorf("table: write %s: %w", t.URL(), err)
+	}
+	if err != nil {
+		snap = nil
+	}
+	if snap != nil && o.AppID != "" {
+		if v, ok := snap.TxnVersion(o.AppID); ok && o.Version <= v {
+			return WriteResult{Skipped: true, Version: snap.Version()}, nil
+		}
+	}
+
+	var (
+		newTable  []txlog.Action
+		schema    *parquetio.StructType
+		partCols  []string
+		config    map[string]string
+		mdChanged *txlog.Metadata
+	)
+	if snap == nil && batch.Schema == nil {
+		return WriteResult{}, fmt.Errorf("%w: table %s does not exist and an empty batch without a schema cannot create it", ErrInvalidOptions, t.URL())
+	}
+	if batch.Schema == nil {
+		md := snap.Metadata()
+		s, err := md.Schema()
+		if err != nil {
+			return WriteResult{}, fmt.Errorf("table: write %s: %w", t.URL(), err)
+		}
+		batch = &parquetio.Batch{Schema: s}
+	}
+	if snap == nil {
+		newTable, err = newTableActions(CreateOptions{Schema: batch.Schema, PartitionColumns: o.PartitionColumns, Properties: o.Properties}, o.Now())
+		if err != nil {
+			return WriteResult{}, fmt.Errorf("table: create %s: %w", t.URL(), err)
+		}
+		schema, partCols, config = batch.Schema, o.PartitionColumns, o.Properties
+	} else {
+		if err := txlog.CheckWriteSupported(snap.Protocol(), snap.Metadata()); err != nil {
+			return WriteResult{}, fmt.Errorf("table: write %s: %w", t.URL(), err)
+		}
+		md := snap.Metadata()
+		if schema, err = md.Schema(); err != nil {
+			return WriteResult{}, fmt.Errorf("table: write %s: %w", t.URL(), err)
+		}
+		partCols, config = md.PartitionColumns, md.Configuration
+		merged, changed, err := fitSchema(schema, batch.Schema, o.MergeSchema)
+		if err != nil {
+			return WriteResult{}, fmt.Errorf("table: write %s: %w", t.URL(), err)
+		}
+		if changed {
+			js, err := merged.MarshalJSON()
+			if err != nil {
+				return WriteResult{}, fmt.Errorf("table: write %s: encode merged schema: %w", t.URL(), err)
+			}
+			md.SchemaString = string(js)
+			mdChanged = &md
+			schema = merged
+		}
+		if txlog.IsAppendOnly(md) && o.Mode == Overwrite {
+			return WriteResult{}, fmt.Errorf("table: write %s: %w: overwrite of an append-only table (delta.appendOnly=true)", t.URL(), ErrUnsupportedMode)
+		}
+	}
+	rows, err := conform(batch, schema)
+	if err != nil {
+		return WriteResult{}, fmt.Errorf("table: write %s: %w", t.URL(), err)
+	}
+
+	wopts := parquetio.WriteOptions{
+		PartitionColumns:    partCols,
+		TargetFileSizeBytes: o.TargetFileSizeBytes,
+		RowGroupSizeBytes:   o.RowGroupSizeBytes,
+		Compression:         o.Compression,
+		NumIndexedCols:      numIndexedCols(config),
+	}
+	if wopts.TargetFileSizeBytes == 0 {
+		wopts.TargetFileSizeBytes = targetFileSize(config)
+	}
+	var files []parquetio.WrittenFile
+	if len(rows.Rows) > 0 {
+		files, err = parquetio.WriteFiles(ctx, t.store, rows, wopts)
+		if err != nil {
+			return WriteResult{}, fmt.Errorf("table: write %s: %w", t.URL(), err)
+		}
+	}
+
+	now := o.Now().UnixMilli()
+	tx := t.log.Begin(snap)
+	tx.Add(newTable...)
+	if mdChanged != nil {
+		tx.Add(txlog.Action{MetaData: mdChanged})
+	}
+	res := WriteResult{NumFiles: len(files)}
+	for _, f := range files {
+		res.NumBytes += f.Size
+		res.NumRows += f.NumRecords
+		tx.Add(txlog.Action{Add: &txlog.Add{
+			Path:             txlog.EncodePath(f.Path),
+			PartitionValues:  nonNilMap(f.PartitionValues),
+			Size:             f.Size,
+			ModificationTime: f.ModificationTime.UnixMilli(),
+			DataChange:       true,
+			Stats:            f.Stats,
+		}})
+	}
+	if o.Mode == Overwrite && snap != nil {
+		tx.ReadWholeTable()
+		for _, a := range snap.Files() {
+			size := a.Size
+			ext := true
+			ts := now
+			tx.Add(txlog.Action{Remove: &txlog.Remove{
+				Path: a.Path, DeletionTimestamp: &ts, DataChange: true, ExtendedFileMetadata: &ext,
+				PartitionValues: a.PartitionValues, Size: &size, Stats: a.Stats, Tags: a.Tags,
+				DeletionVector: a.DeletionVector, BaseRowID: a.BaseRowID, DefaultRowCommitVersion: a.DefaultRowCommitVersion,
+			}})
+			res.NumRemovedFiles++
+		}
+	}
+	if o.AppID != "" {
+		tx.ReadTxn(o.AppID)
+		lu := now
+		tx.Add(txlog.Action{Txn: &txlog.Txn{AppID: o.AppID, Version: o.Version, LastUpdated: &lu}})
+	}
+
+	params := map[string]any{}
+	if o.Operation == "WRITE" {
+		params["mode"] = map[Mode]string{Append: "Append", Overwrite: "Overwrite"}[o.Mode]
+		params["partitionBy"] = jsonString(partCols)
+	}
+	maps.Copy(params, o.OperationParameters)
+	metrics := map[string]any{
+		"numFiles":       strconv.Itoa(res.NumFiles),
+		"numOutputRows":  strconv.FormatInt(res.NumRows, 10),
+		"numOutputBytes": strconv.FormatInt(res.NumBytes, 10),
+	}
+	if o.Mode == Overwrite {
+		metrics["numRemovedFiles"] = strconv.Itoa(res.NumRemovedFiles)
+	}
+	v, err := tx.Commit(ctx, o.Operation, params, metrics)
+	if err != nil {
+		// A concurrent writer with the same appId may have committed this
+		// version first: that is a skip, not a failure (two sinks with one
+		// query id never write a batch twice).
+		var ce *txlog.ConflictError
+		if o.AppID != "" && errors.As(err, &ce) {
+			if s2, err2 := t.log.Snapshot(ctx); err2 == nil {
+				if tv, ok := s2.TxnVersion(o.AppID); ok && o.Version <= tv {
+					return WriteResult{Skipped: true, Version: s2.Version()}, nil
+				}
+			}
+		}
+		return WriteResult{}, fmt.Errorf("table: write %s: %w", t.URL(), err)
+	}
+	res.Version = v
+	return res, nil
+}
+
+func nonNilMap(m map[string]*string) map[string]*string {
+	if m == nil {
+		return map[string]*string{}
+	}
+	return m
+}
+
+// jsonString renders v as a JSON string value, as Spark writes operation
+// parameters such as partitionBy ("[\"origin\"]").
+func jsonString(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	if string(b) == "null" {
+		return "[]"
+	}
+	return string(b)
+}
+
+// numIndexedCols is delta.dataSkippingNumIndexedCols (default 32; -1: all).
+func numIndexedCols(config map[string]string) int {
+	if s, ok := config["delta.dataSkippingNumIndexedCols"]; ok {
+		if n, err := strconv.Atoi(s); err == nil && n >= -1 {
+			return n
+		}
+	}
+	return 32
+}
+
+// DefaultTargetFileSizeBytes is the default target size of data files (128 MiB).
+const DefaultTargetFileSizeBytes = 128 << 20
+
+// targetFileSize is delta.targetFileSize (bytes) or the default.
+func targetFileSize(config map[string]string) int64 {
+	if s, ok := config["delta.targetFileSize"]; ok {
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil && n > 0 {
+			return n
+		}
+	}
+	return DefaultTargetFileSizeBytes
+}
