@@ -157,7 +157,7 @@ func DecodeCommit(r io.Reader, path string, version int64, maxLine int, fn func(
 		maxLine = DefaultMaxLineBytes
 	}
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, min(64<<10, maxLine)), maxLine)
+	sc.Buffer(make([]byte, 0, min(4<<10, maxLine)), maxLine)
 	line := 0
 	for sc.Scan() {
 		line++

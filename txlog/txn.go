@@ -1,0 +1,570 @@
+package txlog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+
+	"github.com/google/uuid"
+
+	"github.com/lakesink/lakesink/internal/storage"
+)
+
+// Isolation is a transaction's isolation level (delta-io/delta
+// IsolationLevel.scala).
+type Isolation int
+
+const (
+	// Serializable: the commit conflicts with any concurrent append that its
+	// reads depend on, blind appends included. The default.
+	Serializable Isolation = iota
+	// WriteSerializable: concurrent blind appends do not conflict with a
+	// transaction that read the table (unless it changes the metadata).
+	WriteSerializable
+)
+
+func (i Isolation) String() string {
+	if i == WriteSerializable {
+		return "WriteSerializable"
+	}
+	return "Serializable"
+}
+
+// Transaction is one optimistic commit attempt sequence: it records the
+// version it read, what it read (for conflict detection), and the actions to
+// commit. Not safe for concurrent use.
+type Transaction struct {
+	log         *Log
+	snap        *Snapshot
+	readVersion int64
+	readWhole   bool
+	readPaths   map[string]bool
+	readTxns    map[string]bool
+	actions     []Action
+	isolation   Isolation
+	done        bool
+	txnID       string
+}
+
+// Begin starts a transaction on snap. A nil snap creates the table: the
+// transaction commits version 0 and must contain protocol and metaData
+// actions (see NewTableProtocol).
+func (l *Log) Begin(snap *Snapshot) *Transaction {
+	rv := int64(-1)
+	if snap != nil {
+		rv = snap.version
+	}
+	return &Transaction{log: l, snap: snap, readVersion: rv, readPaths: map[string]bool{},
+		readTxns: map[string]bool{}, txnID: uuid.NewString()}
+}
+
+// ReadVersion is the version the transaction read (-1 for a new table).
+func (t *Transaction) ReadVersion() int64 { return t.readVersion }
+
+// TxnID is the transaction's unique id, written as commitInfo.txnId.
+func (t *Transaction) TxnID() string { return t.txnID }
+
+// SetIsolation sets the isolation level (default Serializable).
+func (t *Transaction) SetIsolation(i Isolation) { t.isolation = i }
+
+// ReadWholeTable records that the transaction depends on every file of the
+// table (e.g. complete-mode replace): any concurrent data change conflicts.
+func (t *Transaction) ReadWholeTable() { t.readWhole = true }
+
+// ReadFiles records that the transaction depends on these files (paths as in
+// add actions, or storage keys): a concurrent remove of one conflicts.
+func (t *Transaction) ReadFiles(paths ...string) {
+	for _, p := range paths {
+		if k, err := resolvePath(t.log.root, p); err == nil {
+			t.readPaths[k] = true
+		} else {
+			t.readPaths[p] = true
+		}
+	}
+}
+
+// ReadTxn records that the transaction depends on the txn version of appID
+// (idempotent writes): a concurrent txn for appID conflicts. A txn action in
+// the transaction's own actions implies ReadTxn for its appId.
+func (t *Transaction) ReadTxn(appID string) { t.readTxns[appID] = true }
+
+// Add appends actions to commit. commitInfo actions are ignored (Commit
+// writes its own).
+func (t *Transaction) Add(actions ...Action) {
+	for _, a := range actions {
+		if a.CommitInfo != nil && a.Protocol == nil && a.MetaData == nil && a.Add == nil && a.Remove == nil &&
+			a.Txn == nil && a.DomainMetadata == nil && a.CDC == nil {
+			continue
+		}
+		a.CommitInfo = nil
+		t.actions = append(t.actions, a)
+	}
+}
+
+// Actions returns the actions added so far.
+func (t *Transaction) Actions() []Action { return t.actions }
+
+// NewTableProtocol returns the smallest protocol for a new table with this
+// schema: reader 1 / writer 2 for a plain table; reader 3 / writer 7 with
+// exactly the features needed when the schema uses timestamp_ntz
+// (PROTOCOL.md, "Timestamp without timezone").
+func NewTableProtocol(schemaString string) Protocol {
+	if containsTimestampNTZ(schemaString) {
+		return Protocol{MinReaderVersion: 3, MinWriterVersion: 7,
+			ReaderFeatures: []string{FeatureTimestampNTZ}, WriterFeatures: []string{FeatureTimestampNTZ}}
+	}
+	return Protocol{MinReaderVersion: 1, MinWriterVersion: 2}
+}
+
+func containsTimestampNTZ(schemaString string) bool {
+	return slices.Contains(splitQuoted(schemaString), "timestamp_ntz")
+}
+
+// splitQuoted returns the JSON string literals of s (cheap schema scan).
+func splitQuoted(s string) []string {
+	var out []string
+	for i := 0; i < len(s); i++ {
+		if s[i] != '"' {
+			continue
+		}
+		j := i + 1
+		for j < len(s) && s[j] != '"' {
+			if s[j] == '\\' {
+				j++
+			}
+			j++
+		}
+		if j <= len(s) {
+			out = append(out, s[i+1:min(j, len(s))])
+		}
+		i = j
+	}
+	return out
+}
+
+// fileActions summarises the file actions of a set of actions.
+type commitSummary struct {
+	version     int64
+	protocol    bool
+	metadata    bool
+	blindAppend bool
+	addedData   []string // storage keys of adds with dataChange=true
+	removed     []string // storage keys of all removes
+	txns        []string
+	domains     []string
+	commitInfo  CommitInfo
+}
+
+func (l *Log) summarize(version int64, acts []Action) commitSummary {
+	s := commitSummary{version: version}
+	for i := range acts {
+		a := &acts[i]
+		if a.CommitInfo != nil {
+			s.commitInfo = a.CommitInfo
+			s.blindAppend = a.CommitInfo.IsBlindAppend()
+		}
+		if a.Protocol != nil {
+			s.protocol = true
+		}
+		if a.MetaData != nil {
+			s.metadata = true
+		}
+		if a.Add != nil && a.Add.DataChange {
+			k, err := resolvePath(l.root, a.Add.Path)
+			if err != nil {
+				k = a.Add.Path
+			}
+			s.addedData = append(s.addedData, k)
+		}
+		if a.Remove != nil {
+			k, err := resolvePath(l.root, a.Remove.Path)
+			if err != nil {
+				k = a.Remove.Path
+			}
+			s.removed = append(s.removed, k)
+		}
+		if a.Txn != nil {
+			s.txns = append(s.txns, a.Txn.AppID)
+		}
+		if a.DomainMetadata != nil {
+			s.domains = append(s.domains, a.DomainMetadata.Domain)
+		}
+	}
+	return s
+}
+
+// checkConflict applies Delta's conflict rules (delta-io/delta
+// ConflictChecker.scala; delta-rs conflict_checker.rs) for one winning
+// commit against this transaction, in Delta's order: protocol, metadata,
+// added files the transaction should have read, deleted files it read,
+// files both deleted, application transactions, domains.
+func (t *Transaction) checkConflict(win commitSummary, ours commitSummary) error {
+	conflict := func(kind, path, detail string) error {
+		return &ConflictError{Kind: kind, ReadVersion: t.readVersion, WinningVersion: win.version, Path: path, Detail: detail}
+	}
+	if win.protocol {
+		return conflict(ConflictProtocolChanged, "", "the protocol was changed by a concurrent commit")
+	}
+	if win.metadata {
+		return conflict(ConflictMetadataChanged, "", "the metadata was changed by a concurrent commit")
+	}
+	// Added files: only a transaction that read the whole table depends on
+	// new files (we record no partition predicates). Under WriteSerializable
+	// blind appends are ignored unless this transaction changes metadata.
+	if t.readWhole && len(win.addedData) > 0 {
+		ignoreBlind := t.isolation == WriteSerializable && !ours.metadata
+		if !(ignoreBlind && win.blindAppend) {
+			return conflict(ConflictConcurrentAppend, win.addedData[0], "files were added by a concurrent commit to data this transaction read")
+		}
+	}
+	oursRemoved := make(map[string]bool, len(ours.removed))
+	for _, p := range ours.removed {
+		oursRemoved[p] = true
+	}
+	for _, p := range win.removed {
+		if t.readWhole || t.readPaths[p] {
+			return conflict(ConflictConcurrentDeleteRead, p, "a file this transaction read was removed by a concurrent commit")
+		}
+	}
+	for _, p := range win.removed {
+		if oursRemoved[p] {
+			return conflict(ConflictConcurrentDeleteDelete, p, "a file this transaction removes was removed by a concurrent commit")
+		}
+	}
+	for _, app := range win.txns {
+		if t.readTxns[app] || slices.Contains(ours.txns, app) {
+			return conflict(ConflictConcurrentTransaction, app, "a concurrent commit wrote a txn for the same appId")
+		}
+	}
+	for _, d := range win.domains {
+		if slices.Contains(ours.domains, d) {
+			return conflict(ConflictConcurrentDomain, d, "a concurrent commit changed the same metadata domain")
+		}
+	}
+	return nil
+}
+
+// Commit writes the transaction as the next version and returns it
+// (PROTOCOL.md, "Creation of New Log Entries"). The commit file starts with a
+// commitInfo action (timestamp, operation, operationParameters and
+// operationMetrics as strings like Spark writes them, isBlindAppend,
+// readVersion, isolationLevel, engineInfo, txnId; inCommitTimestamp when
+// enabled). It is created with put-if-absent; when another writer won the
+// version, the winning commits are checked with Delta's conflict rules and
+// the commit is retried at the next version, at most Options.CommitAttempts
+// puts. Logical conflicts return *ConflictError; running out of attempts
+// returns an error matching ErrVersionAlreadyExists and
+// ErrConcurrentModification. An unknown put outcome is resolved by reading
+// the version back and comparing txnId; if that fails the error matches
+// ErrCommitStateUnknown (never retried blindly).
+func (t *Transaction) Commit(ctx context.Context, operation string, params, metrics map[string]any) (int64, error) {
+	if t.done {
+		return -1, fmt.Errorf("%w: transaction %s already committed", ErrInvalidTransaction, t.txnID)
+	}
+	acts, err := t.prepare()
+	if err != nil {
+		return -1, err
+	}
+	l := t.log
+	ours := l.summarize(-1, acts)
+	ci, err := t.commitInfo(operation, params, metrics, ours)
+	if err != nil {
+		return -1, err
+	}
+	version := t.readVersion + 1
+	prevICT := int64(-1)
+	if t.snap != nil {
+		if ts, ok := t.snap.commitInfo.InCommitTimestamp(); ok {
+			prevICT = ts
+		} else {
+			prevICT = t.snap.timestamp.UnixMilli()
+		}
+	}
+	ict := ictEnabled(t.effectiveMetadata())
+	for attempt := 1; ; attempt++ {
+		if ict {
+			ts := max(l.opts.Now().UnixMilli(), prevICT+1)
+			if err := ci.Set("inCommitTimestamp", ts); err != nil {
+				return -1, err
+			}
+		}
+		data, err := EncodeCommit(append([]Action{{CommitInfo: ci}}, acts...))
+		if err != nil {
+			return -1, err
+		}
+		p := CommitPath(version)
+		err = l.store.PutIfAbsent(ctx, p, data)
+		if errors.Is(err, storage.ErrCommitStateUnknown) {
+			won, rerr := t.resolveUnknown(ctx, version)
+			if rerr != nil {
+				return -1, &commitStateUnknownError{path: p, err: errors.Join(err, rerr)}
+			}
+			if won {
+				err = nil
+			} else {
+				err = fmt.Errorf("%s: %w", p, storage.ErrAlreadyExists)
+			}
+		}
+		if err == nil {
+			t.done = true
+			l.afterCommit(ctx, version, t)
+			return version, nil
+		}
+		if !errors.Is(err, storage.ErrAlreadyExists) {
+			return -1, fmt.Errorf("txlog: write commit %s: %w", p, err)
+		}
+		if t.readVersion < 0 {
+			return -1, fmt.Errorf("%w: %s exists", ErrTableExists, p)
+		}
+		// Lost the race: check every winning commit from version on.
+		winners, err := l.commitsFrom(ctx, version)
+		if err != nil {
+			return -1, err
+		}
+		for _, w := range winners {
+			if err := t.checkConflict(w, ours); err != nil {
+				return -1, err
+			}
+			if ts, ok := w.commitInfo.InCommitTimestamp(); ok {
+				prevICT = max(prevICT, ts)
+			} else if ts, ok := w.commitInfo.Timestamp(); ok {
+				prevICT = max(prevICT, ts)
+			}
+			version = w.version + 1
+		}
+		if attempt >= l.opts.CommitAttempts {
+			return -1, fmt.Errorf("txlog: commit %s after %d attempts: %w: %w", p, attempt, ErrVersionAlreadyExists, ErrConcurrentModification)
+		}
+		if err := ctx.Err(); err != nil {
+			return -1, err
+		}
+	}
+}
+
+// effectiveMetadata is the metadata the commit will leave in force.
+func (t *Transaction) effectiveMetadata() Metadata {
+	for i := len(t.actions) - 1; i >= 0; i-- {
+		if t.actions[i].MetaData != nil {
+			return *t.actions[i].MetaData
+		}
+	}
+	if t.snap != nil {
+		return t.snap.metadata
+	}
+	return Metadata{}
+}
+
+func (t *Transaction) effectiveProtocol() Protocol {
+	for i := len(t.actions) - 1; i >= 0; i-- {
+		if t.actions[i].Protocol != nil {
+			return *t.actions[i].Protocol
+		}
+	}
+	if t.snap != nil {
+		return t.snap.protocol
+	}
+	return Protocol{}
+}
+
+// prepare validates the actions and fills defaults (txn.lastUpdated,
+// remove.deletionTimestamp). Protocol and metaData actions go first.
+func (t *Transaction) prepare() ([]Action, error) {
+	nowMs := t.log.opts.Now().UnixMilli()
+	var head, rest []Action
+	var nProto, nMeta int
+	for _, a := range t.actions {
+		if err := a.validate(); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInvalidTransaction, err)
+		}
+		if a.Txn != nil && a.Txn.LastUpdated == nil {
+			tx := *a.Txn
+			tx.LastUpdated = &nowMs
+			a.Txn = &tx
+		}
+		if a.Remove != nil && a.Remove.DeletionTimestamp == nil {
+			r := *a.Remove
+			r.DeletionTimestamp = &nowMs
+			a.Remove = &r
+		}
+		for _, p := range []string{pathOf(a)} {
+			if p == "" {
+				continue
+			}
+			if _, err := resolvePath(t.log.root, p); err != nil {
+				return nil, fmt.Errorf("%w: %w", ErrInvalidTransaction, err)
+			}
+		}
+		if a.Protocol != nil {
+			nProto++
+		}
+		if a.MetaData != nil {
+			nMeta++
+		}
+		if a.Protocol != nil || a.MetaData != nil {
+			head = append(head, a)
+		} else {
+			rest = append(rest, a)
+		}
+	}
+	if nProto > 1 || nMeta > 1 {
+		return nil, fmt.Errorf("%w: at most one protocol and one metaData action per commit", ErrInvalidTransaction)
+	}
+	if t.readVersion < 0 && (nProto == 0 || nMeta == 0) {
+		return nil, fmt.Errorf("%w: a new table needs protocol and metaData actions", ErrInvalidTransaction)
+	}
+	p, m := t.effectiveProtocol(), t.effectiveMetadata()
+	if err := CheckWriteSupported(p, m); err != nil {
+		return nil, err
+	}
+	if IsAppendOnly(m) {
+		for _, a := range rest {
+			if a.Remove != nil && a.Remove.DataChange {
+				return nil, fmt.Errorf("%w: table is append-only (delta.appendOnly=true): cannot remove %s", ErrInvalidTransaction, a.Remove.Path)
+			}
+		}
+	}
+	for _, a := range rest {
+		if a.Txn != nil {
+			t.readTxns[a.Txn.AppID] = true
+		}
+	}
+	return append(head, rest...), nil
+}
+
+func pathOf(a Action) string {
+	switch {
+	case a.Add != nil:
+		return a.Add.Path
+	case a.Remove != nil:
+		return a.Remove.Path
+	case a.CDC != nil:
+		return a.CDC.Path
+	}
+	return ""
+}
+
+// commitInfo builds the commitInfo action.
+func (t *Transaction) commitInfo(operation string, params, metrics map[string]any, ours commitSummary) (CommitInfo, error) {
+	ci := CommitInfo{}
+	set := func(k string, v any) error { return ci.Set(k, v) }
+	blind := !t.readWhole && len(t.readPaths) == 0 && len(ours.removed) == 0 && !ours.metadata && !ours.protocol
+	for _, a := range t.actions {
+		if a.Add != nil && !a.Add.DataChange {
+			blind = false
+		}
+	}
+	if err := errors.Join(
+		set("timestamp", t.log.opts.Now().UnixMilli()),
+		set("operation", operation),
+		set("operationParameters", stringValues(params)),
+	); err != nil {
+		return nil, err
+	}
+	if t.readVersion >= 0 {
+		if err := set("readVersion", t.readVersion); err != nil {
+			return nil, err
+		}
+	}
+	if err := errors.Join(
+		set("isolationLevel", t.isolation.String()),
+		set("isBlindAppend", blind),
+		set("operationMetrics", stringValues(metrics)),
+		set("engineInfo", t.log.opts.EngineInfo),
+		set("txnId", t.txnID),
+	); err != nil {
+		return nil, err
+	}
+	return ci, nil
+}
+
+// stringValues renders values the way Spark stores operationParameters and
+// operationMetrics: strings as they are, everything else as its JSON text.
+func stringValues(m map[string]any) map[string]string {
+	out := make(map[string]string, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		switch v := m[k].(type) {
+		case string:
+			out[k] = v
+		case int:
+			out[k] = strconv.Itoa(v)
+		case int64:
+			out[k] = strconv.FormatInt(v, 10)
+		case fmt.Stringer:
+			out[k] = v.String()
+		default:
+			b, err := marshalNoEscape(v)
+			if err != nil {
+				out[k] = fmt.Sprint(v)
+			} else {
+				out[k] = string(b)
+			}
+		}
+	}
+	return out
+}
+
+// resolveUnknown reads version back: (true, nil) when it holds our txnId,
+// (false, nil) when it holds another commit, an error when unreadable.
+func (t *Transaction) resolveUnknown(ctx context.Context, version int64) (bool, error) {
+	ci, err := t.log.readCommitInfo(ctx, logFile{info: storage.FileInfo{Path: CommitPath(version)}, version: version})
+	if err != nil {
+		return false, err
+	}
+	return ci.TxnID() == t.txnID, nil
+}
+
+// commitsFrom reads the summaries of the contiguous commits from version on.
+func (l *Log) commitsFrom(ctx context.Context, version int64) ([]commitSummary, error) {
+	ls, err := l.list(ctx, versionPrefix(version))
+	if err != nil {
+		return nil, err
+	}
+	var out []commitSummary
+	for v := version; ; v++ {
+		lf, ok := ls.commits[v]
+		if !ok {
+			break
+		}
+		var acts []Action
+		err := readCommit(ctx, l.store, lf.info.Path, v, l.opts.MaxLineBytes, func(_ int, a *Action) error {
+			acts = append(acts, *a)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, l.summarize(v, acts))
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("txlog: commit %s exists but is not listed", CommitPath(version))
+	}
+	return out, nil
+}
+
+// afterCommit writes the automatic checkpoint; its failure does not fail the
+// commit (the checkpoint is an optimisation).
+func (l *Log) afterCommit(ctx context.Context, version int64, t *Transaction) {
+	if l.opts.DisableAutoCheckpoint || version == 0 {
+		return
+	}
+	interval := int64(l.opts.CheckpointInterval)
+	if interval == 0 {
+		interval = 10
+		if s, ok := t.effectiveMetadata().Configuration["delta.checkpointInterval"]; ok {
+			if n, err := strconv.ParseInt(s, 10, 64); err == nil && n > 0 {
+				interval = n
+			}
+		}
+	}
+	if version%interval != 0 {
+		return
+	}
+	snap, err := l.SnapshotAt(ctx, version)
+	if err != nil {
+		return
+	}
+	_, _ = l.Checkpoint(ctx, snap)
+}
