@@ -107,6 +107,20 @@ func (le *logEncoder) add(e *SinkFileStatus) error {
 	return err
 }
 
+// addRaw writes an already encoded line verbatim (a line read from a log
+// file; re-encoding a canonical line yields the same bytes).
+func (le *logEncoder) addRaw(line []byte) error {
+	if err := le.header(); err != nil {
+		return err
+	}
+	le.count++
+	if err := le.w.WriteByte('\n'); err != nil {
+		return err
+	}
+	_, err := le.w.Write(line)
+	return err
+}
+
 func (le *logEncoder) flush() error {
 	if err := le.header(); err != nil {
 		return err
@@ -117,7 +131,7 @@ func (le *logEncoder) flush() error {
 // DecodeLog parses a whole log file (see decodeLog).
 func DecodeLog(path string, data []byte) ([]SinkFileStatus, error) {
 	var out []SinkFileStatus
-	err := decodeLog(path, bytes.NewReader(data), func(e SinkFileStatus) error {
+	err := decodeLog(path, bytes.NewReader(data), func(e SinkFileStatus, _ []byte) error {
 		out = append(out, e)
 		return nil
 	})
@@ -125,7 +139,8 @@ func DecodeLog(path string, data []byte) ([]SinkFileStatus, error) {
 }
 
 // decodeLog streams the entries of one log file to fn, line by line, so that
-// a compaction file of any size is read in bounded memory.
+// a compaction file of any size is read in bounded memory. fn also gets the
+// raw line, valid only during the call.
 //
 // The first line must be "v<N>" with N <= 1 (MetadataVersionUtil.validateVersion):
 // a higher version is ErrUnsupportedLogVersion, a malformed one ErrCorruptLog.
@@ -133,7 +148,7 @@ func DecodeLog(path string, data []byte) ([]SinkFileStatus, error) {
 // trailing newline; one trailing newline (hand-made files) and "\r\n" line
 // ends are accepted. Any other line that is not a JSON object with a
 // non-empty "path" is a *CorruptLogError naming the line.
-func decodeLog(path string, r io.Reader, fn func(SinkFileStatus) error) error {
+func decodeLog(path string, r io.Reader, fn func(SinkFileStatus, []byte) error) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	lineNo := 0
 	var long []byte // accumulates a line longer than the buffer
@@ -175,7 +190,7 @@ func decodeLog(path string, r io.Reader, fn func(SinkFileStatus) error) error {
 			if err != nil {
 				return &CorruptLogError{Path: path, Line: lineNo, Err: err}
 			}
-			if err := fn(e); err != nil {
+			if err := fn(e, line); err != nil {
 				return err
 			}
 		}

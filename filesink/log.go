@@ -298,7 +298,7 @@ func (l *Log) snapshotOf(ls *listing) (*Snapshot, error) {
 // of the log: an empty or unparsable latest file is reported as
 // ErrIncompleteLog (it may be a write in progress by a non-atomic writer),
 // still matching the *CorruptLogError when there is one.
-func (l *Log) readFile(ctx context.Context, key string, latest bool, fn func(SinkFileStatus) error) error {
+func (l *Log) readFile(ctx context.Context, key string, latest bool, fn func(SinkFileStatus, []byte) error) error {
 	rc, err := l.store.NewRangeReader(ctx, key, 0, -1)
 	if err != nil {
 		return fmt.Errorf("filesink: read log %s: %w", key, err)
@@ -323,7 +323,7 @@ func (l *Log) ReadBatch(ctx context.Context, batchID int64) ([]SinkFileStatus, e
 		return nil, fmt.Errorf("%w: batch %d has no file in %s", ErrMissingLogFile, batchID, MetadataDir)
 	}
 	var out []SinkFileStatus
-	err = l.readFile(ctx, f.Key, batchID == ls.latest(), func(e SinkFileStatus) error {
+	err = l.readFile(ctx, f.Key, batchID == ls.latest(), func(e SinkFileStatus, _ []byte) error {
 		out = append(out, e)
 		return nil
 	})
@@ -342,7 +342,7 @@ func (l *Log) retained(e *SinkFileStatus, nowMs int64) bool {
 // deletedPaths collects the paths of "delete" lines (legacy semantics only).
 func (l *Log) deletedPaths(ctx context.Context, keys []string, latest string, extra []SinkFileStatus) (map[string]struct{}, error) {
 	del := map[string]struct{}{}
-	collect := func(e SinkFileStatus) error {
+	collect := func(e SinkFileStatus, _ []byte) error {
 		if e.Action == ActionDelete {
 			del[e.Path] = struct{}{}
 		}
@@ -354,15 +354,16 @@ func (l *Log) deletedPaths(ctx context.Context, keys []string, latest string, ex
 		}
 	}
 	for _, e := range extra {
-		_ = collect(e)
+		_ = collect(e, nil)
 	}
 	return del, nil
 }
 
 // streamEntries yields the live entries of keys (then extra), applying
 // retention and, with LegacyDeleteAction, the delete lines. With the default
-// (Spark 3.1+) semantics every line is yielded, whatever its action.
-func (l *Log) streamEntries(ctx context.Context, keys []string, latest string, extra []SinkFileStatus, fn func(SinkFileStatus) error) error {
+// (Spark 3.1+) semantics every line is yielded, whatever its action. fn gets
+// the raw line of entries read from files (nil for extra).
+func (l *Log) streamEntries(ctx context.Context, keys []string, latest string, extra []SinkFileStatus, fn func(SinkFileStatus, []byte) error) error {
 	nowMs := l.opts.Now().UnixMilli()
 	var del map[string]struct{}
 	if l.opts.LegacyDeleteAction {
@@ -371,7 +372,7 @@ func (l *Log) streamEntries(ctx context.Context, keys []string, latest string, e
 			return err
 		}
 	}
-	emit := func(e SinkFileStatus) error {
+	emit := func(e SinkFileStatus, raw []byte) error {
 		if !l.retained(&e, nowMs) {
 			return nil
 		}
@@ -380,7 +381,7 @@ func (l *Log) streamEntries(ctx context.Context, keys []string, latest string, e
 				return nil
 			}
 		}
-		return fn(e)
+		return fn(e, raw)
 	}
 	for _, k := range keys {
 		if err := l.readFile(ctx, k, k == latest, emit); err != nil {
@@ -388,7 +389,7 @@ func (l *Log) streamEntries(ctx context.Context, keys []string, latest string, e
 		}
 	}
 	for _, e := range extra {
-		if err := emit(e); err != nil {
+		if err := emit(e, nil); err != nil {
 			return err
 		}
 	}
@@ -413,7 +414,7 @@ func (l *Log) Entries(ctx context.Context) iter.Seq2[SinkFileStatus, error] {
 			if len(snap.Keys) == 0 {
 				return
 			}
-			err = l.streamEntries(ctx, snap.Keys, snap.Keys[len(snap.Keys)-1], nil, func(e SinkFileStatus) error {
+			err = l.streamEntries(ctx, snap.Keys, snap.Keys[len(snap.Keys)-1], nil, func(e SinkFileStatus, _ []byte) error {
 				if !yield(e, nil) {
 					return stop
 				}
@@ -445,7 +446,7 @@ func (l *Log) AllFiles(ctx context.Context) ([]SinkFileStatus, error) {
 			return nil, nil
 		}
 		var out []SinkFileStatus
-		err = l.streamEntries(ctx, snap.Keys, snap.Keys[len(snap.Keys)-1], nil, func(e SinkFileStatus) error {
+		err = l.streamEntries(ctx, snap.Keys, snap.Keys[len(snap.Keys)-1], nil, func(e SinkFileStatus, _ []byte) error {
 			out = append(out, e)
 			return nil
 		})
@@ -557,7 +558,10 @@ func (l *Log) compact(ctx context.Context, ls *listing, batchID int64, interval 
 	}
 	write := func(w io.Writer) error {
 		enc := newLogEncoder(w)
-		err := l.streamEntries(ctx, keys, "", entries, func(e SinkFileStatus) error {
+		err := l.streamEntries(ctx, keys, "", entries, func(e SinkFileStatus, raw []byte) error {
+			if raw != nil {
+				return enc.addRaw(raw)
+			}
 			return enc.add(&e)
 		})
 		if err != nil {

@@ -195,7 +195,7 @@ func TestDecodeLogErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := 0
-			err := decodeLog("_spark_metadata/3", strings.NewReader(tc.data), func(SinkFileStatus) error { n++; return nil })
+			err := decodeLog("_spark_metadata/3", strings.NewReader(tc.data), func(SinkFileStatus, []byte) error { n++; return nil })
 			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil) != (err == nil) {
 				t.Fatalf("err = %v, want %v", err, tc.wantErr)
 			}
