@@ -96,23 +96,37 @@ func (t *Table) Exists(ctx context.Context) (bool, error) {
 }
 
 // Snapshot returns the latest snapshot. txlog.ErrTableNotFound if there is no table.
-func (t *Table) Snapshot(ctx context.Context) (*txlog.Snapshot, error) { return t.log.Snapshot(ctx) }
+func (t *Table) Snapshot(ctx context.Context) (*txlog.Snapshot, error) {
+	s, err := t.log.Snapshot(ctx)
+	return s, t.wrap(err)
+}
+
+// wrap names the table in an error from the log.
+func (t *Table) wrap(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("table %s: %w", t.URL(), err)
+}
 
 // SnapshotAt returns the snapshot of version v (txlog.ErrVersionNotFound if
 // the version is not in the log).
 func (t *Table) SnapshotAt(ctx context.Context, v int64) (*txlog.Snapshot, error) {
-	return t.log.SnapshotAt(ctx, v)
+	s, err := t.log.SnapshotAt(ctx, v)
+	return s, t.wrap(err)
 }
 
 // SnapshotAsOf returns the snapshot of the latest commit at or before ts
 // (txlog.ErrTimestampOutOfRange before the first commit).
 func (t *Table) SnapshotAsOf(ctx context.Context, ts time.Time) (*txlog.Snapshot, error) {
-	return t.log.SnapshotAsOf(ctx, ts)
+	s, err := t.log.SnapshotAsOf(ctx, ts)
+	return s, t.wrap(err)
 }
 
 // History returns up to limit commits, newest first (limit <= 0: all).
 func (t *Table) History(ctx context.Context, limit int) ([]txlog.CommitEntry, error) {
-	return t.log.History(ctx, limit)
+	h, err := t.log.History(ctx, limit)
+	return h, t.wrap(err)
 }
 
 // CreateOptions describe a new table.

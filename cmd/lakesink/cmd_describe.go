@@ -1,0 +1,205 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/lakesink/lakesink/table"
+	"github.com/lakesink/lakesink/txlog"
+)
+
+// DescribeOptions are the flags of `lakesink describe`.
+type DescribeOptions struct {
+	Version   int64  // -1: latest
+	Timestamp string // RFC 3339; empty: latest
+}
+
+// AddFlags registers the flags.
+func (o *DescribeOptions) AddFlags(f *pflag.FlagSet) {
+	f.Int64Var(&o.Version, "version", -1, "describe this version (time travel); default latest")
+	f.StringVar(&o.Timestamp, "timestamp", "", "describe the latest version at or before this RFC 3339 time")
+}
+
+func newDescribeCommand(g *globalOptions) *cobra.Command {
+	var o DescribeOptions
+	cmd := &cobra.Command{
+		Use:   "describe URL",
+		Short: "Show a table's version, schema, protocol, properties, size and txn versions",
+		Long: `Describe the Delta table at URL at its latest version (or --version N,
+--timestamp T): schema, partition columns, protocol (reader/writer versions
+and features), properties, the number and size of live files, the number of
+records (summed from file stats; null when a file has none) and the txn
+version of every appId (streaming query ids).
+
+EXAMPLE
+  lakesink describe ./demo/flights
+  lakesink describe ./demo/flights --version 3 --json
+
+EXIT STATUS
+  0 ok, 1 error (no table), 4 corrupt or unsupported table`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runDescribe(cmd.Context(), newPrinter(g, cmd.OutOrStdout(), cmd.ErrOrStderr()), args[0], o)
+		},
+	}
+	o.AddFlags(cmd.Flags())
+	return cmd
+}
+
+// Description is the --json shape of describe.
+type Description struct {
+	Table            string            `json:"table"`
+	Version          int64             `json:"version"`
+	Timestamp        string            `json:"timestamp"`
+	ID               string            `json:"id"`
+	Name             string            `json:"name,omitempty"`
+	Description      string            `json:"description,omitempty"`
+	Schema           json.RawMessage   `json:"schema"`
+	PartitionColumns []string          `json:"partitionColumns"`
+	MinReaderVersion int               `json:"minReaderVersion"`
+	MinWriterVersion int               `json:"minWriterVersion"`
+	ReaderFeatures   []string          `json:"readerFeatures"`
+	WriterFeatures   []string          `json:"writerFeatures"`
+	Properties       map[string]string `json:"properties"`
+	NumFiles         int               `json:"numFiles"`
+	SizeInBytes      int64             `json:"sizeInBytes"`
+	NumRecords       *int64            `json:"numRecords"`
+	Txns             map[string]int64  `json:"txns"`
+}
+
+// snapshotFor opens the snapshot a read command asks for.
+func snapshotFor(ctx context.Context, t *table.Table, version int64, ts string) (*txlog.Snapshot, error) {
+	switch {
+	case version >= 0 && ts != "":
+		return nil, fmt.Errorf("give --version or --timestamp, not both")
+	case version >= 0:
+		return t.SnapshotAt(ctx, version)
+	case ts != "":
+		at, err := parseTime(ts)
+		if err != nil {
+			return nil, err
+		}
+		return t.SnapshotAsOf(ctx, at)
+	default:
+		return t.Snapshot(ctx)
+	}
+}
+
+// describe builds the Description of a snapshot.
+func describe(url string, snap *txlog.Snapshot) (Description, error) {
+	md, pr := snap.Metadata(), snap.Protocol()
+	d := Description{
+		Table: url, Version: snap.Version(), Timestamp: snap.Timestamp().UTC().Format("2006-01-02T15:04:05.000Z07:00"),
+		ID: md.ID, Name: md.Name, Description: md.Description,
+		Schema: json.RawMessage(md.SchemaString), PartitionColumns: md.PartitionColumns,
+		MinReaderVersion: pr.MinReaderVersion, MinWriterVersion: pr.MinWriterVersion,
+		ReaderFeatures: nonNil(pr.ReaderFeatures), WriterFeatures: nonNil(pr.WriterFeatures),
+		Properties: md.Configuration, NumFiles: snap.NumFiles(), SizeInBytes: snap.SizeInBytes(), Txns: snap.Txns(),
+	}
+	if d.Properties == nil {
+		d.Properties = map[string]string{}
+	}
+	if d.PartitionColumns == nil {
+		d.PartitionColumns = []string{}
+	}
+	if !json.Valid(d.Schema) {
+		return d, fmt.Errorf("%w: schemaString of version %d is not valid JSON", txlog.ErrCorruptLog, snap.Version())
+	}
+	var total int64
+	known := true
+	for _, a := range snap.Files() {
+		var st struct {
+			NumRecords *int64 `json:"numRecords"`
+		}
+		if a.Stats == "" || json.Unmarshal([]byte(a.Stats), &st) != nil || st.NumRecords == nil {
+			known = false
+			break
+		}
+		total += *st.NumRecords
+	}
+	if known {
+		d.NumRecords = &total
+	}
+	return d, nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func runDescribe(ctx context.Context, p *printer, url string, o DescribeOptions) error {
+	t, err := table.Open(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	snap, err := snapshotFor(ctx, t, o.Version, o.Timestamp)
+	if err != nil {
+		return err
+	}
+	d, err := describe(t.URL(), snap)
+	if err != nil {
+		return err
+	}
+	if p.json {
+		return p.emitValue("table", d)
+	}
+	p.textf("table        %s\n", d.Table)
+	p.textf("version      %d (%s)\n", d.Version, d.Timestamp)
+	if d.Name != "" {
+		p.textf("name         %s\n", d.Name)
+	}
+	p.textf("protocol     reader %d / writer %d", d.MinReaderVersion, d.MinWriterVersion)
+	if len(d.ReaderFeatures)+len(d.WriterFeatures) > 0 {
+		p.textf("  features: reader [%s] writer [%s]", strings.Join(d.ReaderFeatures, ", "), strings.Join(d.WriterFeatures, ", "))
+	}
+	p.textf("\n")
+	if s, err := snap.Schema(); err == nil {
+		p.textf("schema\n")
+		for _, f := range s.Fields {
+			null := ""
+			if !f.Nullable {
+				null = " not null"
+			}
+			p.textf("  %-20s %s%s\n", f.Name, f.Type.TypeName(), null)
+		}
+	}
+	p.textf("partitioned  [%s]\n", strings.Join(d.PartitionColumns, ", "))
+	recs := "unknown (a file has no stats)"
+	if d.NumRecords != nil {
+		recs = fmt.Sprint(*d.NumRecords)
+	}
+	p.textf("files        %d (%s), records %s\n", d.NumFiles, humanBytes(d.SizeInBytes), recs)
+	if len(d.Properties) > 0 {
+		keys := make([]string, 0, len(d.Properties))
+		for k := range d.Properties {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		p.textf("properties\n")
+		for _, k := range keys {
+			p.textf("  %s=%s\n", k, d.Properties[k])
+		}
+	}
+	if len(d.Txns) > 0 {
+		ids := make([]string, 0, len(d.Txns))
+		for k := range d.Txns {
+			ids = append(ids, k)
+		}
+		sort.Strings(ids)
+		p.textf("txns (appId -> version)\n")
+		for _, k := range ids {
+			p.textf("  %s -> %d\n", k, d.Txns[k])
+		}
+	}
+	return nil
+}

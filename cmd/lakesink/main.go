@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// Exit codes, documented as stable in README.md ("Exit status").
+const (
+	exitOK          = 0
+	exitError       = 1
+	exitConflict    = 3
+	exitCorrupt     = 4
+	exitInterrupted = 130
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	root := newRootCommand()
+	err := root.ExecuteContext(ctx)
+	interrupted := ctx.Err() != nil
+	stop()
+	if err != nil {
+		printExitError(os.Stderr, root.jsonErrors(), err)
+	}
+	os.Exit(exitCode(err, interrupted))
+}
+
+// printExitError writes a fatal error to stderr: as a JSON object when the
+// command ran with --json, else as text.
+func printExitError(w io.Writer, asJSON bool, err error) {
+	if asJSON {
+		_ = json.NewEncoder(w).Encode(map[string]any{"message_type": "exit_error", "code": exitCode(err, false), "message": err.Error()})
+		return
+	}
+	fmt.Fprintln(w, "lakesink:", err)
+}
+
+// exitCode maps an error to the CLI's exit status, once, with errors.Is.
+func exitCode(err error, interrupted bool) int {
+	switch {
+	case err == nil:
+		return exitOK
+	case interrupted || errors.Is(err, context.Canceled):
+		return exitInterrupted
+	case isConflict(err):
+		return exitConflict
+	case isCorrupt(err):
+		return exitCorrupt
+	default:
+		return exitError
+	}
+}

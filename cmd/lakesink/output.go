@@ -1,0 +1,95 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"golang.org/x/term"
+)
+
+// printer writes a command's output: text for people, or with --json one
+// object per line, each with a message_type (restic's scripting convention).
+type printer struct {
+	out   io.Writer
+	err   io.Writer
+	json  bool
+	quiet bool
+}
+
+func newPrinter(g *globalOptions, out, errw io.Writer) *printer {
+	return &printer{out: out, err: errw, json: g.JSON, quiet: g.Quiet}
+}
+
+// emit writes one JSON object with message_type set.
+func (p *printer) emit(messageType string, v map[string]any) error {
+	v["message_type"] = messageType
+	enc := json.NewEncoder(p.out)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// emitValue writes v (a struct with json tags) merged with message_type.
+func (p *printer) emitValue(messageType string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	m := map[string]any{}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	return p.emit(messageType, m)
+}
+
+func (p *printer) textf(format string, args ...any) {
+	if !p.json {
+		fmt.Fprintf(p.out, format, args...)
+	}
+}
+
+// progressEnabled: progress goes to stderr only when it is a terminal and
+// neither --quiet nor --json asked otherwise.
+func (p *printer) progressEnabled() bool {
+	if p.quiet || p.json {
+		return false
+	}
+	f, ok := p.err.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// humanBytes renders a byte count: 1.5 MiB.
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// parseBytes parses "128MiB", "64MB", "1g", "1048576" into bytes.
+func parseBytes(s string) (int64, error) {
+	t := strings.TrimSpace(strings.ToLower(s))
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		m      int64
+	}{{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"kb", 1000}, {"mb", 1000 * 1000}, {"gb", 1000 * 1000 * 1000}, {"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"b", 1}} {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.m
+			break
+		}
+	}
+	var n int64
+	if _, err := fmt.Sscanf(t, "%d", &n); err != nil || n < 0 {
+		return 0, fmt.Errorf("invalid size %q (e.g. 128MiB)", s)
+	}
+	return n * mult, nil
+}

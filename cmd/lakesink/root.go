@@ -1,0 +1,54 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+)
+
+// version is the lakesink version, also written as engineInfo "lakesink/<version>".
+const version = "0.1.0"
+
+// rootCommand is the top-level command with the global flags every verb shares.
+type rootCommand struct {
+	*cobra.Command
+	global globalOptions
+}
+
+// globalOptions are flags shared by every verb.
+type globalOptions struct {
+	JSON  bool // --json: machine-readable output, one object per line
+	Quiet bool // --quiet: no progress output
+}
+
+func (r *rootCommand) jsonErrors() bool { return r.global.JSON }
+
+func newRootCommand() *rootCommand {
+	r := &rootCommand{}
+	r.Command = &cobra.Command{
+		Use:   "lakesink",
+		Short: "Stream data into Delta Lake tables and Spark file-sink directories, exactly once",
+		Long: `lakesink streams records into lakehouse tables on local disk or S3 with
+exactly-once guarantees, compacts them, and reads consistent snapshots.
+
+Table URLs: a plain path or file:///abs/path (local disk), mem://name
+(in-process, for tests), s3://bucket/prefix?region=R&endpoint=URL&use_path_style=true.
+
+EXIT STATUS
+  0    ok (a batch skipped as already committed is ok)
+  1    error or bad usage
+  3    commit conflict (another writer won; retry)
+  4    corrupt or unsupported table
+  130  interrupted (SIGINT/SIGTERM); the table is left consistent`,
+		Version:       version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	r.PersistentFlags().BoolVar(&r.global.JSON, "json", false, "print machine-readable JSON, one object per line")
+	r.PersistentFlags().BoolVarP(&r.global.Quiet, "quiet", "q", false, "no progress output")
+	g := &r.global
+	r.AddCommand(
+		newCreateCommand(g),
+		newDescribeCommand(g),
+		newHistoryCommand(g),
+	)
+	return r
+}
