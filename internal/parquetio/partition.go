@@ -1,0 +1,479 @@
+package parquetio
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// HiveDefaultPartition is the directory value Spark and Hive use for a null
+// (or empty string) partition value (ExternalCatalogUtils.DEFAULT_PARTITION_NAME).
+const HiveDefaultPartition = "__HIVE_DEFAULT_PARTITION__"
+
+// PartitionKV is one "column=value" element of a partition directory, unescaped.
+// Value is nil for HiveDefaultPartition.
+type PartitionKV struct {
+	Column string
+	Value  *string
+}
+
+// needsEscape is Spark's ExternalCatalogUtils.charToEscape on non-Windows
+// hosts: ASCII 0x01-0x1F, " # % ' * / : = ? \ 0x7F { [ ] ^.
+func needsEscape(c byte) bool {
+	switch {
+	case c >= 0x01 && c <= 0x1F, c == 0x7F:
+		return true
+	}
+	switch c {
+	case '"', '#', '%', '\'', '*', '/', ':', '=', '?', '\\', '{', '[', ']', '^':
+		return true
+	}
+	return false
+}
+
+const hexDigits = "0123456789ABCDEF"
+
+// EscapePathName escapes a partition column name or value for a directory
+// name exactly as Spark's ExternalCatalogUtils.escapePathName: every
+// character of charToEscape becomes %XX (upper-case hex); all other
+// characters, including spaces and non-ASCII, are kept.
+func EscapePathName(s string) string {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if needsEscape(s[i]) {
+			n++
+		}
+	}
+	if n == 0 {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 2*n)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if needsEscape(c) {
+			b.WriteByte('%')
+			b.WriteByte(hexDigits[c>>4])
+			b.WriteByte(hexDigits[c&0xF])
+		} else {
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// UnescapePathName reverses EscapePathName as Spark's unescapePathName does:
+// "%XX" with two hex digits becomes the character U+00XX; any other "%" is
+// kept literally.
+func UnescapePathName(s string) string {
+	if !strings.Contains(s, "%") {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '%' && i+2 < len(s) {
+			if v, err := strconv.ParseUint(s[i+1:i+3], 16, 8); err == nil {
+				b.WriteRune(rune(v))
+				i += 2
+				continue
+			}
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// PartitionPath builds the Hive-style directory of a partition, e.g.
+// "date=2024-01-01/origin=SFO", from partition values already serialized per
+// PROTOCOL.md "Partition Value Serialization". Names and values are escaped
+// with EscapePathName; a nil or empty value becomes __HIVE_DEFAULT_PARTITION__
+// (Spark's ExternalCatalogUtils.getPartitionPathString). Returns "" for no
+// columns.
+func PartitionPath(cols []string, values map[string]*string) string {
+	var b strings.Builder
+	for i, c := range cols {
+		if i > 0 {
+			b.WriteByte('/')
+		}
+		b.WriteString(EscapePathName(c))
+		b.WriteByte('=')
+		v := values[c]
+		if v == nil || *v == "" {
+			b.WriteString(HiveDefaultPartition)
+		} else {
+			b.WriteString(EscapePathName(*v))
+		}
+	}
+	return b.String()
+}
+
+// ErrPartitionPath: a directory is not a Hive-style partition path.
+var ErrPartitionPath = errors.New("parquetio: invalid partition path")
+
+// ParsePartitionPath parses "a=1/b=x%2Fy" (a file's directory, optionally
+// followed by nothing else) into its unescaped column/value pairs, in order.
+// __HIVE_DEFAULT_PARTITION__ yields a nil value. Elements that are not
+// "name=value" make it fail with ErrPartitionPath. It never panics.
+func ParsePartitionPath(dir string) ([]PartitionKV, error) {
+	dir = strings.Trim(dir, "/")
+	if dir == "" {
+		return nil, nil
+	}
+	parts := strings.Split(dir, "/")
+	out := make([]PartitionKV, 0, len(parts))
+	for _, p := range parts {
+		name, val, ok := strings.Cut(p, "=")
+		if !ok || name == "" {
+			return nil, fmt.Errorf("%w: %q: element %q is not column=value", ErrPartitionPath, dir, p)
+		}
+		kv := PartitionKV{Column: UnescapePathName(name)}
+		if val != HiveDefaultPartition {
+			v := UnescapePathName(val)
+			kv.Value = &v
+		}
+		out = append(out, kv)
+	}
+	return out, nil
+}
+
+// Timestamp layouts for partition values (PROTOCOL.md, "Partition Value
+// Serialization": {year}-{month}-{day} {hour}:{minute}:{second}.{microsecond}).
+const (
+	partitionTimestampLayout = "2006-01-02 15:04:05.000000"
+	dateLayout               = "2006-01-02"
+)
+
+// SerializePartitionValue renders a Batch value of type t as a Delta
+// partition value string (PROTOCOL.md, "Partition Value Serialization"):
+// numbers in decimal, booleans true/false, dates 2001-01-31, timestamps
+// "2001-01-31 10:00:00.123456" in UTC (timestamp_ntz: its wall clock),
+// decimals plain, strings verbatim, binary as its bytes. nil (and the empty
+// string, which Spark stores as null) yields nil. Errors wrap ErrRowMismatch.
+func SerializePartitionValue(v any, t DataType) (*string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var s string
+	bad := func() (*string, error) {
+		return nil, fmt.Errorf("%w: partition value %v (%T) is not a %s", ErrRowMismatch, v, v, typeString(t))
+	}
+	switch t := t.(type) {
+	case PrimitiveType:
+		switch t {
+		case TypeString:
+			x, ok := v.(string)
+			if !ok {
+				return bad()
+			}
+			s = x
+		case TypeLong:
+			x, ok := v.(int64)
+			if !ok {
+				return bad()
+			}
+			s = strconv.FormatInt(x, 10)
+		case TypeInteger:
+			x, ok := v.(int32)
+			if !ok {
+				return bad()
+			}
+			s = strconv.FormatInt(int64(x), 10)
+		case TypeShort:
+			x, ok := v.(int16)
+			if !ok {
+				return bad()
+			}
+			s = strconv.FormatInt(int64(x), 10)
+		case TypeByte:
+			x, ok := v.(int8)
+			if !ok {
+				return bad()
+			}
+			s = strconv.FormatInt(int64(x), 10)
+		case TypeFloat:
+			x, ok := v.(float32)
+			if !ok {
+				return bad()
+			}
+			s = formatJavaFloat(float64(x), 32)
+		case TypeDouble:
+			x, ok := v.(float64)
+			if !ok {
+				return bad()
+			}
+			s = formatJavaFloat(x, 64)
+		case TypeBoolean:
+			x, ok := v.(bool)
+			if !ok {
+				return bad()
+			}
+			s = strconv.FormatBool(x)
+		case TypeBinary:
+			x, ok := v.([]byte)
+			if !ok {
+				return bad()
+			}
+			s = string(x)
+		case TypeDate:
+			x, ok := v.(Date)
+			if !ok {
+				return bad()
+			}
+			s = x.String()
+		case TypeTimestamp:
+			x, ok := v.(time.Time)
+			if !ok {
+				return bad()
+			}
+			s = x.UTC().Format(partitionTimestampLayout)
+		case TypeTimestampNTZ:
+			x, ok := v.(time.Time)
+			if !ok {
+				return bad()
+			}
+			s = ntzWall(x).Format(partitionTimestampLayout)
+		default:
+			return bad()
+		}
+	case DecimalType:
+		x, ok := v.(Decimal)
+		if !ok || x.Unscaled == nil {
+			return bad()
+		}
+		s = x.String()
+	default:
+		return nil, fmt.Errorf("%w: %s cannot be a partition column type", ErrSchema, typeString(t))
+	}
+	if s == "" {
+		return nil, nil
+	}
+	return &s, nil
+}
+
+// formatJavaFloat renders like Java's Float/Double.toString for ordinary
+// magnitudes ("1.0", "0.5", "NaN", "Infinity").
+func formatJavaFloat(f float64, bits int) string {
+	switch {
+	case math.IsNaN(f):
+		return "NaN"
+	case math.IsInf(f, 1):
+		return "Infinity"
+	case math.IsInf(f, -1):
+		return "-Infinity"
+	}
+	s := strconv.FormatFloat(f, 'g', -1, bits)
+	if !strings.ContainsAny(s, ".eEn") {
+		s += ".0"
+	}
+	return s
+}
+
+// ParsePartitionValue parses a Delta partition value string into the Batch
+// value of type t; nil (and "" for non-string types) yields nil. Timestamps
+// accept "2001-01-31 10:00:00[.ffffff]" (UTC) and RFC 3339 forms. Errors wrap
+// ErrRowMismatch.
+func ParsePartitionValue(s *string, t DataType) (any, error) {
+	if s == nil {
+		return nil, nil
+	}
+	v := *s
+	if v == "" {
+		if t == TypeString {
+			return nil, nil
+		}
+		return nil, nil
+	}
+	bad := func(err error) (any, error) {
+		return nil, fmt.Errorf("%w: partition value %q is not a %s: %v", ErrRowMismatch, v, typeString(t), err)
+	}
+	switch t := t.(type) {
+	case PrimitiveType:
+		switch t {
+		case TypeString:
+			return v, nil
+		case TypeBinary:
+			return []byte(v), nil
+		case TypeLong:
+			x, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return bad(err)
+			}
+			return x, nil
+		case TypeInteger:
+			x, err := strconv.ParseInt(v, 10, 32)
+			if err != nil {
+				return bad(err)
+			}
+			return int32(x), nil
+		case TypeShort:
+			x, err := strconv.ParseInt(v, 10, 16)
+			if err != nil {
+				return bad(err)
+			}
+			return int16(x), nil
+		case TypeByte:
+			x, err := strconv.ParseInt(v, 10, 8)
+			if err != nil {
+				return bad(err)
+			}
+			return int8(x), nil
+		case TypeFloat:
+			x, err := parseJavaFloat(v, 32)
+			if err != nil {
+				return bad(err)
+			}
+			return float32(x), nil
+		case TypeDouble:
+			x, err := parseJavaFloat(v, 64)
+			if err != nil {
+				return bad(err)
+			}
+			return x, nil
+		case TypeBoolean:
+			switch strings.ToLower(v) {
+			case "true":
+				return true, nil
+			case "false":
+				return false, nil
+			}
+			return bad(errors.New("want true or false"))
+		case TypeDate:
+			d, err := ParseDate(v)
+			if err != nil {
+				return bad(err)
+			}
+			return d, nil
+		case TypeTimestamp, TypeTimestampNTZ:
+			ts, err := parsePartitionTimestamp(v)
+			if err != nil {
+				return bad(err)
+			}
+			return ts, nil
+		}
+	case DecimalType:
+		d, err := ParseDecimal(v, t.Scale)
+		if err != nil {
+			return bad(err)
+		}
+		return d, nil
+	}
+	return nil, fmt.Errorf("%w: %s cannot be a partition column type", ErrSchema, typeString(t))
+}
+
+func parseJavaFloat(v string, bits int) (float64, error) {
+	switch v {
+	case "NaN":
+		return math.NaN(), nil
+	case "Infinity":
+		return math.Inf(1), nil
+	case "-Infinity":
+		return math.Inf(-1), nil
+	}
+	return strconv.ParseFloat(v, bits)
+}
+
+func parsePartitionTimestamp(v string) (time.Time, error) {
+	for _, layout := range []string{
+		"2006-01-02 15:04:05.999999999",
+		"2006-01-02T15:04:05.999999999Z07:00",
+		"2006-01-02 15:04:05.999999999Z07:00",
+		"2006-01-02T15:04:05.999999999",
+		"2006-01-02 15:04",
+		"2006-01-02",
+	} {
+		if ts, err := time.Parse(layout, v); err == nil {
+			return ts.UTC(), nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("unrecognised timestamp %q", v)
+}
+
+// String formats the date as YYYY-MM-DD.
+func (d Date) String() string { return d.Time().Format(dateLayout) }
+
+// Time is midnight UTC of the date.
+func (d Date) Time() time.Time { return time.Unix(int64(d)*86400, 0).UTC() }
+
+// DateOf returns the calendar date of t in t's location.
+func DateOf(t time.Time) Date {
+	y, m, dd := t.Date()
+	return Date(time.Date(y, m, dd, 0, 0, 0, 0, time.UTC).Unix() / 86400)
+}
+
+// ParseDate parses YYYY-MM-DD.
+func ParseDate(s string) (Date, error) {
+	t, err := time.Parse(dateLayout, s)
+	if err != nil {
+		return 0, err
+	}
+	return DateOf(t), nil
+}
+
+// String renders the decimal plainly with exactly Scale fractional digits
+// ("-12.340"), as Java's BigDecimal.toPlainString.
+func (d Decimal) String() string {
+	if d.Unscaled == nil {
+		return "<nil>"
+	}
+	neg := d.Unscaled.Sign() < 0
+	digits := new(big.Int).Abs(d.Unscaled).String()
+	if d.Scale > 0 {
+		if len(digits) <= d.Scale {
+			digits = strings.Repeat("0", d.Scale-len(digits)+1) + digits
+		}
+		digits = digits[:len(digits)-d.Scale] + "." + digits[len(digits)-d.Scale:]
+	} else if d.Scale < 0 {
+		digits += strings.Repeat("0", -d.Scale)
+	}
+	if neg {
+		return "-" + digits
+	}
+	return digits
+}
+
+// ParseDecimal parses a plain decimal string ("-12.34", "1e3" is refused)
+// into a Decimal with the given scale; digits beyond scale must be zero.
+func ParseDecimal(s string, scale int) (Decimal, error) {
+	r, ok := new(big.Rat).SetString(s)
+	if !ok || strings.ContainsAny(s, "eE/") {
+		return Decimal{}, fmt.Errorf("invalid decimal %q", s)
+	}
+	r.Mul(r, new(big.Rat).SetInt(pow10(scale)))
+	if !r.IsInt() {
+		return Decimal{}, fmt.Errorf("decimal %q has more than %d fractional digits", s, scale)
+	}
+	return Decimal{Unscaled: new(big.Int).Set(r.Num()), Scale: scale}, nil
+}
+
+var pow10Cache = func() [39]*big.Int {
+	var p [39]*big.Int
+	p[0] = big.NewInt(1)
+	for i := 1; i < len(p); i++ {
+		p[i] = new(big.Int).Mul(p[i-1], big.NewInt(10))
+	}
+	return p
+}()
+
+// pow10 returns 10^n (a shared value for n <= 38: never modify it).
+func pow10(n int) *big.Int {
+	if n >= 0 && n < len(pow10Cache) {
+		return pow10Cache[n]
+	}
+	return new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(n)), nil)
+}
+
+// ntzWall returns t's wall clock as a UTC time (timestamp_ntz semantics).
+func ntzWall(t time.Time) time.Time {
+	if t.Location() == time.UTC {
+		return t
+	}
+	y, mo, d := t.Date()
+	h, mi, s := t.Clock()
+	return time.Date(y, mo, d, h, mi, s, t.Nanosecond(), time.UTC)
+}

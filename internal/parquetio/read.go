@@ -1,0 +1,1053 @@
+package parquetio
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"math/big"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/lakesink/lakesink/internal/storage"
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/deprecated"
+	"github.com/parquet-go/parquet-go/format"
+)
+
+// ReadOptions selects how requested columns are matched to file columns.
+type ReadOptions struct {
+	// ByPhysicalName matches requested fields to file columns by their
+	// column-mapping physical name (delta.columnMapping.physicalName) instead
+	// of the logical name (PROTOCOL.md, "Column Mapping", mode "name").
+	ByPhysicalName bool
+	// ByFieldID matches by Parquet field_id = delta.columnMapping.id first
+	// (mode "id"), falling back to the physical name.
+	ByFieldID bool
+}
+
+// File is an open Parquet data file. Its footer is read at open; row groups
+// are fetched one at a time (only the requested columns' byte ranges), so
+// memory is bounded by one row group. Not safe for concurrent use.
+type File struct {
+	store  storage.Store
+	path   string
+	size   int64
+	ra     *segReaderAt
+	pf     *parquet.File
+	root   *fnode
+	leaves []*fnode
+	schema *StructType
+}
+
+// fnode is one element of the file's Parquet schema.
+type fnode struct {
+	name     string
+	el       *format.SchemaElement
+	children []*fnode
+	def      int // max definition level at this node
+	rep      int // max repetition level at this node
+	leaf     int // leaf: column index
+	first    int // first leaf column index of the subtree
+	end      int // one past the last leaf column index
+}
+
+func (n *fnode) repetition() format.FieldRepetitionType {
+	if n.el.RepetitionType.Valid {
+		return n.el.RepetitionType.V
+	}
+	return format.Required
+}
+func (n *fnode) optional() bool { return n.repetition() == format.Optional }
+func (n *fnode) repeated() bool { return n.repetition() == format.Repeated }
+
+const footerPrefetch = 64 << 10
+
+// OpenFile opens the Parquet file at path in store. size is the file's size
+// in bytes (from the log); size < 0 asks the store. It reads the footer only.
+// Errors wrap ErrCorruptFile for unreadable files and name the path.
+func OpenFile(ctx context.Context, store storage.Store, path string, size int64) (*File, error) {
+	if size < 0 {
+		fi, err := store.Stat(ctx, path)
+		if err != nil {
+			return nil, fmt.Errorf("open parquet file %s: %w", path, err)
+		}
+		size = fi.Size
+	}
+	if size < 12 {
+		return nil, fmt.Errorf("%w: %s: %d bytes is too small for Parquet", ErrCorruptFile, path, size)
+	}
+	ra := &segReaderAt{path: path}
+	tailLen := min(size, footerPrefetch)
+	tail, err := readRange(ctx, store, path, size-tailLen, tailLen)
+	if err != nil {
+		return nil, err
+	}
+	if string(tail[len(tail)-4:]) != "PAR1" {
+		return nil, fmt.Errorf("%w: %s: no PAR1 footer magic", ErrCorruptFile, path)
+	}
+	footerLen := int64(binary.LittleEndian.Uint32(tail[len(tail)-8:]))
+	if footerLen+8 > size-4 {
+		return nil, fmt.Errorf("%w: %s: footer length %d exceeds the file size %d", ErrCorruptFile, path, footerLen, size)
+	}
+	if footerLen+8 > tailLen {
+		tailLen = footerLen + 8
+		if tail, err = readRange(ctx, store, path, size-tailLen, tailLen); err != nil {
+			return nil, err
+		}
+	}
+	ra.add(size-tailLen, tail)
+	pf, err := parquet.OpenFile(ra, size,
+		parquet.SkipMagicBytes(true),
+		parquet.SkipPageIndex(true),
+		parquet.SkipBloomFilters(true),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrCorruptFile, path, err)
+	}
+	f := &File{store: store, path: path, size: size, ra: ra, pf: pf}
+	if err := f.buildTree(); err != nil {
+		return nil, err
+	}
+	ra.drop() // the footer is parsed; keep no bytes between row groups
+	return f, nil
+}
+
+func readRange(ctx context.Context, store storage.Store, path string, off, n int64) ([]byte, error) {
+	rc, err := store.NewRangeReader(ctx, path, off, n)
+	if err != nil {
+		return nil, fmt.Errorf("read %s [%d,+%d): %w", path, off, n, err)
+	}
+	defer rc.Close()
+	buf := make([]byte, n)
+	if _, err := io.ReadFull(rc, buf); err != nil {
+		return nil, fmt.Errorf("read %s [%d,+%d): %w", path, off, n, err)
+	}
+	return buf, nil
+}
+
+func (f *File) buildTree() error {
+	els := f.pf.Metadata().Schema
+	if len(els) == 0 {
+		return fmt.Errorf("%w: %s: empty schema", ErrCorruptFile, f.path)
+	}
+	pos := 0
+	leaf := 0
+	var build func(def, rep, depth int) (*fnode, error)
+	build = func(def, rep, depth int) (*fnode, error) {
+		if pos >= len(els) || depth > 64 {
+			return nil, fmt.Errorf("%w: %s: malformed schema", ErrCorruptFile, f.path)
+		}
+		el := &els[pos]
+		pos++
+		n := &fnode{name: el.Name, el: el, first: leaf}
+		if depth > 0 {
+			switch n.repetition() {
+			case format.Optional:
+				def++
+			case format.Repeated:
+				def++
+				rep++
+			}
+		}
+		n.def, n.rep = def, rep
+		nc := 0
+		if el.NumChildren.Valid {
+			nc = int(el.NumChildren.V)
+		}
+		if nc == 0 && depth > 0 {
+			n.leaf = leaf
+			leaf++
+			f.leaves = append(f.leaves, n)
+		}
+		for i := 0; i < nc; i++ {
+			c, err := build(def, rep, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			n.children = append(n.children, c)
+		}
+		n.end = leaf
+		return n, nil
+	}
+	root, err := build(0, 0, 0)
+	if err != nil {
+		return err
+	}
+	f.root = root
+	st := &StructType{}
+	for _, c := range root.children {
+		t, err := fileType(c)
+		if err != nil {
+			return fmt.Errorf("%s: column %s: %w", f.path, c.name, err)
+		}
+		if c.repeated() { // bare repeated field: a list of required elements
+			t = &ArrayType{ElementType: t}
+		}
+		sf := StructField{Name: c.name, Type: t, Nullable: c.optional()}
+		if c.el.FieldID != 0 {
+			sf.Metadata = map[string]any{MetaColumnMappingID: int64(c.el.FieldID)}
+		}
+		st.Fields = append(st.Fields, sf)
+	}
+	f.schema = st
+	return nil
+}
+
+// Schema is the file's schema as Delta types (Spark's Parquet-to-Catalyst
+// conversion: INT96 and TIMESTAMP(isAdjustedToUTC=true) are timestamp,
+// TIMESTAMP(false) is timestamp_ntz, DECIMAL of any physical type is
+// decimal(p,s), LIST/MAP (and legacy 2-level forms) are array/map).
+func (f *File) Schema() *StructType { return f.schema }
+
+// NumRows is the number of records in the file.
+func (f *File) NumRows() int64 { return f.pf.NumRows() }
+
+// NumRowGroups is the number of row groups.
+func (f *File) NumRowGroups() int { return len(f.pf.RowGroups()) }
+
+// Path is the file's path in its store.
+func (f *File) Path() string { return f.path }
+
+// Lookup returns a footer key/value metadata entry.
+func (f *File) Lookup(key string) (string, bool) { return f.pf.Lookup(key) }
+
+// Close releases the file's buffers.
+func (f *File) Close() error {
+	f.ra.drop()
+	return nil
+}
+
+// fileType converts a file schema node (ignoring its own repetition) to a
+// Delta type.
+func fileType(n *fnode) (DataType, error) {
+	el := n.el
+	lt := el.LogicalType.Value
+	ct, hasCT := el.ConvertedType.Get()
+	if len(n.children) == 0 && el.Type.Valid {
+		switch lt := lt.(type) {
+		case *format.StringType, *format.EnumType, *format.JsonType:
+			return TypeString, nil
+		case *format.DateType:
+			return TypeDate, nil
+		case *format.TimestampType:
+			if lt.IsAdjustedToUTC {
+				return TypeTimestamp, nil
+			}
+			return TypeTimestampNTZ, nil
+		case *format.DecimalType:
+			return DecimalType{Precision: int(lt.Precision), Scale: int(lt.Scale)}, nil
+		case *format.IntType:
+			switch lt.BitWidth {
+			case 8:
+				if lt.IsSigned {
+					return TypeByte, nil
+				}
+				return TypeShort, nil
+			case 16:
+				if lt.IsSigned {
+					return TypeShort, nil
+				}
+				return TypeInteger, nil
+			case 32:
+				if lt.IsSigned {
+					return TypeInteger, nil
+				}
+				return TypeLong, nil
+			case 64:
+				if lt.IsSigned {
+					return TypeLong, nil
+				}
+				return DecimalType{Precision: 20, Scale: 0}, nil
+			}
+		}
+		if hasCT {
+			switch ct {
+			case deprecated.UTF8, deprecated.Enum, deprecated.Json:
+				return TypeString, nil
+			case deprecated.Date:
+				return TypeDate, nil
+			case deprecated.TimestampMillis, deprecated.TimestampMicros:
+				return TypeTimestamp, nil
+			case deprecated.Decimal:
+				return DecimalType{Precision: int(el.Precision.V), Scale: int(el.Scale.V)}, nil
+			case deprecated.Int8:
+				return TypeByte, nil
+			case deprecated.Int16:
+				return TypeShort, nil
+			case deprecated.Uint8:
+				return TypeShort, nil
+			case deprecated.Uint16:
+				return TypeInteger, nil
+			case deprecated.Uint32:
+				return TypeLong, nil
+			}
+		}
+		switch el.Type.V {
+		case format.Boolean:
+			return TypeBoolean, nil
+		case format.Int32:
+			return TypeInteger, nil
+		case format.Int64:
+			return TypeLong, nil
+		case format.Int96:
+			return TypeTimestamp, nil
+		case format.Float:
+			return TypeFloat, nil
+		case format.Double:
+			return TypeDouble, nil
+		case format.ByteArray, format.FixedLenByteArray:
+			return TypeBinary, nil
+		}
+		return nil, fmt.Errorf("%w: physical type %v", ErrUnsupported, el.Type.V)
+	}
+	if isListNode(n) {
+		elem, elemNullable := listElement(n)
+		t, err := fileType(elem)
+		if err != nil {
+			return nil, err
+		}
+		return &ArrayType{ElementType: t, ContainsNull: elemNullable}, nil
+	}
+	if isMapNode(n) {
+		kv := n.children[0]
+		if len(kv.children) < 1 {
+			return nil, fmt.Errorf("%w: map %s has no key", ErrCorruptFile, n.name)
+		}
+		kt, err := fileType(kv.children[0])
+		if err != nil {
+			return nil, err
+		}
+		var vt DataType = TypeBinary
+		vnull := true
+		if len(kv.children) > 1 {
+			if vt, err = fileType(kv.children[1]); err != nil {
+				return nil, err
+			}
+			vnull = !kv.children[1].isRequired()
+		}
+		return &MapType{KeyType: kt, ValueType: vt, ValueContainsNull: vnull}, nil
+	}
+	st := &StructType{}
+	for _, c := range n.children {
+		t, err := fileType(c)
+		if err != nil {
+			return nil, err
+		}
+		if c.repeated() {
+			t = &ArrayType{ElementType: t}
+		}
+		sf := StructField{Name: c.name, Type: t, Nullable: c.optional()}
+		if c.el.FieldID != 0 {
+			sf.Metadata = map[string]any{MetaColumnMappingID: int64(c.el.FieldID)}
+		}
+		st.Fields = append(st.Fields, sf)
+	}
+	return st, nil
+}
+
+func (n *fnode) isRequired() bool { return n.repetition() == format.Required }
+
+func isListNode(n *fnode) bool {
+	if len(n.children) != 1 || !n.children[0].repeated() {
+		return false
+	}
+	if _, ok := n.el.LogicalType.Value.(*format.ListType); ok {
+		return true
+	}
+	ct, ok := n.el.ConvertedType.Get()
+	return ok && ct == deprecated.List
+}
+
+func isMapNode(n *fnode) bool {
+	if len(n.children) != 1 || !n.children[0].repeated() || len(n.children[0].children) == 0 {
+		return false
+	}
+	if _, ok := n.el.LogicalType.Value.(*format.MapType); ok {
+		return true
+	}
+	ct, ok := n.el.ConvertedType.Get()
+	return ok && (ct == deprecated.Map || ct == deprecated.MapKeyValue)
+}
+
+// listElement applies the Parquet LIST backward-compatibility rules
+// (parquet-format LogicalTypes.md, "Lists"): the repeated child is itself the
+// element when it is a primitive, has several fields, or is named "array" or
+// "<list>_tuple"; otherwise its single child is the element (3-level).
+func listElement(list *fnode) (elem *fnode, nullable bool) {
+	r := list.children[0]
+	if len(r.children) == 0 || len(r.children) > 1 || r.name == "array" || r.name == list.name+"_tuple" {
+		return r, false
+	}
+	e := r.children[0]
+	return e, !e.isRequired()
+}
+
+// segReaderAt serves ReadAt from prefetched byte ranges of the file.
+type segReaderAt struct {
+	path string
+	segs []segment
+}
+
+type segment struct {
+	off  int64
+	data []byte
+}
+
+func (r *segReaderAt) add(off int64, data []byte) {
+	r.segs = append(r.segs, segment{off, data})
+}
+
+func (r *segReaderAt) drop() { r.segs = nil }
+
+func (r *segReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	for _, s := range r.segs {
+		if off >= s.off && off+int64(len(p)) <= s.off+int64(len(s.data)) {
+			return copy(p, s.data[off-s.off:]), nil
+		}
+	}
+	// A read that reaches past a prefetched segment's end (buffered page
+	// reads do) gets what the segment has, then EOF.
+	for _, s := range r.segs {
+		if off >= s.off && off < s.off+int64(len(s.data)) {
+			n := copy(p, s.data[off-s.off:])
+			return n, io.EOF
+		}
+	}
+	return 0, fmt.Errorf("%w: %s: read of [%d,+%d) outside the fetched ranges", ErrCorruptFile, r.path, off, len(p))
+}
+
+// ReadRowGroup decodes row group i into records of want (nil: the file's own
+// schema). Requested fields are matched to file columns by name (see
+// ReadOptions); a requested field that the file lacks reads as null; only
+// requested columns are fetched and decoded. Values use the Batch
+// representation. Errors wrap ErrCorruptFile or ErrUnsupported and name the
+// path.
+func (f *File) ReadRowGroup(ctx context.Context, i int, want *StructType, opts ReadOptions) ([][]any, error) {
+	rgs := f.pf.RowGroups()
+	if i < 0 || i >= len(rgs) {
+		return nil, fmt.Errorf("parquetio: %s: row group %d out of range [0,%d)", f.path, i, len(rgs))
+	}
+	if want == nil {
+		want = f.schema
+	}
+	plan, cols, err := f.readPlan(want, opts)
+	if err != nil {
+		return nil, err
+	}
+	rg := rgs[i]
+	numRows := int(rg.NumRows())
+	// Fetch the byte ranges of the needed column chunks.
+	if err := f.prefetch(ctx, i, cols); err != nil {
+		return nil, err
+	}
+	defer f.ra.drop()
+	curs := make(map[int]*cursor, len(cols))
+	chunks := rg.ColumnChunks()
+	for _, c := range cols {
+		if c >= len(chunks) {
+			return nil, fmt.Errorf("%w: %s: row group %d lacks column %d", ErrCorruptFile, f.path, i, c)
+		}
+		cur, err := readColumn(chunks[c], f.leaves[c], plan.convs[c], numRows)
+		if err != nil {
+			return nil, fmt.Errorf("%s: row group %d, column %s: %w", f.path, i, strings.Join(columnPath(f, c), "."), err)
+		}
+		curs[c] = cur
+	}
+	out := make([][]any, numRows)
+	for r := range numRows {
+		if r%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		row := make([]any, len(plan.fields))
+		for j, n := range plan.fields {
+			v, err := assemble(n, curs)
+			if err != nil {
+				return nil, fmt.Errorf("%w: %s: row group %d, row %d, field %s: %v", ErrCorruptFile, f.path, i, r, want.Fields[j].Name, err)
+			}
+			row[j] = v
+		}
+		out[r] = row
+	}
+	return out, nil
+}
+
+// RowGroups iterates the row groups, decoding each with ReadRowGroup.
+func (f *File) RowGroups(ctx context.Context, want *StructType, opts ReadOptions) iter.Seq2[[][]any, error] {
+	return func(yield func([][]any, error) bool) {
+		for i := range f.NumRowGroups() {
+			rows, err := f.ReadRowGroup(ctx, i, want, opts)
+			if !yield(rows, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+// ReadAll reads every row of the file (tests and small files).
+func (f *File) ReadAll(ctx context.Context, want *StructType, opts ReadOptions) ([][]any, error) {
+	var all [][]any
+	for rows, err := range f.RowGroups(ctx, want, opts) {
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, rows...)
+	}
+	return all, nil
+}
+
+func columnPath(f *File, c int) []string {
+	var path []string
+	var walk func(n *fnode, p []string) bool
+	walk = func(n *fnode, p []string) bool {
+		if len(n.children) == 0 && n.leaf == c && n != f.root {
+			path = append(p, n.name)
+			return true
+		}
+		for _, ch := range n.children {
+			if walk(ch, append(p[:len(p):len(p)], n.name)) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, ch := range f.root.children {
+		if walk(ch, nil) {
+			break
+		}
+	}
+	return path
+}
+
+const coalesceGap = 1 << 20
+
+func (f *File) prefetch(ctx context.Context, rgIndex int, cols []int) error {
+	md := f.pf.Metadata()
+	if rgIndex >= len(md.RowGroups) {
+		return fmt.Errorf("%w: %s: row group %d missing in footer", ErrCorruptFile, f.path, rgIndex)
+	}
+	rgmd := md.RowGroups[rgIndex]
+	type rng struct{ off, end int64 }
+	var rs []rng
+	for _, c := range cols {
+		if c >= len(rgmd.Columns) {
+			return fmt.Errorf("%w: %s: row group %d lacks column %d", ErrCorruptFile, f.path, rgIndex, c)
+		}
+		cm := rgmd.Columns[c].MetaData
+		start := cm.DataPageOffset
+		if cm.DictionaryPageOffset > 0 && cm.DictionaryPageOffset < start {
+			start = cm.DictionaryPageOffset
+		}
+		end := start + cm.TotalCompressedSize
+		if start < 0 || end > f.size || end < start {
+			return fmt.Errorf("%w: %s: column chunk [%d,%d) outside the file", ErrCorruptFile, f.path, start, end)
+		}
+		rs = append(rs, rng{start, end})
+	}
+	sort.Slice(rs, func(a, b int) bool { return rs[a].off < rs[b].off })
+	var merged []rng
+	for _, r := range rs {
+		if len(merged) > 0 && r.off <= merged[len(merged)-1].end+coalesceGap {
+			if r.end > merged[len(merged)-1].end {
+				merged[len(merged)-1].end = r.end
+			}
+			continue
+		}
+		merged = append(merged, r)
+	}
+	f.ra.drop()
+	for _, r := range merged {
+		data, err := readRange(ctx, f.store, f.path, r.off, r.end-r.off)
+		if err != nil {
+			return err
+		}
+		f.ra.add(r.off, data)
+	}
+	return nil
+}
+
+// cursor holds the decoded values of one column chunk.
+type cursor struct {
+	reps []uint8
+	defs []uint8
+	vals []any
+	pos  int
+}
+
+func (c *cursor) more() bool { return c.pos < len(c.defs) }
+
+// convFunc converts a non-null physical value to the Batch value.
+type convFunc func(parquet.Value) (any, error)
+
+func readColumn(cc parquet.ColumnChunk, leaf *fnode, conv convFunc, numRows int) (*cursor, error) {
+	cur := &cursor{}
+	if n := int(cc.NumValues()); n > 0 {
+		cur.reps = make([]uint8, 0, n)
+		cur.defs = make([]uint8, 0, n)
+		cur.vals = make([]any, 0, n)
+	}
+	pages := cc.Pages()
+	defer pages.Close()
+	buf := make([]parquet.Value, 1024)
+	for {
+		page, err := pages.ReadPage()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: read page: %v", ErrCorruptFile, err)
+		}
+		vr := page.Values()
+		for {
+			n, err := vr.ReadValues(buf)
+			for _, v := range buf[:n] {
+				cur.reps = append(cur.reps, uint8(v.RepetitionLevel()))
+				d := v.DefinitionLevel()
+				cur.defs = append(cur.defs, uint8(d))
+				if d == leaf.def && !v.IsNull() && conv != nil {
+					x, cerr := conv(v)
+					if cerr != nil {
+						return nil, cerr
+					}
+					cur.vals = append(cur.vals, x)
+				} else {
+					cur.vals = append(cur.vals, nil)
+				}
+			}
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return nil, fmt.Errorf("%w: decode values: %v", ErrCorruptFile, err)
+			}
+			if n == 0 {
+				return nil, fmt.Errorf("%w: decode values: no progress", ErrCorruptFile)
+			}
+		}
+	}
+	_ = numRows
+	return cur, nil
+}
+
+// rnode is a requested field bound to file columns.
+type rnode struct {
+	kind     nodeKind
+	missing  bool
+	optional bool
+	def      int // definition level when present
+	rep      int // list/map: repetition level of entries
+	col      int // leaf column
+	anchor   int // a column of the subtree to peek levels from
+	cols     []int
+	children []*rnode
+}
+
+type readPlan struct {
+	fields []*rnode
+	convs  map[int]convFunc
+}
+
+func (f *File) readPlan(want *StructType, opts ReadOptions) (*readPlan, []int, error) {
+	p := &readPlan{convs: map[int]convFunc{}}
+	for _, wf := range want.Fields {
+		fn := matchField(f.root, wf, opts)
+		if fn == nil {
+			p.fields = append(p.fields, &rnode{missing: true})
+			continue
+		}
+		rn, err := f.bind(fn, wf.Type, p, opts, fn.repeated())
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: column %s: %w", f.path, wf.Name, err)
+		}
+		p.fields = append(p.fields, rn)
+	}
+	cols := make([]int, 0, len(p.convs))
+	for c := range p.convs {
+		cols = append(cols, c)
+	}
+	sort.Ints(cols)
+	return p, cols, nil
+}
+
+func matchField(parent *fnode, wf StructField, opts ReadOptions) *fnode {
+	if opts.ByFieldID {
+		if id, ok := wf.ColumnMappingID(); ok {
+			for _, c := range parent.children {
+				if int64(c.el.FieldID) == id && c.el.FieldID != 0 {
+					return c
+				}
+			}
+		}
+	}
+	name := wf.Name
+	if opts.ByPhysicalName || opts.ByFieldID {
+		name = wf.PhysicalName()
+	}
+	for _, c := range parent.children {
+		if c.name == name {
+			return c
+		}
+	}
+	for _, c := range parent.children {
+		if strings.EqualFold(c.name, name) {
+			return c
+		}
+	}
+	return nil
+}
+
+// bind matches a requested type to file node n. bareRepeated: n is a
+// repeated field standing for a whole list (legacy form without LIST).
+func (f *File) bind(n *fnode, want DataType, p *readPlan, opts ReadOptions, bareRepeated bool) (*rnode, error) {
+	if bareRepeated {
+		at, ok := want.(*ArrayType)
+		if !ok {
+			return nil, fmt.Errorf("%w: repeated column read as %s", ErrUnsupported, typeString(want))
+		}
+		elem, err := f.bind(n, at.ElementType, p, opts, false)
+		if err != nil {
+			return nil, err
+		}
+		elem.optional = false
+		return &rnode{kind: nkList, def: n.def - 1, rep: n.rep, children: []*rnode{elem}, anchor: elem.anchor, cols: elem.cols}, nil
+	}
+	r := &rnode{optional: n.optional(), def: n.def}
+	switch wt := want.(type) {
+	case PrimitiveType, DecimalType:
+		if len(n.children) > 0 {
+			return nil, fmt.Errorf("%w: group read as %s", ErrUnsupported, typeString(want))
+		}
+		conv, err := converter(wt, n)
+		if err != nil {
+			return nil, err
+		}
+		r.kind = nkLeaf
+		r.col = n.leaf
+		r.anchor = n.leaf
+		r.cols = []int{n.leaf}
+		p.convs[n.leaf] = conv
+		return r, nil
+	case *StructType:
+		if len(n.children) == 0 {
+			return nil, fmt.Errorf("%w: primitive read as struct", ErrUnsupported)
+		}
+		r.kind = nkStruct
+		r.anchor = -1
+		for _, cf := range wt.Fields {
+			cn := matchField(n, cf, opts)
+			if cn == nil {
+				r.children = append(r.children, &rnode{missing: true})
+				continue
+			}
+			c, err := f.bind(cn, cf.Type, p, opts, cn.repeated())
+			if err != nil {
+				return nil, fmt.Errorf("field %s: %w", cf.Name, err)
+			}
+			r.children = append(r.children, c)
+			r.cols = append(r.cols, c.cols...)
+			if r.anchor < 0 {
+				r.anchor = c.anchor
+			}
+		}
+		if r.anchor < 0 { // nothing requested exists: read one leaf for the levels
+			leaf := f.leaves[n.first]
+			if n.first >= n.end {
+				return nil, fmt.Errorf("%w: empty group", ErrCorruptFile)
+			}
+			if _, ok := p.convs[leaf.leaf]; !ok {
+				p.convs[leaf.leaf] = nil
+			}
+			r.anchor = leaf.leaf
+			r.cols = append(r.cols, leaf.leaf)
+		}
+		return r, nil
+	case *ArrayType:
+		if !isListNode(n) {
+			return nil, fmt.Errorf("%w: %s read as array", ErrUnsupported, n.name)
+		}
+		rep := n.children[0]
+		elemNode, _ := listElement(n)
+		elem, err := f.bind(elemNode, wt.ElementType, p, opts, false)
+		if err != nil {
+			return nil, err
+		}
+		if elemNode == rep { // 2-level: the repeated node is the element
+			elem.optional = false
+		}
+		r.kind = nkList
+		r.rep = rep.rep
+		r.children = []*rnode{elem}
+		r.anchor = elem.anchor
+		r.cols = elem.cols
+		return r, nil
+	case *MapType:
+		if !isMapNode(n) {
+			return nil, fmt.Errorf("%w: %s read as map", ErrUnsupported, n.name)
+		}
+		kv := n.children[0]
+		k, err := f.bind(kv.children[0], wt.KeyType, p, opts, false)
+		if err != nil {
+			return nil, err
+		}
+		r.kind = nkMap
+		r.rep = kv.rep
+		r.children = []*rnode{k}
+		r.anchor = k.anchor
+		r.cols = k.cols
+		if len(kv.children) > 1 {
+			v, err := f.bind(kv.children[1], wt.ValueType, p, opts, false)
+			if err != nil {
+				return nil, err
+			}
+			r.children = append(r.children, v)
+			r.cols = append(r.cols, v.cols...)
+		} else {
+			r.children = append(r.children, &rnode{missing: true})
+		}
+		return r, nil
+	}
+	return nil, fmt.Errorf("%w: requested type %T", ErrUnsupported, want)
+}
+
+var errShortColumn = errors.New("column ended early")
+
+// assemble rebuilds one value of n from the column cursors (Dremel record
+// assembly: a definition level below n's means n is null; a repetition
+// level equal to a list's means another element of it).
+func assemble(n *rnode, curs map[int]*cursor) (any, error) {
+	if n.missing {
+		return nil, nil
+	}
+	a := curs[n.anchor]
+	if !a.more() {
+		return nil, errShortColumn
+	}
+	if int(a.defs[a.pos]) < n.def {
+		skip(n, curs)
+		return nil, nil
+	}
+	switch n.kind {
+	case nkLeaf:
+		c := curs[n.col]
+		v := c.vals[c.pos]
+		c.pos++
+		return v, nil
+	case nkStruct:
+		vals := make([]any, len(n.children))
+		for i, c := range n.children {
+			v, err := assemble(c, curs)
+			if err != nil {
+				return nil, err
+			}
+			vals[i] = v
+		}
+		// Anchor-only columns (no requested child in the file) advance here.
+		advanceAnchorOnly(n, curs)
+		return vals, nil
+	case nkList, nkMap:
+		// Present: an empty collection unless an entry exists (def > n.def).
+		if int(a.defs[a.pos]) == n.def {
+			skip(n, curs)
+			if n.kind == nkList {
+				return []any{}, nil
+			}
+			return []MapEntry{}, nil
+		}
+		var list []any
+		var entries []MapEntry
+		for {
+			if n.kind == nkList {
+				v, err := assemble(n.children[0], curs)
+				if err != nil {
+					return nil, err
+				}
+				list = append(list, v)
+			} else {
+				k, err := assemble(n.children[0], curs)
+				if err != nil {
+					return nil, err
+				}
+				v, err := assemble(n.children[1], curs)
+				if err != nil {
+					return nil, err
+				}
+				entries = append(entries, MapEntry{Key: k, Value: v})
+			}
+			if !a.more() || int(a.reps[a.pos]) != n.rep {
+				break
+			}
+		}
+		if n.kind == nkList {
+			return list, nil
+		}
+		return entries, nil
+	}
+	return nil, nil
+}
+
+// skip consumes the single entry that a null or empty n has in each of its
+// columns.
+func skip(n *rnode, curs map[int]*cursor) {
+	seen := map[int]bool{}
+	for _, c := range n.cols {
+		if !seen[c] {
+			seen[c] = true
+			curs[c].pos++
+		}
+	}
+}
+
+// advanceAnchorOnly moves an anchor column that no child consumed.
+func advanceAnchorOnly(n *rnode, curs map[int]*cursor) {
+	for _, c := range n.children {
+		if !c.missing {
+			return
+		}
+	}
+	curs[n.anchor].pos++
+}
+
+// converter builds the conversion from the file leaf's physical values to the
+// requested Delta type.
+func converter(want DataType, n *fnode) (convFunc, error) {
+	el := n.el
+	phys, _ := el.Type.Get()
+	mismatch := func() (convFunc, error) {
+		ft, _ := fileType(n)
+		return nil, fmt.Errorf("%w: cannot read %s (%v) as %s", ErrUnsupported, typeString(ft), phys, typeString(want))
+	}
+	switch w := want.(type) {
+	case DecimalType:
+		scale := 0
+		if dt, ok := el.LogicalType.Value.(*format.DecimalType); ok {
+			scale = int(dt.Scale)
+		} else if el.Scale.Valid {
+			scale = int(el.Scale.V)
+		}
+		toDec := func(u *big.Int) (any, error) {
+			d := Decimal{Unscaled: u, Scale: scale}
+			if scale != w.Scale {
+				r, err := rescale(d, w.Scale)
+				if err != nil {
+					return nil, err
+				}
+				d = Decimal{Unscaled: r, Scale: w.Scale}
+			}
+			return d, nil
+		}
+		switch phys {
+		case format.Int32:
+			return func(v parquet.Value) (any, error) { return toDec(big.NewInt(int64(v.Int32()))) }, nil
+		case format.Int64:
+			return func(v parquet.Value) (any, error) { return toDec(big.NewInt(v.Int64())) }, nil
+		case format.ByteArray, format.FixedLenByteArray:
+			return func(v parquet.Value) (any, error) { return toDec(fromTwosComplement(v.ByteArray())) }, nil
+		}
+		return mismatch()
+	case PrimitiveType:
+		switch w {
+		case TypeString:
+			if phys == format.ByteArray || phys == format.FixedLenByteArray {
+				return func(v parquet.Value) (any, error) { return string(v.ByteArray()), nil }, nil
+			}
+		case TypeBinary:
+			if phys == format.ByteArray || phys == format.FixedLenByteArray {
+				return func(v parquet.Value) (any, error) { return bytes.Clone(v.ByteArray()), nil }, nil
+			}
+		case TypeLong:
+			switch phys {
+			case format.Int64:
+				return func(v parquet.Value) (any, error) { return v.Int64(), nil }, nil
+			case format.Int32:
+				if ct, ok := el.ConvertedType.Get(); ok && ct == deprecated.Uint32 {
+					return func(v parquet.Value) (any, error) { return int64(uint32(v.Int32())), nil }, nil
+				}
+				return func(v parquet.Value) (any, error) { return int64(v.Int32()), nil }, nil
+			}
+		case TypeInteger:
+			if phys == format.Int32 {
+				return func(v parquet.Value) (any, error) { return v.Int32(), nil }, nil
+			}
+		case TypeShort:
+			if phys == format.Int32 {
+				return func(v parquet.Value) (any, error) { return int16(v.Int32()), nil }, nil
+			}
+		case TypeByte:
+			if phys == format.Int32 {
+				return func(v parquet.Value) (any, error) { return int8(v.Int32()), nil }, nil
+			}
+		case TypeFloat:
+			if phys == format.Float {
+				return func(v parquet.Value) (any, error) { return v.Float(), nil }, nil
+			}
+		case TypeDouble:
+			switch phys {
+			case format.Double:
+				return func(v parquet.Value) (any, error) { return v.Double(), nil }, nil
+			case format.Float:
+				return func(v parquet.Value) (any, error) { return float64(v.Float()), nil }, nil
+			}
+		case TypeBoolean:
+			if phys == format.Boolean {
+				return func(v parquet.Value) (any, error) { return v.Boolean(), nil }, nil
+			}
+		case TypeDate:
+			if phys == format.Int32 {
+				return func(v parquet.Value) (any, error) { return Date(v.Int32()), nil }, nil
+			}
+		case TypeTimestamp, TypeTimestampNTZ:
+			switch phys {
+			case format.Int96:
+				return func(v parquet.Value) (any, error) { return int96Time(v.Int96()), nil }, nil
+			case format.Int64:
+				unit := int64(1000) // nanoseconds per unit: micros by default
+				if ts, ok := el.LogicalType.Value.(*format.TimestampType); ok {
+					switch ts.Unit.Value.(type) {
+					case *format.MilliSeconds:
+						unit = 1_000_000
+					case *format.NanoSeconds:
+						unit = 1
+					}
+				} else if ct, ok := el.ConvertedType.Get(); ok && ct == deprecated.TimestampMillis {
+					unit = 1_000_000
+				}
+				return func(v parquet.Value) (any, error) { return unitTime(v.Int64(), unit), nil }, nil
+			}
+		}
+	}
+	return mismatch()
+}
+
+func unitTime(x, nanosPerUnit int64) time.Time {
+	switch nanosPerUnit {
+	case 1:
+		return time.Unix(0, x).UTC()
+	case 1000:
+		return time.UnixMicro(x).UTC()
+	default:
+		return time.UnixMilli(x).UTC()
+	}
+}
+
+// int96Time decodes an INT96 timestamp (nanoseconds of the day, then the
+// Julian day), as Spark writes with spark.sql.parquet.outputTimestampType=INT96.
+func int96Time(i deprecated.Int96) time.Time {
+	nanos := int64(uint64(i[1])<<32 | uint64(i[0]))
+	days := int64(int32(i[2])) - 2440588
+	return time.Unix(days*86400, nanos).UTC()
+}
+
+// fromTwosComplement decodes a big-endian two's complement integer.
+func fromTwosComplement(b []byte) *big.Int {
+	x := new(big.Int).SetBytes(b)
+	if len(b) > 0 && b[0]&0x80 != 0 {
+		x.Sub(x, new(big.Int).Lsh(big.NewInt(1), uint(8*len(b))))
+	}
+	return x
+}

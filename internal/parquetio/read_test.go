@@ -1,0 +1,287 @@
+package parquetio
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"math/big"
+	"os"
+	"reflect"
+	"testing"
+	"time"
+)
+
+// loadFixture puts a testdata file into a fresh memStore under name.
+func loadFixture(t *testing.T, file, name string) *memStore {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := newMemStore()
+	if err := st.Put(context.Background(), name, b); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// logInfo returns the schema and first add action of a copied _delta_log commit.
+func logInfo(t *testing.T, file string) (*StructType, map[string]any) {
+	t.Helper()
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var schema *StructType
+	var add map[string]any
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var a map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &a); err != nil {
+			continue
+		}
+		if md, ok := a["metaData"].(map[string]any); ok {
+			s, err := ParseSchema([]byte(md["schemaString"].(string)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			schema = s
+		}
+		if ad, ok := a["add"].(map[string]any); ok && add == nil {
+			add = ad
+		}
+	}
+	return schema, add
+}
+
+func openFixture(t *testing.T, file string) *File {
+	t.Helper()
+	st := loadFixture(t, file, "f.parquet")
+	f, err := OpenFile(context.Background(), st, "f.parquet", -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func TestReadAllPrimitiveTypes(t *testing.T) {
+	schema, _ := logInfo(t, "testdata/dat/all_primitive_types.json")
+	f := openFixture(t, "testdata/dat/all_primitive_types.parquet")
+	if !TypesEqual(f.Schema(), schema) {
+		t.Errorf("file schema %s\nlog schema %s", f.Schema(), schema)
+	}
+	rows, err := f.ReadAll(context.Background(), schema, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 5 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	// Row i of the dat case holds the value i in every column (see its stats:
+	// min 0, max 4), the decimal 10+i with scale 3, the date 1970-01-01+i
+	// days, and the timestamp 1970-01-01 00:00 + i hours.
+	for i, r := range rows {
+		want := []any{
+			string(rune('0' + i)), int64(i), int32(i), int16(i), int8(i), float32(i), float64(i),
+			i%2 == 0, []byte(string(rune('0' + i))),
+			Decimal{Unscaled: big.NewInt(int64(10000 + 1000*i)), Scale: 3},
+			Date(i), time.Unix(int64(3600*i), 0).UTC(),
+		}
+		for j := range want {
+			if j == 7 || j == 8 {
+				continue // bool and binary patterns are not in the stats; checked by type below
+			}
+			if !valuesEqual(r[j], want[j]) {
+				t.Errorf("row %d col %s: got %#v want %#v", i, schema.Fields[j].Name, r[j], want[j])
+			}
+		}
+		if _, ok := r[7].(bool); !ok {
+			t.Errorf("row %d bool: %T", i, r[7])
+		}
+		if _, ok := r[8].([]byte); !ok {
+			t.Errorf("row %d binary: %T", i, r[8])
+		}
+	}
+}
+
+func TestReadNestedTypes(t *testing.T) {
+	schema, _ := logInfo(t, "testdata/dat/nested_types.json")
+	f := openFixture(t, "testdata/dat/nested_types.parquet")
+	if !TypesEqual(f.Schema(), schema) {
+		t.Errorf("file schema %s\nlog schema %s", f.Schema(), schema)
+	}
+	rows, err := f.ReadAll(context.Background(), schema, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 5 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	for _, r := range rows {
+		pk := r[0].(int32)
+		st := r[1].([]any)
+		if st[0].(float64) != float64(pk) {
+			t.Errorf("pk %d: struct.float64 = %v", pk, st[0])
+		}
+		arr := r[2].([]any)
+		if len(arr) != int(pk)+1 {
+			t.Errorf("pk %d: array %v", pk, arr)
+		}
+		for k, e := range arr {
+			if e.(int16) != int16(k) {
+				t.Errorf("pk %d: array %v", pk, arr)
+			}
+		}
+		m := r[3].([]MapEntry)
+		if len(m) != int(pk) {
+			t.Errorf("pk %d: map %v", pk, m)
+		}
+		for k, e := range m {
+			if e.Key != string(rune('0'+k)) || e.Value != int32(k) {
+				t.Errorf("pk %d: map %v", pk, m)
+			}
+		}
+	}
+	// Projection: only the map, and a missing column reading as null.
+	want := &StructType{Fields: []StructField{
+		{Name: "map", Type: schema.Fields[3].Type, Nullable: true},
+		{Name: "absent", Type: TypeLong, Nullable: true},
+	}}
+	rows2, err := f.ReadAll(context.Background(), want, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range rows {
+		if !reflect.DeepEqual(rows2[i][0], rows[i][3]) || rows2[i][1] != nil {
+			t.Errorf("projected row %d = %v", i, rows2[i])
+		}
+	}
+}
+
+func TestReadCheckpointParquet(t *testing.T) {
+	// A Spark-written checkpoint: structs of maps, arrays, nested structs.
+	f := openFixture(t, "testdata/dat/with_checkpoint.checkpoint.parquet")
+	rows, err := f.ReadAll(context.Background(), nil, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if int64(len(rows)) != f.NumRows() || len(rows) == 0 {
+		t.Fatalf("%d rows, file says %d", len(rows), f.NumRows())
+	}
+	addIdx := f.Schema().FieldIndex("add")
+	metaIdx := f.Schema().FieldIndex("metaData")
+	adds, metas := 0, 0
+	for _, r := range rows {
+		if a, ok := r[addIdx].([]any); ok {
+			adds++
+			path := a[0].(string)
+			if len(path) < 10 {
+				t.Errorf("add path %q", path)
+			}
+			if _, ok := a[1].([]MapEntry); !ok {
+				t.Errorf("add.partitionValues = %T", a[1])
+			}
+		}
+		if m, ok := r[metaIdx].([]any); ok {
+			metas++
+			mt := f.Schema().Fields[metaIdx].Type.(*StructType)
+			si := mt.FieldIndex("schemaString")
+			if _, err := ParseSchema([]byte(m[si].(string))); err != nil {
+				t.Errorf("schemaString in checkpoint: %v", err)
+			}
+		}
+	}
+	if adds == 0 || metas != 1 {
+		t.Fatalf("adds %d metas %d", adds, metas)
+	}
+}
+
+func TestReadEdgeTimestamps(t *testing.T) {
+	schema, _ := logInfo(t, "testdata/deltars/edge_timestamps.json")
+	f := openFixture(t, "testdata/deltars/edge_timestamps.parquet")
+	rows, err := f.ReadAll(context.Background(), schema, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// stats: BIG_DATE 9999-12-31T00:00:00.000Z, NORMAL_DATE 2022-01-01, SOME_VALUE 1
+	want := []any{time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC), time.Date(2022, 1, 1, 0, 0, 0, 0, time.UTC), int32(1)}
+	if len(rows) != 1 || !valuesEqual(rows[0], want) {
+		t.Fatalf("rows = %v, want %v", rows, want)
+	}
+}
+
+func TestReadColumnMappingByPhysicalName(t *testing.T) {
+	schema, add := logInfo(t, "testdata/deltars/column_mapping.json")
+	f := openFixture(t, "testdata/deltars/column_mapping.parquet")
+	data := &StructType{Fields: []StructField{schema.Fields[1]}} // "Super Name"; the other is the partition column
+	byLogical, err := f.ReadAll(context.Background(), data, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if byLogical[0][0] != nil {
+		t.Fatalf("logical name matched a physical column: %v", byLogical[0])
+	}
+	for _, opts := range []ReadOptions{{ByPhysicalName: true}, {ByFieldID: true}} {
+		rows, err := f.ReadAll(context.Background(), data, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stats struct {
+			NumRecords int
+			MinValues  map[string]string
+		}
+		if err := json.Unmarshal([]byte(add["stats"].(string)), &stats); err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) != stats.NumRecords {
+			t.Fatalf("%+v: %d rows, want %d", opts, len(rows), stats.NumRecords)
+		}
+		minName := stats.MinValues[data.Fields[0].PhysicalName()]
+		found := false
+		for _, r := range rows {
+			if r[0] == minName {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%+v: min value %q not among rows %v", opts, minName, rows)
+		}
+	}
+}
+
+// valuesEqual compares Batch values (Decimal by value, times by instant).
+func valuesEqual(a, b any) bool {
+	switch x := a.(type) {
+	case Decimal:
+		y, ok := b.(Decimal)
+		return ok && x.Scale == y.Scale && x.Unscaled.Cmp(y.Unscaled) == 0
+	case time.Time:
+		y, ok := b.(time.Time)
+		return ok && x.Equal(y)
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !valuesEqual(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case []MapEntry:
+		y, ok := b.([]MapEntry)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !valuesEqual(x[i].Key, y[i].Key) || !valuesEqual(x[i].Value, y[i].Value) {
+				return false
+			}
+		}
+		return true
+	}
+	return reflect.DeepEqual(a, b)
+}

@@ -1,0 +1,569 @@
+package parquetio
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/lakesink/lakesink/internal/storage"
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress"
+	"github.com/parquet-go/parquet-go/compress/gzip"
+	"github.com/parquet-go/parquet-go/compress/lz4"
+	"github.com/parquet-go/parquet-go/compress/snappy"
+	"github.com/parquet-go/parquet-go/compress/uncompressed"
+	"github.com/parquet-go/parquet-go/compress/zstd"
+)
+
+// ErrOptions: invalid WriteOptions.
+var ErrOptions = errors.New("parquetio: invalid options")
+
+// WriteOptions configures WriteFiles and NewFileWriter.
+type WriteOptions struct {
+	// PartitionColumns are top-level columns whose values pick the Hive-style
+	// directory of each row; they are not stored in the data files (as
+	// Spark/Delta do). Default none.
+	PartitionColumns []string
+	// TargetFileSizeBytes rolls to a new file once the writer's estimated
+	// size (flushed bytes plus buffered, uncompressed data) reaches it.
+	// Default (0) 128 MiB.
+	TargetFileSizeBytes int64
+	// RowGroupSizeBytes flushes a row group once its buffered data reaches
+	// it. Default (0) 128 MiB (Parquet's parquet.block.size).
+	RowGroupSizeBytes int64
+	// RowGroupRows caps the rows of a row group. Default (0) no cap.
+	RowGroupRows int64
+	// Compression is "snappy" (default), "zstd", "gzip", "lz4" (LZ4_RAW) or
+	// "none"/"uncompressed".
+	Compression string
+	// NumIndexedCols is how many leaf columns get statistics (Delta's
+	// delta.dataSkippingNumIndexedCols). Default (0) 32; -1 = all.
+	NumIndexedCols int
+	// NoStats writes only numRecords in the stats.
+	NoStats bool
+	// PhysicalNames names the Parquet columns by their column-mapping
+	// physical names and sets field ids (see SchemaOptions).
+	PhysicalNames bool
+	// FileName names each data file, given its 0-based sequence number in
+	// the call and the codec's file-name extension (".snappy", ".zstd",
+	// ".gz", ".lz4raw" or ""). Default: Delta's
+	// "part-%05d-<uuid>.c000<ext>.parquet". Spark's file sink uses
+	// "part-%05d-<uuid>-c%03d<ext>.parquet".
+	FileName func(partIndex int, codecExt string) string
+	// KeyValueMetadata is added to every file's footer.
+	KeyValueMetadata map[string]string
+}
+
+const (
+	defaultTargetFileSize = 128 << 20
+	defaultRowGroupSize   = 128 << 20
+	defaultIndexedCols    = 32
+)
+
+// DefaultWriteOptions returns the defaults spelled out.
+func DefaultWriteOptions() WriteOptions {
+	return WriteOptions{
+		TargetFileSizeBytes: defaultTargetFileSize,
+		RowGroupSizeBytes:   defaultRowGroupSize,
+		Compression:         "snappy",
+		NumIndexedCols:      defaultIndexedCols,
+	}
+}
+
+// Validate lists every invalid setting; errors wrap ErrOptions.
+func (o WriteOptions) Validate() error {
+	var errs []error
+	if o.TargetFileSizeBytes < 0 {
+		errs = append(errs, fmt.Errorf("%w: TargetFileSizeBytes %d < 0", ErrOptions, o.TargetFileSizeBytes))
+	}
+	if o.RowGroupSizeBytes < 0 {
+		errs = append(errs, fmt.Errorf("%w: RowGroupSizeBytes %d < 0", ErrOptions, o.RowGroupSizeBytes))
+	}
+	if o.RowGroupRows < 0 {
+		errs = append(errs, fmt.Errorf("%w: RowGroupRows %d < 0", ErrOptions, o.RowGroupRows))
+	}
+	if o.NumIndexedCols < -1 {
+		errs = append(errs, fmt.Errorf("%w: NumIndexedCols %d < -1", ErrOptions, o.NumIndexedCols))
+	}
+	if _, _, err := codecOf(o.Compression); err != nil {
+		errs = append(errs, err)
+	}
+	seen := map[string]bool{}
+	for _, c := range o.PartitionColumns {
+		if seen[c] {
+			errs = append(errs, fmt.Errorf("%w: partition column %q repeated", ErrOptions, c))
+		}
+		seen[c] = true
+	}
+	return errors.Join(errs...)
+}
+
+func (o WriteOptions) withDefaults() WriteOptions {
+	if o.TargetFileSizeBytes == 0 {
+		o.TargetFileSizeBytes = defaultTargetFileSize
+	}
+	if o.RowGroupSizeBytes == 0 {
+		o.RowGroupSizeBytes = defaultRowGroupSize
+	}
+	if o.NumIndexedCols == 0 {
+		o.NumIndexedCols = defaultIndexedCols
+	}
+	if o.NoStats {
+		o.NumIndexedCols = 0
+	}
+	if o.Compression == "" {
+		o.Compression = "snappy"
+	}
+	return o
+}
+
+// codecOf maps a compression name to parquet-go's codec and the file-name
+// extension parquet-mr uses (CompressionCodecName.getExtension).
+func codecOf(name string) (compress.Codec, string, error) {
+	switch strings.ToLower(name) {
+	case "", "snappy":
+		return &snappy.Codec{}, ".snappy", nil
+	case "zstd":
+		return &zstd.Codec{}, ".zstd", nil
+	case "gzip":
+		return &gzip.Codec{}, ".gz", nil
+	case "lz4", "lz4_raw":
+		return &lz4.Codec{}, ".lz4raw", nil
+	case "none", "uncompressed":
+		return &uncompressed.Codec{}, "", nil
+	}
+	return nil, "", fmt.Errorf("%w: unknown compression %q", ErrOptions, name)
+}
+
+// DeltaFileName is the default FileName: "part-00000-<uuid>.c000.snappy.parquet".
+func DeltaFileName(partIndex int, codecExt string) string {
+	return fmt.Sprintf("part-%05d-%s.c000%s.parquet", partIndex, uuid.NewString(), codecExt)
+}
+
+// WrittenFile describes one data file written by WriteFiles (what a Delta add
+// action or a file-sink log entry needs).
+type WrittenFile struct {
+	// Path relative to the store root, a plain (unescaped) storage key:
+	// "origin=SFO/part-00000-….c000.snappy.parquet".
+	Path string
+	// PartitionValues: Delta-serialized partition values (nil = null).
+	PartitionValues map[string]*string
+	Size            int64
+	NumRecords      int64
+	// Stats is the Delta stats JSON (PROTOCOL.md, "Per-file Statistics").
+	Stats            string
+	ModificationTime time.Time
+}
+
+// WriteFiles writes the batch as Parquet data files into store, grouped by
+// partition and rolled at the target size, and returns them in writing order.
+// Every row is validated first: a row that does not fit the schema fails the
+// call with a *RowError (errors.Is ErrRowMismatch) before anything is written.
+// Files become visible one by one as they are closed; on a later error the
+// files written so far are deleted (best effort) and the error returned. An
+// empty batch writes nothing.
+func WriteFiles(ctx context.Context, store storage.Store, batch *Batch, opts WriteOptions) ([]WrittenFile, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	opts = opts.withDefaults()
+	if batch == nil || batch.Schema == nil {
+		return nil, fmt.Errorf("%w: batch has no schema", ErrSchema)
+	}
+	if err := ValidateForWrite(batch.Schema); err != nil {
+		return nil, err
+	}
+	lay, err := newLayout(batch.Schema, opts)
+	if err != nil {
+		return nil, err
+	}
+	// Validate every row and compute its partition first.
+	type group struct {
+		values map[string]*string
+		rows   []int
+	}
+	var groups []*group
+	byKey := map[string]*group{}
+	var key strings.Builder
+	pvals := make([]*string, len(lay.partIdx))
+	for i, row := range batch.Rows {
+		if len(row) != len(batch.Schema.Fields) {
+			return nil, &RowError{Row: i, Err: fmt.Errorf("record has %d values, schema has %d fields", len(row), len(batch.Schema.Fields))}
+		}
+		key.Reset()
+		for j, fi := range lay.partIdx {
+			f := batch.Schema.Fields[fi]
+			if row[fi] == nil && !f.Nullable {
+				return nil, &RowError{Row: i, Field: f.Name, Err: errNull}
+			}
+			s, err := SerializePartitionValue(row[fi], f.Type)
+			if err != nil {
+				return nil, &RowError{Row: i, Field: f.Name, Err: err}
+			}
+			pvals[j] = s
+			if s == nil {
+				key.WriteString("\x00N")
+			} else {
+				key.WriteString("\x00V")
+				key.WriteString(*s)
+			}
+		}
+		for j, fi := range lay.dataIdx {
+			if fe := validate(row[fi], lay.plan.fields[j]); fe != nil {
+				return nil, &RowError{Row: i, Field: fe.at(lay.plan.fields[j].name).dotted(), Err: fe.err}
+			}
+		}
+		g := byKey[key.String()]
+		if g == nil {
+			g = &group{values: make(map[string]*string, len(lay.partIdx))}
+			for j, fi := range lay.partIdx {
+				g.values[batch.Schema.Fields[fi].Name] = pvals[j]
+			}
+			byKey[key.String()] = g
+			groups = append(groups, g)
+		}
+		g.rows = append(g.rows, i)
+	}
+
+	var out []WrittenFile
+	cleanup := func() {
+		for _, f := range out {
+			_ = store.Delete(context.WithoutCancel(ctx), f.Path) // best effort; unreferenced files are harmless
+		}
+	}
+	seq := 0
+	scratch := make([]any, len(lay.dataIdx))
+	for _, g := range groups {
+		dir := PartitionPath(opts.PartitionColumns, g.values)
+		var fw *FileWriter
+		for start := 0; start < len(g.rows); {
+			if err := ctx.Err(); err != nil {
+				if fw != nil {
+					_ = fw.Abort()
+				}
+				cleanup()
+				return nil, err
+			}
+			if fw == nil {
+				name := opts.FileName
+				if name == nil {
+					name = DeltaFileName
+				}
+				p := name(seq, lay.codecExt)
+				if dir != "" {
+					p = dir + "/" + p
+				}
+				seq++
+				fw, err = lay.newFileWriter(ctx, store, p)
+				if err != nil {
+					cleanup()
+					return nil, err
+				}
+				fw.partValues = g.values
+			}
+			end := min(start+writeChunkRows, len(g.rows))
+			for _, ri := range g.rows[start:end] {
+				row := batch.Rows[ri]
+				for j, fi := range lay.dataIdx {
+					scratch[j] = row[fi]
+				}
+				fw.shred.record(scratch)
+				fw.endRow()
+			}
+			if err := fw.flushRows(); err != nil {
+				_ = fw.Abort()
+				cleanup()
+				return nil, err
+			}
+			start = end
+			if fw.pw.Size() >= opts.TargetFileSizeBytes || start == len(g.rows) {
+				wf, err := fw.Close(ctx)
+				if err != nil {
+					cleanup()
+					return nil, err
+				}
+				out = append(out, wf)
+				fw = nil
+			}
+		}
+	}
+	return out, nil
+}
+
+// writeChunkRows is how many rows are shredded before each WriteRows call.
+const writeChunkRows = 512
+
+// layout is a compiled batch schema: data columns, partition columns, the
+// Parquet schema and writer options, shared by the files of one call.
+type layout struct {
+	schema     *StructType // full schema
+	dataSchema *StructType
+	partIdx    []int
+	dataIdx    []int
+	plan       *writePlan
+	pschema    *parquet.Schema
+	codec      compress.Codec
+	codecExt   string
+	opts       WriteOptions
+}
+
+func newLayout(s *StructType, opts WriteOptions) (*layout, error) {
+	l := &layout{schema: s, opts: opts}
+	isPart := make([]bool, len(s.Fields))
+	for _, c := range opts.PartitionColumns {
+		i := s.FieldIndex(c)
+		if i < 0 {
+			return nil, fmt.Errorf("%w: partition column %q is not in the schema", ErrSchema, c)
+		}
+		switch s.Fields[i].Type.(type) {
+		case PrimitiveType, DecimalType:
+		default:
+			return nil, fmt.Errorf("%w: partition column %q has type %s; only primitive types can partition", ErrSchema, c, typeString(s.Fields[i].Type))
+		}
+		isPart[i] = true
+		l.partIdx = append(l.partIdx, i)
+	}
+	l.dataSchema = &StructType{}
+	for i, f := range s.Fields {
+		if !isPart[i] {
+			l.dataIdx = append(l.dataIdx, i)
+			l.dataSchema.Fields = append(l.dataSchema.Fields, f)
+		}
+	}
+	if len(l.dataSchema.Fields) == 0 {
+		return nil, fmt.Errorf("%w: every column is a partition column; a data file needs at least one data column", ErrSchema)
+	}
+	var err error
+	if l.plan, err = compilePlan(l.dataSchema, opts.NumIndexedCols); err != nil {
+		return nil, err
+	}
+	if l.pschema, err = ParquetSchema(l.dataSchema, SchemaOptions{PhysicalNames: opts.PhysicalNames}); err != nil {
+		return nil, err
+	}
+	if l.codec, l.codecExt, err = codecOf(opts.Compression); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// sparkRowMetadataKey is the footer key where Spark stores its schema JSON.
+const sparkRowMetadataKey = "org.apache.spark.sql.parquet.row.metadata"
+
+func (l *layout) newFileWriter(ctx context.Context, store storage.Store, path string) (*FileWriter, error) {
+	sw, err := store.NewWriter(ctx, path)
+	if err != nil {
+		return nil, fmt.Errorf("create data file %s: %w", path, err)
+	}
+	cw := &countingWriter{w: sw}
+	wopts := []parquet.WriterOption{
+		l.pschema,
+		parquet.Compression(l.codec),
+		parquet.CreatedBy("lakesink", "0", ""),
+	}
+	if l.opts.RowGroupRows > 0 {
+		wopts = append(wopts, parquet.MaxRowsPerRowGroup(l.opts.RowGroupRows))
+	}
+	if !l.opts.PhysicalNames {
+		if js, err := l.dataSchema.MarshalJSON(); err == nil {
+			wopts = append(wopts, parquet.KeyValueMetadata(sparkRowMetadataKey, string(js)))
+		}
+	}
+	for k, v := range l.opts.KeyValueMetadata {
+		wopts = append(wopts, parquet.KeyValueMetadata(k, v))
+	}
+	cfg, err := parquet.NewWriterConfig(wopts...)
+	if err != nil {
+		_ = sw.Abort()
+		return nil, fmt.Errorf("%w: writer config for %s: %v", ErrOptions, path, err)
+	}
+	fw := &FileWriter{
+		store: store,
+		path:  path,
+		lay:   l,
+		sw:    sw,
+		cw:    cw,
+		pw:    parquet.NewWriter(cw, cfg),
+		shred: newShredder(l.plan),
+	}
+	return fw, nil
+}
+
+// FileWriter streams records of one schema into one Parquet data file. Use
+// it to write files whose rows do not fit in memory at once (compaction);
+// WriteFiles uses it for each file. Not safe for concurrent use.
+type FileWriter struct {
+	store      storage.Store
+	path       string
+	lay        *layout
+	sw         storage.Writer
+	cw         *countingWriter
+	pw         *parquet.Writer
+	shred      *shredder
+	rowEnds    []int
+	rows       []parquet.Row
+	numRecords int64
+	partValues map[string]*string
+	closed     bool
+}
+
+// NewFileWriter opens a data file at path (relative to store) for records of
+// schema (data columns only: no partition columns; opts.PartitionColumns is
+// ignored). The file is invisible until Close.
+func NewFileWriter(ctx context.Context, store storage.Store, path string, schema *StructType, opts WriteOptions) (*FileWriter, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	opts = opts.withDefaults()
+	opts.PartitionColumns = nil
+	if err := ValidateForWrite(schema); err != nil {
+		return nil, err
+	}
+	lay, err := newLayout(schema, opts)
+	if err != nil {
+		return nil, err
+	}
+	return lay.newFileWriter(ctx, store, path)
+}
+
+// SetPartitionValues sets the PartitionValues reported by Close.
+func (w *FileWriter) SetPartitionValues(v map[string]*string) { w.partValues = v }
+
+// Write validates and writes records (each with one value per schema field).
+// A record that does not fit fails with a *RowError whose Row indexes rows;
+// the records before it in this call are written.
+func (w *FileWriter) Write(ctx context.Context, rows [][]any) error {
+	if w.closed {
+		return fmt.Errorf("parquetio: write %s: file writer is closed", w.path)
+	}
+	fields := w.lay.plan.fields
+	for start := 0; start < len(rows); start += writeChunkRows {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		end := min(start+writeChunkRows, len(rows))
+		for i := start; i < end; i++ {
+			row := rows[i]
+			if len(row) != len(fields) {
+				_ = w.flushRows()
+				return &RowError{Row: i, Err: fmt.Errorf("record has %d values, schema has %d fields", len(row), len(fields))}
+			}
+			for j, n := range fields {
+				if fe := validate(row[j], n); fe != nil {
+					if err := w.flushRows(); err != nil {
+						return err
+					}
+					return &RowError{Row: i, Field: fe.at(n.name).dotted(), Err: fe.err}
+				}
+			}
+			w.shred.record(row)
+			w.endRow()
+		}
+		if err := w.flushRows(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// EstimatedSize is the file's size so far: bytes flushed plus buffered data
+// (uncompressed, so an upper bound).
+func (w *FileWriter) EstimatedSize() int64 { return w.pw.Size() }
+
+// NumRecords is the number of records written so far.
+func (w *FileWriter) NumRecords() int64 { return w.numRecords }
+
+func (w *FileWriter) endRow() {
+	w.rowEnds = append(w.rowEnds, len(w.shred.out))
+	w.numRecords++
+}
+
+// flushRows hands the shredded rows to the Parquet writer.
+func (w *FileWriter) flushRows() error {
+	if len(w.rowEnds) == 0 {
+		return nil
+	}
+	w.rows = w.rows[:0]
+	start := 0
+	for _, e := range w.rowEnds {
+		w.rows = append(w.rows, parquet.Row(w.shred.out[start:e:e]))
+		start = e
+	}
+	_, err := w.pw.WriteRows(w.rows)
+	clear(w.shred.out)
+	w.shred.out = w.shred.out[:0]
+	w.rowEnds = w.rowEnds[:0]
+	if err != nil {
+		return fmt.Errorf("write rows to %s: %w", w.path, err)
+	}
+	if rg := w.lay.opts.RowGroupSizeBytes; rg > 0 && w.pw.Size()-w.cw.n >= rg {
+		if err := w.pw.Flush(); err != nil {
+			return fmt.Errorf("flush row group of %s: %w", w.path, err)
+		}
+	}
+	return nil
+}
+
+// Close finishes the file, publishes it and describes it.
+func (w *FileWriter) Close(ctx context.Context) (WrittenFile, error) {
+	if w.closed {
+		return WrittenFile{}, fmt.Errorf("parquetio: close %s: already closed", w.path)
+	}
+	if err := w.flushRows(); err != nil {
+		_ = w.Abort()
+		return WrittenFile{}, err
+	}
+	w.closed = true
+	if err := w.pw.Close(); err != nil {
+		_ = w.sw.Abort()
+		return WrittenFile{}, fmt.Errorf("finish parquet file %s: %w", w.path, err)
+	}
+	if err := w.sw.Close(); err != nil {
+		return WrittenFile{}, fmt.Errorf("publish data file %s: %w", w.path, err)
+	}
+	stats, err := statsJSON(w.lay.plan, w.shred.stats, w.numRecords)
+	if err != nil {
+		return WrittenFile{}, fmt.Errorf("stats of %s: %w", w.path, err)
+	}
+	wf := WrittenFile{
+		Path:             w.path,
+		PartitionValues:  w.partValues,
+		Size:             w.cw.n,
+		NumRecords:       w.numRecords,
+		Stats:            stats,
+		ModificationTime: time.Now(),
+	}
+	if wf.PartitionValues == nil {
+		wf.PartitionValues = map[string]*string{}
+	}
+	if fi, err := w.store.Stat(ctx, w.path); err == nil {
+		wf.ModificationTime = fi.ModTime
+		if fi.Size > 0 {
+			wf.Size = fi.Size
+		}
+	}
+	return wf, nil
+}
+
+// Abort discards the file.
+func (w *FileWriter) Abort() error {
+	if w.closed {
+		return nil
+	}
+	w.closed = true
+	return w.sw.Abort()
+}
+
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
