@@ -1,0 +1,195 @@
+package sink
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/table"
+)
+
+// OutputMode is a streaming output mode (Spark's OutputMode).
+type OutputMode string
+
+const (
+	// Append adds each batch's rows.
+	Append OutputMode = "append"
+	// Complete replaces the whole table with each batch's rows, in one commit.
+	Complete OutputMode = "complete"
+	// Update is Spark's update mode; the Delta sink refuses it, as Delta does.
+	Update OutputMode = "update"
+)
+
+// Options configure the Delta sink.
+type Options struct {
+	// QueryID is the streaming query's id, stable across restarts (the
+	// stream driver passes the id from its checkpoint's metadata file). It is
+	// the txn appId. Required.
+	QueryID string
+	// OutputMode: Append (default) or Complete. Update is refused.
+	OutputMode OutputMode
+	// PartitionColumns of a table the sink creates (ignored for an existing
+	// table, whose metaData decides).
+	PartitionColumns []string
+	// Properties of a table the sink creates.
+	Properties map[string]string
+	// TargetFileSizeBytes rolls data files at this size. Default (0): the
+	// table property delta.targetFileSize, else 128 MiB.
+	TargetFileSizeBytes int64
+	// RowGroupSizeBytes bounds a Parquet row group. Default (0): 128 MiB.
+	RowGroupSizeBytes int64
+	// Compression of data files: snappy (default), zstd, gzip, lz4, none.
+	Compression string
+	// MergeSchema adds new nullable columns of a batch to the table schema.
+	MergeSchema bool
+	// OperationParameters are added to each commit's
+	// commitInfo.operationParameters (e.g. the source URL of a query, so
+	// that a new query over the same source can be recognised).
+	OperationParameters map[string]string
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+}
+
+// DefaultOptions returns the defaults documented on each field.
+func DefaultOptions() Options {
+	return Options{OutputMode: Append, Compression: "snappy", Now: time.Now}
+}
+
+// Validate lists every invalid field.
+func (o Options) Validate() error {
+	var errs []error
+	if strings.TrimSpace(o.QueryID) == "" {
+		errs = append(errs, fmt.Errorf("%w: QueryID is required (the txn appId)", ErrInvalidOptions))
+	}
+	switch o.OutputMode {
+	case "", Append, Complete:
+	case Update:
+		errs = append(errs, fmt.Errorf("%w: %q: the Delta sink supports append and complete (as Delta's DeltaSink)", ErrUnsupportedOutputMode, o.OutputMode))
+	default:
+		errs = append(errs, fmt.Errorf("%w: %q", ErrUnsupportedOutputMode, o.OutputMode))
+	}
+	if o.TargetFileSizeBytes < 0 {
+		errs = append(errs, fmt.Errorf("%w: TargetFileSizeBytes %d < 0", ErrInvalidOptions, o.TargetFileSizeBytes))
+	}
+	if o.RowGroupSizeBytes < 0 {
+		errs = append(errs, fmt.Errorf("%w: RowGroupSizeBytes %d < 0", ErrInvalidOptions, o.RowGroupSizeBytes))
+	}
+	switch strings.ToLower(o.Compression) {
+	case "", "snappy", "zstd", "gzip", "lz4", "none", "uncompressed":
+	default:
+		errs = append(errs, fmt.Errorf("%w: compression %q (snappy, zstd, gzip, lz4, none)", ErrInvalidOptions, o.Compression))
+	}
+	return errors.Join(errs...)
+}
+
+// Delta is the Delta streaming sink. It implements Sink.
+type Delta struct {
+	table *table.Table
+	owned bool
+	opts  Options
+}
+
+var _ Sink = (*Delta)(nil)
+
+// NewDelta opens (or, at the first batch, creates) the Delta table at url.
+// Errors: ErrInvalidOptions, ErrUnsupportedOutputMode, storage errors.
+func NewDelta(ctx context.Context, url string, opts Options) (*Delta, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	t, err := table.Open(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	d := NewDeltaTable(t, opts)
+	d.owned = true
+	return d, nil
+}
+
+// NewDeltaTable is NewDelta on an opened table; the caller keeps ownership of
+// t. Options are validated at the first AddBatch.
+func NewDeltaTable(t *table.Table, opts Options) *Delta {
+	o := opts
+	if o.OutputMode == "" {
+		o.OutputMode = Append
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	o.PartitionColumns = slices.Clone(o.PartitionColumns)
+	return &Delta{table: t, opts: o}
+}
+
+// Table is the sink's table.
+func (d *Delta) Table() *table.Table { return d.table }
+
+// Close releases the table if NewDelta opened it.
+func (d *Delta) Close() error {
+	if d.owned {
+		return d.table.Close()
+	}
+	return nil
+}
+
+// AddBatch writes batch batchID (DeltaSink.addBatch): if the table's txn
+// version for the query id is >= batchID the batch is skipped; otherwise its
+// files are written and committed with add actions (dataChange=true, stats),
+// txn{appId: QueryID, version: batchID}, and commitInfo operation "STREAMING
+// UPDATE" with outputMode, queryId and epochId. Complete mode also removes
+// every live file in the same commit. An empty batch commits only its txn.
+//
+// Errors are *BatchError naming the table and batch, wrapping the cause
+// (*parquetio.RowError for a row that does not fit: nothing is committed).
+func (d *Delta) AddBatch(ctx context.Context, batchID int64, batch *Batch) (Result, error) {
+	if err := d.opts.Validate(); err != nil {
+		return Result{}, &BatchError{Table: d.table.URL(), BatchID: batchID, Err: err}
+	}
+	if batchID < 0 {
+		return Result{}, &BatchError{Table: d.table.URL(), BatchID: batchID, Err: fmt.Errorf("%w: negative batch id", ErrInvalidOptions)}
+	}
+	mode := table.Append
+	outputMode := "Append"
+	if d.opts.OutputMode == Complete {
+		mode, outputMode = table.Overwrite, "Complete"
+	}
+	params := map[string]any{
+		"outputMode": outputMode,
+		"queryId":    d.opts.QueryID,
+		"epochId":    strconv.FormatInt(batchID, 10),
+	}
+	for k, v := range d.opts.OperationParameters {
+		params[k] = v
+	}
+	if batch == nil {
+		batch = &Batch{}
+	}
+	res, err := d.table.Write(ctx, batch, table.WriteOptions{
+		Mode:                mode,
+		AppID:               d.opts.QueryID,
+		Version:             batchID,
+		PartitionColumns:    d.opts.PartitionColumns,
+		Properties:          d.opts.Properties,
+		MergeSchema:         d.opts.MergeSchema,
+		TargetFileSizeBytes: d.opts.TargetFileSizeBytes,
+		RowGroupSizeBytes:   d.opts.RowGroupSizeBytes,
+		Compression:         d.opts.Compression,
+		Operation:           "STREAMING UPDATE",
+		OperationParameters: params,
+		Now:                 d.opts.Now,
+	})
+	if err != nil {
+		return Result{}, &BatchError{Table: d.table.URL(), BatchID: batchID, Err: err}
+	}
+	return Result{BatchID: batchID, Skipped: res.Skipped, Version: res.Version, NumFiles: res.NumFiles, NumBytes: res.NumBytes, NumRows: res.NumRows}, nil
+}
+
+// FromStructs turns Go structs into a Batch, the schema derived from the
+// struct's parquet tags and Go types (parquetio.FromStructs): the adapter
+// through which typed rows enter the one write path.
+// func FromStructs[T any](rows []T) (*Batch, error) { return parquetio.FromStructs(rows) } TODO(parquetio.FromStructs)
+var _ = parquetio.ErrSchema

@@ -1,0 +1,29 @@
+package sink
+
+import (
+	"errors"
+	"fmt"
+)
+
+var (
+	// ErrUnsupportedOutputMode: an output mode the sink does not implement
+	// (Delta refuses "update": "Data source ... does not support Update output mode").
+	ErrUnsupportedOutputMode = errors.New("sink: unsupported output mode")
+	// ErrInvalidOptions: Options.Validate failed.
+	ErrInvalidOptions = errors.New("sink: invalid options")
+)
+
+// BatchError is a failed batch: it names the table and the batch. Err is the
+// cause (a *parquetio.RowError names the row and field; a *txlog.ConflictError
+// a lost commit).
+type BatchError struct {
+	Table   string
+	BatchID int64
+	Err     error
+}
+
+func (e *BatchError) Error() string {
+	return fmt.Sprintf("sink: batch %d to %s: %v", e.BatchID, e.Table, e.Err)
+}
+
+func (e *BatchError) Unwrap() error { return e.Err }
