@@ -49,6 +49,7 @@ EXIT STATUS
 		newCreateCommand(g),
 		newDescribeCommand(g),
 		newHistoryCommand(g),
+		newIngestCommand(g),
 	)
 	return r
 }
