@@ -135,4 +135,3 @@ func parseTime(s string) (time.Time, error) {
 	}
 	return time.Time{}, fmt.Errorf("invalid time %q: want RFC 3339 (2024-01-31T10:00:00Z) or milliseconds since the epoch", s)
 }
-

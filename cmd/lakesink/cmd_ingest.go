@@ -276,4 +276,3 @@ func (l *lazyDeltaSink) AddBatch(ctx context.Context, batchID int64, b *sink.Bat
 	}
 	return d.AddBatch(ctx, batchID, b)
 }
-
