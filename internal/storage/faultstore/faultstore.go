@@ -1,0 +1,524 @@
+package faultstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"math/rand/v2"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lakesink/lakesink/internal/storage"
+)
+
+// Op is a kind of storage operation; Ops combine with |.
+type Op uint16
+
+const (
+	OpRead        Op = 1 << iota // Store.Read
+	OpRangeRead                  // Store.NewRangeReader
+	OpPut                        // Store.Put
+	OpPutIfAbsent                // Store.PutIfAbsent
+	OpNewWriter                  // Store.NewWriter (opening the writer)
+	OpWriterClose                // Writer.Close (publishing the object)
+	OpList                       // Store.List (the path is the prefix)
+	OpStat                       // Store.Stat
+	OpDelete                     // Store.Delete
+
+	// OpWrites are the operations that change the store; crash mode fails
+	// them.
+	OpWrites = OpPut | OpPutIfAbsent | OpWriterClose | OpDelete
+	// OpAll matches every operation.
+	OpAll = OpRead | OpRangeRead | OpPut | OpPutIfAbsent | OpNewWriter | OpWriterClose | OpList | OpStat | OpDelete
+)
+
+var opNames = []string{"read", "read-range", "put", "put-if-absent", "write", "write", "list", "stat", "delete"}
+
+func (o Op) String() string {
+	var names []string
+	for i, n := range opNames {
+		if o&(1<<i) != 0 {
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, "|")
+}
+
+// Mode is what a firing rule does.
+type Mode int
+
+const (
+	// FailBefore returns an error without performing the operation.
+	FailBefore Mode = iota
+	// FailAfter performs the operation, then returns an error: the write
+	// landed but its answer was lost. For PutIfAbsent the error also
+	// matches storage.ErrCommitStateUnknown.
+	FailAfter
+	// Delay sleeps Rule.Latency (honouring ctx), then performs the
+	// operation normally; other rules still apply.
+	Delay
+)
+
+// Rule is one composable injector. A call matches when its operation is in
+// Ops and its path matches Path; a matching call fires when it is the Nth
+// match (if Nth > 0) and a coin with Probability comes up (if Probability >
+// 0). With neither set, every matching call fires.
+type Rule struct {
+	// Ops selects operations; 0 means OpAll.
+	Ops Op
+	// Path is a path.Match pattern on the path relative to the faultstore's
+	// root (for List, the prefix). "" matches everything; a pattern ending
+	// in "/**" matches everything under that directory ("_delta_log/**"),
+	// and "**" alone matches everything.
+	Path string
+	// Nth makes the rule fire only on its Nth matching call (1-based).
+	Nth int
+	// Probability makes the rule fire with this probability, drawn from the
+	// store's seeded generator (Options.Seed), so runs are reproducible.
+	Probability float64
+	// Mode is what firing does.
+	Mode Mode
+	// Latency is the sleep of a Delay rule.
+	Latency time.Duration
+}
+
+func (r Rule) validate() error {
+	var errs []error
+	if r.Nth < 0 {
+		errs = append(errs, fmt.Errorf("%w: Nth %d < 0", ErrInvalidRule, r.Nth))
+	}
+	if r.Probability < 0 || r.Probability > 1 {
+		errs = append(errs, fmt.Errorf("%w: Probability %v outside [0, 1]", ErrInvalidRule, r.Probability))
+	}
+	if r.Mode < FailBefore || r.Mode > Delay {
+		errs = append(errs, fmt.Errorf("%w: unknown Mode %d", ErrInvalidRule, r.Mode))
+	}
+	if r.Latency < 0 {
+		errs = append(errs, fmt.Errorf("%w: Latency %v < 0", ErrInvalidRule, r.Latency))
+	}
+	if r.Mode == Delay && r.Latency == 0 {
+		errs = append(errs, fmt.Errorf("%w: Delay rule without Latency", ErrInvalidRule))
+	}
+	if _, err := path.Match(r.Path, ""); err != nil {
+		errs = append(errs, fmt.Errorf("%w: Path %q: %w", ErrInvalidRule, r.Path, err))
+	}
+	return errors.Join(errs...)
+}
+
+func (r Rule) matchPath(p string) bool {
+	switch {
+	case r.Path == "" || r.Path == "**":
+		return true
+	case strings.HasSuffix(r.Path, "/**"):
+		return strings.HasPrefix(p, strings.TrimSuffix(r.Path, "**"))
+	}
+	ok, _ := path.Match(r.Path, p)
+	return ok
+}
+
+// Options configure a Store.
+type Options struct {
+	// Seed seeds the generator behind Rule.Probability. Default 1; log it
+	// in randomized tests.
+	Seed uint64
+	// ListPageSize is the page size used to count list pages (Counts.ListPages):
+	// the pages an S3 listing of the same result would take. Default 1000.
+	ListPageSize int
+}
+
+// DefaultOptions returns the documented defaults.
+func DefaultOptions() Options { return Options{Seed: 1, ListPageSize: 1000} }
+
+// Validate lists every violation.
+func (o Options) Validate() error {
+	if o.ListPageSize <= 0 {
+		return fmt.Errorf("%w: ListPageSize %d <= 0", ErrInvalidRule, o.ListPageSize)
+	}
+	return nil
+}
+
+// Counts are the calls a Store has seen (including failed ones).
+type Counts struct {
+	Read, RangeRead, Put, PutIfAbsent, NewWriter, WriterClose, List, Stat, Delete int64
+	// ListItems is the number of objects List yielded.
+	ListItems int64
+	// ListPages is the number of list pages the calls cost, counted as
+	// max(1, ceil(items/ListPageSize)) per List call that ran to the end or
+	// was stopped (items seen so far).
+	ListPages int64
+	// Writes is the number of write attempts (OpWrites) so far; crash mode
+	// counts against it.
+	Writes int64
+	// Injected is the number of faults that fired (Delay excluded).
+	Injected int64
+}
+
+// Store wraps a storage.Store and injects faults. It is safe for concurrent
+// use; a Store and its Subs share rules, counters and crash state.
+type Store struct {
+	inner  storage.Store
+	prefix string // "" or "dir/": path prefix of a Sub, for rule matching
+	st     *state
+}
+
+type state struct {
+	pageSize int
+	mu       struct {
+		sync.Mutex
+		rng        *rand.Rand
+		rules      []*ruleState
+		counts     Counts
+		crashAfter int // -1: crash mode off
+		crashed    bool
+	}
+}
+
+type ruleState struct {
+	Rule
+	matches int
+}
+
+var _ storage.Store = (*Store)(nil)
+
+// New wraps inner. inner stays owned by the caller: Close on the Store
+// closes inner too, as any storage.Store would.
+func New(inner storage.Store, opts Options) (*Store, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	st := &state{pageSize: opts.ListPageSize}
+	st.mu.rng = rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15))
+	st.mu.crashAfter = -1
+	return &Store{inner: inner, st: st}, nil
+}
+
+// Add appends rules; they are checked in order on every call.
+func (s *Store) Add(rules ...Rule) error {
+	var errs []error
+	for i, r := range rules {
+		if err := r.validate(); err != nil {
+			errs = append(errs, fmt.Errorf("rule %d: %w", i, err))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
+	for _, r := range rules {
+		if r.Ops == 0 {
+			r.Ops = OpAll
+		}
+		s.st.mu.rules = append(s.st.mu.rules, &ruleState{Rule: r})
+	}
+	return nil
+}
+
+// Clear removes every rule and turns crash mode off; counters stay.
+func (s *Store) Clear() {
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
+	s.st.mu.rules = nil
+	s.st.mu.crashAfter = -1
+	s.st.mu.crashed = false
+}
+
+// CrashAfterWrites arms crash mode: the first k write attempts (Put,
+// PutIfAbsent, Writer.Close, Delete) from now on succeed, every later one
+// fails with ErrInjected before it is performed, as if the process had died
+// right after the k-th write. k = 0 fails the first write.
+func (s *Store) CrashAfterWrites(k int) {
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
+	s.st.mu.crashAfter = int(s.st.mu.counts.Writes) + k
+	s.st.mu.crashed = false
+}
+
+// Crashed reports whether crash mode has failed a write.
+func (s *Store) Crashed() bool {
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
+	return s.st.mu.crashed
+}
+
+// Counts returns a snapshot of the counters.
+func (s *Store) Counts() Counts {
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
+	return s.st.mu.counts
+}
+
+// ResetCounts zeroes the counters (crash mode keeps counting from its own
+// starting point).
+func (s *Store) ResetCounts() {
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
+	w := s.st.mu.counts.Writes
+	s.st.mu.counts = Counts{}
+	s.st.mu.counts.Writes = w // crash mode's reference point
+}
+
+// verdict is what the rules decided for one call.
+type verdict struct {
+	delay time.Duration
+	fail  bool // before
+	after bool // lost response
+}
+
+// decide counts the call and evaluates crash mode and the rules.
+func (s *Store) decide(op Op, p string) verdict {
+	full := s.prefix + p
+	st := s.st
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	c := &st.mu.counts
+	switch op {
+	case OpRead:
+		c.Read++
+	case OpRangeRead:
+		c.RangeRead++
+	case OpPut:
+		c.Put++
+	case OpPutIfAbsent:
+		c.PutIfAbsent++
+	case OpNewWriter:
+		c.NewWriter++
+	case OpWriterClose:
+		c.WriterClose++
+	case OpList:
+		c.List++
+	case OpStat:
+		c.Stat++
+	case OpDelete:
+		c.Delete++
+	}
+	var v verdict
+	if op&OpWrites != 0 {
+		c.Writes++
+		if st.mu.crashAfter >= 0 && c.Writes > int64(st.mu.crashAfter) {
+			st.mu.crashed = true
+			c.Injected++
+			v.fail = true
+			return v
+		}
+	}
+	for _, r := range st.mu.rules {
+		if r.Ops&op == 0 || !r.matchPath(full) {
+			continue
+		}
+		r.matches++
+		if r.Nth > 0 && r.matches != r.Nth {
+			continue
+		}
+		if r.Probability > 0 && st.mu.rng.Float64() >= r.Probability {
+			continue
+		}
+		switch r.Mode {
+		case Delay:
+			v.delay += r.Latency
+			continue
+		case FailBefore:
+			v.fail = true
+		case FailAfter:
+			v.after = true
+		}
+		c.Injected++
+		break
+	}
+	return v
+}
+
+func (s *Store) injected(op Op, p string, after bool) error {
+	name := op.String()
+	if after && op == OpPutIfAbsent {
+		return &storage.PathError{Op: name, Path: p, Err: storage.ErrCommitStateUnknown, Cause: ErrInjected}
+	}
+	return &storage.PathError{Op: name, Path: p, Err: ErrInjected}
+}
+
+// run performs fn under the verdict for (op, p).
+func (s *Store) run(ctx context.Context, op Op, p string, fn func() error) error {
+	v := s.decide(op, p)
+	if v.delay > 0 {
+		t := time.NewTimer(v.delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return &storage.PathError{Op: op.String(), Path: p, Err: ctx.Err()}
+		case <-t.C:
+		}
+	}
+	if v.fail {
+		return s.injected(op, p, false)
+	}
+	if err := fn(); err != nil {
+		return err
+	}
+	if v.after {
+		return s.injected(op, p, true)
+	}
+	return nil
+}
+
+func (s *Store) Read(ctx context.Context, p string) ([]byte, error) {
+	var data []byte
+	err := s.run(ctx, OpRead, p, func() (err error) {
+		data, err = s.inner.Read(ctx, p)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+func (s *Store) NewRangeReader(ctx context.Context, p string, offset, length int64) (io.ReadCloser, error) {
+	var r io.ReadCloser
+	err := s.run(ctx, OpRangeRead, p, func() (err error) {
+		r, err = s.inner.NewRangeReader(ctx, p, offset, length)
+		return err
+	})
+	if err != nil {
+		if r != nil {
+			_ = r.Close()
+		}
+		return nil, err
+	}
+	return r, nil
+}
+
+func (s *Store) Put(ctx context.Context, p string, data []byte) error {
+	return s.run(ctx, OpPut, p, func() error { return s.inner.Put(ctx, p, data) })
+}
+
+func (s *Store) PutIfAbsent(ctx context.Context, p string, data []byte) error {
+	return s.run(ctx, OpPutIfAbsent, p, func() error { return s.inner.PutIfAbsent(ctx, p, data) })
+}
+
+func (s *Store) NewWriter(ctx context.Context, p string) (storage.Writer, error) {
+	var w storage.Writer
+	err := s.run(ctx, OpNewWriter, p, func() (err error) {
+		w, err = s.inner.NewWriter(ctx, p)
+		return err
+	})
+	if err != nil {
+		if w != nil {
+			_ = w.Abort()
+		}
+		return nil, err
+	}
+	return &writer{s: s, ctx: ctx, w: w, path: p}, nil
+}
+
+// writer injects faults into Close (OpWriterClose). A fault before the close
+// aborts the inner writer: nothing is published.
+type writer struct {
+	s    *Store
+	ctx  context.Context //nolint:containedctx // the ctx of NewWriter, for Delay rules on Close
+	w    storage.Writer
+	path string
+}
+
+func (w *writer) Write(b []byte) (int, error) { return w.w.Write(b) }
+func (w *writer) Abort() error                { return w.w.Abort() }
+func (w *writer) Close() error {
+	v := w.s.decide(OpWriterClose, w.path)
+	if v.delay > 0 {
+		select {
+		case <-w.ctx.Done():
+		case <-time.After(v.delay):
+		}
+	}
+	if v.fail {
+		_ = w.w.Abort()
+		return w.s.injected(OpWriterClose, w.path, false)
+	}
+	if err := w.w.Close(); err != nil {
+		return err
+	}
+	if v.after {
+		return w.s.injected(OpWriterClose, w.path, true)
+	}
+	return nil
+}
+
+func (s *Store) List(ctx context.Context, prefix, startAfter string) iter.Seq2[storage.FileInfo, error] {
+	return func(yield func(storage.FileInfo, error) bool) {
+		v := s.decide(OpList, prefix)
+		if v.delay > 0 {
+			t := time.NewTimer(v.delay)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				yield(storage.FileInfo{}, &storage.PathError{Op: "list", Path: prefix, Err: ctx.Err()})
+				return
+			case <-t.C:
+			}
+		}
+		if v.fail {
+			s.countList(0)
+			yield(storage.FileInfo{}, s.injected(OpList, prefix, false))
+			return
+		}
+		n := int64(0)
+		defer func() { s.countList(n) }()
+		for fi, err := range s.inner.List(ctx, prefix, startAfter) {
+			if err == nil {
+				n++
+			}
+			if !yield(fi, err) {
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+		if v.after {
+			yield(storage.FileInfo{}, s.injected(OpList, prefix, true))
+		}
+	}
+}
+
+func (s *Store) countList(items int64) {
+	pages := max(1, (items+int64(s.st.pageSize)-1)/int64(s.st.pageSize))
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
+	s.st.mu.counts.ListItems += items
+	s.st.mu.counts.ListPages += pages
+}
+
+func (s *Store) Stat(ctx context.Context, p string) (storage.FileInfo, error) {
+	var fi storage.FileInfo
+	err := s.run(ctx, OpStat, p, func() (err error) {
+		fi, err = s.inner.Stat(ctx, p)
+		return err
+	})
+	if err != nil {
+		return storage.FileInfo{}, err
+	}
+	return fi, nil
+}
+
+func (s *Store) Delete(ctx context.Context, p string) error {
+	return s.run(ctx, OpDelete, p, func() error { return s.inner.Delete(ctx, p) })
+}
+
+// URL is the inner store's URL.
+func (s *Store) URL() string { return s.inner.URL() }
+
+// Sub returns a faultstore over inner.Sub(dir) that shares this store's
+// rules, counters and crash state; rule paths stay relative to this
+// store's root.
+func (s *Store) Sub(dir string) storage.Store {
+	return &Store{inner: s.inner.Sub(dir), prefix: s.prefix + strings.TrimSuffix(dir, "/") + "/", st: s.st}
+}
+
+// Close closes the inner store.
+func (s *Store) Close() error { return s.inner.Close() }

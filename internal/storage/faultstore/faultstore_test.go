@@ -1,0 +1,316 @@
+package faultstore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/lakesink/lakesink/internal/storage"
+	"github.com/lakesink/lakesink/internal/storage/faultstore"
+	"github.com/lakesink/lakesink/internal/storage/storagetest"
+)
+
+func memStore(t *testing.T) storage.Store {
+	t.Helper()
+	o, err := storage.NewOpener(storage.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := o.Open(t.Context(), "mem://faultstore")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func newFS(t *testing.T, inner storage.Store, rules ...faultstore.Rule) *faultstore.Store {
+	t.Helper()
+	fs, err := faultstore.New(inner, faultstore.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.Add(rules...); err != nil {
+		t.Fatal(err)
+	}
+	return fs
+}
+
+// Without rules the wrapper is a conforming store.
+func TestConformanceWithoutFaults(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T) storage.Store {
+		return newFS(t, memStore(t))
+	})
+}
+
+func TestFailBeforeByOpAndGlob(t *testing.T) {
+	ctx := t.Context()
+	base := memStore(t)
+	fs := newFS(t, base, faultstore.Rule{Ops: faultstore.OpPut | faultstore.OpPutIfAbsent, Path: "_delta_log/*.json"})
+	err := fs.PutIfAbsent(ctx, "_delta_log/00000000000000000000.json", []byte("c"))
+	if !errors.Is(err, faultstore.ErrInjected) || errors.Is(err, storage.ErrCommitStateUnknown) {
+		t.Fatalf("PutIfAbsent: got %v, want ErrInjected only", err)
+	}
+	if _, err := base.Read(ctx, "_delta_log/00000000000000000000.json"); !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("a FailBefore write landed: %v", err)
+	}
+	for _, p := range []string{"_delta_log/_last_checkpoint", "_delta_log/x/y.json", "part-0.json"} {
+		if err := fs.Put(ctx, p, []byte("x")); err != nil {
+			t.Errorf("Put(%q) outside the glob: %v", p, err)
+		}
+	}
+	if _, err := fs.Read(ctx, "part-0.json"); err != nil {
+		t.Errorf("Read is not selected by the rule: %v", err)
+	}
+	if got := fs.Counts().Injected; got != 1 {
+		t.Errorf("Injected = %d, want 1", got)
+	}
+}
+
+func TestFailAfterIsLostResponse(t *testing.T) {
+	ctx := t.Context()
+	base := memStore(t)
+	fs := newFS(t, base,
+		faultstore.Rule{Ops: faultstore.OpPutIfAbsent, Mode: faultstore.FailAfter},
+		faultstore.Rule{Ops: faultstore.OpPut, Mode: faultstore.FailAfter},
+	)
+	err := fs.PutIfAbsent(ctx, "c.json", []byte("ours"))
+	if !errors.Is(err, storage.ErrCommitStateUnknown) || !errors.Is(err, faultstore.ErrInjected) {
+		t.Fatalf("PutIfAbsent FailAfter: got %v, want ErrCommitStateUnknown and ErrInjected", err)
+	}
+	if got, err := base.Read(ctx, "c.json"); err != nil || string(got) != "ours" {
+		t.Errorf("the write must have landed: %q, %v", got, err)
+	}
+	err = fs.Put(ctx, "p", []byte("x"))
+	if !errors.Is(err, faultstore.ErrInjected) || errors.Is(err, storage.ErrCommitStateUnknown) {
+		t.Errorf("Put FailAfter: got %v", err)
+	}
+	if _, err := base.Read(ctx, "p"); err != nil {
+		t.Errorf("Put FailAfter must land: %v", err)
+	}
+}
+
+func TestNthAndDoubleStarGlob(t *testing.T) {
+	ctx := t.Context()
+	base := memStore(t)
+	if err := base.Put(ctx, "t/_delta_log/a", []byte("a")); err != nil {
+		t.Fatal(err)
+	}
+	fs := newFS(t, base, faultstore.Rule{Ops: faultstore.OpRead, Path: "t/**", Nth: 3})
+	var failed []int
+	for i := 1; i <= 5; i++ {
+		if _, err := fs.Read(ctx, "t/_delta_log/a"); err != nil {
+			if !errors.Is(err, faultstore.ErrInjected) {
+				t.Fatal(err)
+			}
+			failed = append(failed, i)
+		}
+	}
+	if !slices.Equal(failed, []int{3}) {
+		t.Errorf("failed calls %v, want [3]", failed)
+	}
+	// A Sub's paths are matched relative to the faultstore's root.
+	fs2 := newFS(t, base, faultstore.Rule{Ops: faultstore.OpRead, Path: "t/_delta_log/*"})
+	if _, err := fs2.Sub("t").Read(ctx, "_delta_log/a"); !errors.Is(err, faultstore.ErrInjected) {
+		t.Errorf("Read through Sub: got %v, want ErrInjected", err)
+	}
+}
+
+func TestProbabilityIsSeeded(t *testing.T) {
+	ctx := t.Context()
+	base := memStore(t)
+	if err := base.Put(ctx, "x", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	pattern := func(seed uint64) []bool {
+		opts := faultstore.DefaultOptions()
+		opts.Seed = seed
+		fs, err := faultstore.New(base, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := fs.Add(faultstore.Rule{Ops: faultstore.OpStat, Probability: 0.3}); err != nil {
+			t.Fatal(err)
+		}
+		out := make([]bool, 1000)
+		for i := range out {
+			_, err := fs.Stat(ctx, "x")
+			out[i] = err != nil
+		}
+		return out
+	}
+	const seed = 42
+	t.Logf("seed %d", seed)
+	a, b, c := pattern(seed), pattern(seed), pattern(seed+1)
+	if !slices.Equal(a, b) {
+		t.Error("same seed gave different fault patterns")
+	}
+	if slices.Equal(a, c) {
+		t.Error("different seeds gave the same fault pattern")
+	}
+	n := 0
+	for _, f := range a {
+		if f {
+			n++
+		}
+	}
+	if n < 230 || n > 370 {
+		t.Errorf("%d of 1000 calls failed with probability 0.3", n)
+	}
+}
+
+// commitLike performs three writes, as a Delta commit does: a data file
+// through a writer, a checkpoint with Put, the commit with PutIfAbsent.
+func commitLike(ctx context.Context, s storage.Store) error {
+	w, err := s.NewWriter(ctx, "part-0.parquet")
+	if err != nil {
+		return err
+	}
+	if _, err := io.WriteString(w, "rows"); err != nil {
+		_ = w.Abort()
+		return err
+	}
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("close data file: %w", err)
+	}
+	if err := s.Put(ctx, "_delta_log/_last_checkpoint", []byte("{}")); err != nil {
+		return err
+	}
+	return s.PutIfAbsent(ctx, "_delta_log/00000000000000000001.json", []byte("commit"))
+}
+
+func TestCrashLoop(t *testing.T) {
+	ctx := t.Context()
+	order := []string{"part-0.parquet", "_delta_log/_last_checkpoint", "_delta_log/00000000000000000001.json"}
+	for k := 0; ; k++ {
+		if k > 10 {
+			t.Fatal("the operation never completed")
+		}
+		base := memStore(t)
+		for fi := range base.List(ctx, "", "") {
+			_ = base.Delete(ctx, fi.Path)
+		}
+		fs := newFS(t, base)
+		fs.CrashAfterWrites(k)
+		err := commitLike(ctx, fs)
+		var got []string
+		for fi, err := range base.List(ctx, "", "") {
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, fi.Path)
+		}
+		want := slices.Clone(order[:min(k, len(order))])
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("k=%d: store holds %q, want %q", k, got, want)
+		}
+		if err == nil {
+			if k != len(order) {
+				t.Errorf("completed at k=%d, want %d", k, len(order))
+			}
+			if fs.Crashed() {
+				t.Error("Crashed after a completed run")
+			}
+			return
+		}
+		if !errors.Is(err, faultstore.ErrInjected) || !fs.Crashed() {
+			t.Fatalf("k=%d: got %v (crashed %v), want an injected crash", k, err, fs.Crashed())
+		}
+		// Once crashed, every write fails.
+		if err := fs.Delete(ctx, "anything"); !errors.Is(err, faultstore.ErrInjected) {
+			t.Errorf("k=%d: write after the crash: %v", k, err)
+		}
+	}
+}
+
+func TestDelay(t *testing.T) {
+	base := memStore(t)
+	fs := newFS(t, base, faultstore.Rule{Ops: faultstore.OpPut, Mode: faultstore.Delay, Latency: 30 * time.Millisecond})
+	start := time.Now()
+	if err := fs.Put(t.Context(), "x", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d < 30*time.Millisecond {
+		t.Errorf("Put took %v, want >= 30ms", d)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Millisecond)
+	defer cancel()
+	if err := fs.Put(ctx, "y", []byte("y")); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Put with a short deadline: got %v", err)
+	}
+	if _, err := base.Read(t.Context(), "y"); !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("a cancelled delayed Put landed: %v", err)
+	}
+}
+
+func TestWriterCloseFault(t *testing.T) {
+	ctx := t.Context()
+	base := memStore(t)
+	fs := newFS(t, base, faultstore.Rule{Ops: faultstore.OpWriterClose, Path: "*.parquet"})
+	w, err := fs.NewWriter(ctx, "a.parquet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write([]byte("data")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); !errors.Is(err, faultstore.ErrInjected) {
+		t.Fatalf("Close: got %v, want ErrInjected", err)
+	}
+	if _, err := base.Read(ctx, "a.parquet"); !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("failed Close published the object: %v", err)
+	}
+}
+
+func TestCounts(t *testing.T) {
+	ctx := t.Context()
+	base := memStore(t)
+	fs := newFS(t, base)
+	for i := range 2500 {
+		if err := fs.Put(ctx, fmt.Sprintf("k/%05d", i), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range fs.List(ctx, "k/", "") {
+	}
+	for range fs.List(ctx, "none/", "") {
+	}
+	n := 0
+	for range fs.List(ctx, "k/", "") {
+		if n++; n == 10 {
+			break
+		}
+	}
+	_, _ = fs.Read(ctx, "k/00000")
+	_, _ = fs.Stat(ctx, "missing")
+	_ = fs.Delete(ctx, "k/00001")
+	c := fs.Counts()
+	want := faultstore.Counts{Put: 2500, List: 3, ListItems: 2510, ListPages: 3 + 1 + 1, Read: 1, Stat: 1, Delete: 1, Writes: 2501}
+	if c != want {
+		t.Errorf("Counts = %+v\nwant     %+v", c, want)
+	}
+	fs.ResetCounts()
+	if c := fs.Counts(); c.Put != 0 || c.List != 0 {
+		t.Errorf("after ResetCounts: %+v", c)
+	}
+}
+
+func TestInvalidRules(t *testing.T) {
+	fs := newFS(t, memStore(t))
+	for _, r := range []faultstore.Rule{
+		{Nth: -1},
+		{Probability: 1.5},
+		{Mode: faultstore.Delay},
+		{Path: "[unclosed"},
+		{Mode: faultstore.Mode(9)},
+	} {
+		if err := fs.Add(r); !errors.Is(err, faultstore.ErrInvalidRule) {
+			t.Errorf("Add(%+v): got %v, want ErrInvalidRule", r, err)
+		}
+	}
+}
