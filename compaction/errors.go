@@ -1,0 +1,28 @@
+package compaction
+
+import "errors"
+
+var (
+	// ErrInvalidOptions: PlanOptions, ExecOptions, VacuumOptions or
+	// ServiceOptions failed Validate. The message lists every violation.
+	ErrInvalidOptions = errors.New("compaction: invalid options")
+	// ErrPredicate: an OPTIMIZE partition filter does not parse, does not fit
+	// the schema, or refers to a column that is not a partition column
+	// (OPTIMIZE ... WHERE may only name partition columns, as in Delta).
+	ErrPredicate = errors.New("compaction: invalid partition filter")
+	// ErrRetentionTooShort: a VACUUM retention below the table's
+	// delta.deletedFileRetentionDuration without Force (Delta's
+	// spark.databricks.delta.retentionDurationCheck).
+	ErrRetentionTooShort = errors.New("compaction: retention shorter than the table's deletedFileRetentionDuration")
+	// ErrPlanStale: a plan cannot be executed because the snapshot it was made
+	// from cannot be loaded (cleaned-up log) or its table changed identity.
+	ErrPlanStale = errors.New("compaction: plan is stale")
+	// ErrRowCountMismatch: a rewritten bin does not hold exactly the rows of
+	// its inputs (the stats numRecords of the inputs disagree with the rows
+	// read). Nothing is committed.
+	ErrRowCountMismatch = errors.New("compaction: row count mismatch")
+	// ErrInvalidProperty: a table property that compaction reads
+	// (delta.targetFileSize, delta.deletedFileRetentionDuration,
+	// delta.logRetentionDuration) cannot be parsed.
+	ErrInvalidProperty = errors.New("compaction: invalid table property")
+)
