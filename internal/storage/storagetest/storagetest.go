@@ -1,19 +1,3 @@
-// Package storagetest is the conformance suite every storage.Store
-// implementation passes: local disk, memory and S3 run the same tests.
-//
-//	func TestLocal(t *testing.T) {
-//		storagetest.Run(t, func(t *testing.T) storage.Store {
-//			s, err := storage.Open(t.Context(), t.TempDir())
-//			if err != nil {
-//				t.Fatal(err)
-//			}
-//			t.Cleanup(func() { s.Close() })
-//			return s
-//		})
-//	}
-//
-// newStore must return an empty store for every call; tests may run in
-// parallel with each other on different stores.
 package storagetest
 
 import (
