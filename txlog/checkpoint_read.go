@@ -1,16 +1,111 @@
 package txlog
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
+
+	"github.com/parquet-go/parquet-go"
 )
 
-// readCheckpoint streams the actions of a checkpoint into fn.
+// SidecarDir is where V2 checkpoints keep their sidecar files (PROTOCOL.md,
+// "Sidecar Files").
+const SidecarDir = LogDir + "/_sidecars"
+
+// readCheckpoint streams the actions of a complete checkpoint into fn
+// (PROTOCOL.md, "Checkpoints"): classic and multi-part Parquet files, and
+// V2 UUID-named checkpoints in JSON or Parquet with their sidecars.
 func (l *Log) readCheckpoint(ctx context.Context, ref *checkpointRef, fn func(*Action) error) error {
-	return fmt.Errorf("txlog: read checkpoint %s: not implemented yet", ref.files[0].info.Path)
+	for _, lf := range ref.files {
+		var sidecars []*Sidecar
+		collect := func(a *Action) error {
+			if a.Sidecar != nil {
+				sidecars = append(sidecars, a.Sidecar)
+				return nil
+			}
+			if a.CheckpointMetadata != nil {
+				return nil
+			}
+			return fn(a)
+		}
+		var err error
+		if lf.kind == kindCheckpointV2 && lf.format == "json" {
+			err = readCommit(ctx, l.store, lf.info.Path, lf.version, l.opts.MaxLineBytes, func(_ int, a *Action) error {
+				return collect(a)
+			})
+		} else {
+			err = l.readParquetActions(ctx, lf.info.Path, lf.version, collect)
+		}
+		if err != nil {
+			return err
+		}
+		for _, sc := range sidecars {
+			name, err := resolveSidecar(sc.Path)
+			if err != nil {
+				return &CorruptLogError{Path: lf.info.Path, Version: lf.version, Err: err}
+			}
+			if err := l.readParquetActions(ctx, name, lf.version, fn); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
-// Checkpoint writes a checkpoint of snap (stub until the writer lands).
-func (l *Log) Checkpoint(ctx context.Context, snap *Snapshot) (*LastCheckpoint, error) {
-	return nil, fmt.Errorf("txlog: checkpoint: not implemented yet")
+// resolveSidecar maps a sidecar action path (usually a bare file name, else
+// a URI ending in _sidecars/<name>) to its storage key.
+func resolveSidecar(p string) (string, error) {
+	name := baseName(p)
+	if name == "" || name == "." || name == "/" || name == ".." {
+		return "", fmt.Errorf("invalid sidecar path %q", p)
+	}
+	return SidecarDir + "/" + name, nil
+}
+
+// readParquetActions reads every action row of a checkpoint Parquet file.
+func (l *Log) readParquetActions(ctx context.Context, path string, version int64, fn func(*Action) error) (err error) {
+	data, err := l.store.Read(ctx, path)
+	if err != nil {
+		return fmt.Errorf("txlog: read checkpoint %s: %w", path, err)
+	}
+	corrupt := func(e error) error { return &CorruptLogError{Path: path, Version: version, Err: e} }
+	defer func() {
+		// parquet-go may panic on malformed input; report it as corruption.
+		if r := recover(); r != nil {
+			err = corrupt(fmt.Errorf("parquet: %v", r))
+		}
+	}()
+	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return corrupt(err)
+	}
+	r := parquet.NewGenericReader[ckptReadRow](f)
+	defer r.Close()
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rows := make([]ckptReadRow, 512)
+		n, rerr := r.Read(rows)
+		for i := range rows[:n] {
+			a, ok := rows[i].toAction()
+			if !ok {
+				continue
+			}
+			if err := fn(&a); err != nil {
+				return err
+			}
+		}
+		if errors.Is(rerr, io.EOF) {
+			return nil
+		}
+		if rerr != nil {
+			return corrupt(rerr)
+		}
+		if n == 0 {
+			return nil
+		}
+	}
 }

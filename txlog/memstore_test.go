@@ -51,12 +51,15 @@ func loadDir(dir string) (*memStore, error) {
 		if err != nil || d.IsDir() {
 			return err
 		}
+		rel, _ := filepath.Rel(dir, p)
+		if !strings.HasPrefix(filepath.ToSlash(rel), LogDir+"/") {
+			return nil
+		}
+		fi, _ := d.Info()
 		b, err := os.ReadFile(p)
 		if err != nil {
 			return err
 		}
-		rel, _ := filepath.Rel(dir, p)
-		fi, _ := d.Info()
 		s.objs[filepath.ToSlash(rel)] = memObj{data: b, mod: fi.ModTime()}
 		return nil
 	})
