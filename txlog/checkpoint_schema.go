@@ -48,7 +48,7 @@ type ckptRemove struct {
 }
 
 type ckptFormat struct {
-	Provider *string           `parquet:"provider,optional"`
+	Provider *string            `parquet:"provider,optional"`
 	Options  map[string]*string `parquet:"options,optional"`
 }
 

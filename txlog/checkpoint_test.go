@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 	"testing"
+	"time"
 )
 
 // buildLog writes n commits directly (fast): version 0 creates the table,
