@@ -299,3 +299,29 @@ func TestOptionsValidate(t *testing.T) {
 		t.Errorf("NewOpener(bad): %v", err)
 	}
 }
+
+// On disk "a" cannot be a file and a directory: looking up "a/b" under the
+// file "a" is not found (not an I/O error).
+func TestLocalPathUnderAFile(t *testing.T) {
+	ctx := t.Context()
+	s, err := storage.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Put(ctx, "a", []byte("file")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Read(ctx, "a/b"); !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("Read: got %v, want ErrNotFound", err)
+	}
+	if _, err := s.Stat(ctx, "a/b"); !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("Stat: got %v, want ErrNotFound", err)
+	}
+	if err := s.Delete(ctx, "a/b"); err != nil {
+		t.Errorf("Delete: %v", err)
+	}
+	for fi, err := range s.List(ctx, "a/", "") {
+		t.Errorf("List(a/) yielded %v, %v", fi.Path, err)
+	}
+}

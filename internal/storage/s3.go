@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -273,7 +274,9 @@ func (s *s3Backend) list(ctx context.Context, prefix, startAfter string) iter.Se
 			}
 			page := make([]FileInfo, 0, len(objs))
 			for _, o := range objs {
-				if o.IsDir || o.Key <= startAfter {
+				// Skip "directory marker" objects ("dir/") that consoles and
+				// some Hadoop connectors create: they are not files.
+				if o.IsDir || o.Key <= startAfter || strings.HasSuffix(o.Key, "/") {
 					continue
 				}
 				page = append(page, FileInfo{Path: o.Key, Size: o.Size, ModTime: o.ModTime})

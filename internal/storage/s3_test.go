@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path"
+	"slices"
 	"strings"
 	"testing"
 
@@ -23,6 +24,12 @@ import (
 // AWS SDK's credential chain at dummy credentials.
 func fakeS3(t *testing.T, bucket string) string {
 	t.Helper()
+	endpoint, _ := fakeS3Backend(t, bucket)
+	return endpoint
+}
+
+func fakeS3Backend(t *testing.T, bucket string) (string, *s3mem.Backend) {
+	t.Helper()
 	backend := s3mem.New()
 	if err := backend.CreateBucket(bucket); err != nil {
 		t.Fatal(err)
@@ -33,7 +40,7 @@ func fakeS3(t *testing.T, bucket string) string {
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "lakesink-test-secret")
 	t.Setenv("AWS_CONFIG_FILE", os.DevNull)
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", os.DevNull)
-	return srv.URL
+	return srv.URL, backend
 }
 
 func s3URL(bucket, prefix, endpoint string) string {
@@ -131,5 +138,31 @@ func TestS3URLHasNoCredentials(t *testing.T) {
 		if err != nil && strings.Contains(err.Error(), "secret") {
 			t.Errorf("error leaks credentials: %v", err)
 		}
+	}
+}
+
+// Directory markers ("dir/" objects made by consoles and Hadoop connectors)
+// are not files and are not listed.
+func TestS3ListSkipsDirectoryMarkers(t *testing.T) {
+	endpoint, backend := fakeS3Backend(t, "lake")
+	for _, key := range []string{"t/part=1/", "t/part=1/f.parquet", "t/z"} {
+		if _, err := backend.PutObject("lake", key, nil, strings.NewReader("x"), 1, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := storage.Open(t.Context(), s3URL("lake", "t", endpoint))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var got []string
+	for fi, err := range s.List(t.Context(), "", "") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fi.Path)
+	}
+	if want := []string{"part=1/f.parquet", "z"}; !slices.Equal(got, want) {
+		t.Errorf("List = %q, want %q", got, want)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"iter"
 	"strings"
 	"sync/atomic"
+	"syscall"
 
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
@@ -73,7 +74,8 @@ func classify(err error) (class, cause error) {
 		return context.Canceled, causeUnless(err, context.Canceled)
 	case errors.Is(err, context.DeadlineExceeded):
 		return context.DeadlineExceeded, causeUnless(err, context.DeadlineExceeded)
-	case gcerrors.Code(err) == gcerrors.NotFound:
+	case gcerrors.Code(err) == gcerrors.NotFound, errors.Is(err, syscall.ENOTDIR):
+		// ENOTDIR: on local disk "a/b" is looked up where "a" is a file.
 		return ErrNotFound, err
 	}
 	return err, nil
@@ -304,7 +306,7 @@ func (s *store) Delete(ctx context.Context, path string) error {
 		return wrapErr(op, path, err)
 	}
 	err = b.Delete(ctx, key)
-	if err != nil && gcerrors.Code(err) == gcerrors.NotFound && ctx.Err() == nil {
+	if err != nil && (gcerrors.Code(err) == gcerrors.NotFound || errors.Is(err, syscall.ENOTDIR)) && ctx.Err() == nil {
 		return nil
 	}
 	return wrapErr(op, path, err)
@@ -312,8 +314,13 @@ func (s *store) Delete(ctx context.Context, path string) error {
 
 func (s *store) URL() string { return s.be.url(s.root) }
 
+// Sub roots a store at dir; "" (or "/") is the same root. An invalid dir
+// gives a store whose every call fails with ErrInvalidPath.
 func (s *store) Sub(dir string) Store {
 	dir = strings.TrimSuffix(dir, "/")
+	if dir == "" {
+		return &store{be: s.be, root: s.root, owner: false, closed: s.closed}
+	}
 	if err := ValidatePath(dir); err != nil {
 		return &errStore{err: &PathError{Op: "sub", Path: dir, Err: ErrInvalidPath, Cause: err}, url: s.URL()}
 	}

@@ -220,8 +220,8 @@ func testInvalidPath(t *testing.T, s storage.Store) {
 	}
 	for _, op := range ops {
 		for _, p := range bad {
-			if op.name == "Sub" && (p == "a/") {
-				continue // Sub accepts a trailing slash
+			if op.name == "Sub" && (p == "a/" || p == "" || p == "/") {
+				continue // Sub accepts a trailing slash; "" and "/" are the root itself
 			}
 			if err := op.fn(p); !errors.Is(err, storage.ErrInvalidPath) {
 				t.Errorf("%s(%q): got %v, want ErrInvalidPath", op.name, p, err)
@@ -679,6 +679,9 @@ func testSub(t *testing.T, s storage.Store) {
 	nested := sub.Sub("_delta_log")
 	if got := read(t, nested, "0.json"); got != "c0" {
 		t.Errorf("nested Sub Read = %q", got)
+	}
+	if got := read(t, s.Sub(""), "outside"); got != "o" {
+		t.Errorf(`Sub("") Read = %q, want the root's object`, got)
 	}
 	if err := sub.Close(); err != nil {
 		t.Errorf("Close of a Sub: %v", err)
