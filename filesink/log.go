@@ -493,8 +493,12 @@ func (l *Log) Add(ctx context.Context, batchID int64, entries []SinkFileStatus) 
 		}
 	}
 	if l.opts.DeleteExpiredLog {
+		// The batch is committed: a failed cleanup must not report the batch
+		// as failed (sink.Sink: on error nothing is committed). The files are
+		// deleted after a later batch.
 		if _, err := l.deleteExpired(ctx, batchID, interval); err != nil {
-			return fmt.Errorf("filesink: batch %d committed, but deleting expired log files failed: %w", batchID, err)
+			l.opts.Logger.Warn("filesink: deleting expired log files failed",
+				"batchId", batchID, "error", err.Error())
 		}
 	}
 	return nil
@@ -593,11 +597,17 @@ func (l *Log) compact(ctx context.Context, ls *listing, batchID int64, interval 
 	if err != nil {
 		return res, fmt.Errorf("filesink: create %s: %w", res.Key, err)
 	}
-	if err := write(w); err != nil {
+	cw := &countWriter{w: w}
+	if err := write(cw); err != nil {
 		_ = w.Abort()
 		return res, fmt.Errorf("filesink: compact batch %d: %w", batchID, err)
 	}
 	if err := w.Close(); err != nil {
+		// The answer may be lost after the object was published: we hold the
+		// claim, so an object of exactly our size is ours.
+		if fi, serr := l.store.Stat(ctx, res.Key); serr == nil && fi.Size == cw.n && !rewrite {
+			return res, nil
+		}
 		return res, fmt.Errorf("filesink: publish %s: %w", res.Key, err)
 	}
 	return res, nil

@@ -1,0 +1,204 @@
+package filesink
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/lakesink/lakesink/internal/storage"
+	"github.com/lakesink/lakesink/internal/storage/faultstore"
+)
+
+// crashOptions: compaction every 3 batches, streamed (claim) compaction,
+// log deletion with no delay, so that one batch exercises every kind of
+// storage call of the sink.
+func crashOptions(streamed bool) Options {
+	o := DefaultOptions()
+	o.CompactInterval = 3
+	o.MinBatchesToRetain = 2
+	o.CleanupDelay = 0
+	o.QueryID = "query-1" // a restarted query takes over its own claim
+	o.PartitionColumns = []string{"country"}
+	if streamed {
+		o.MaxInMemoryCompactBytes = 0
+	}
+	return o
+}
+
+func batchRows(b int64) (int64, int64) { return b * 10, b*10 + 10 }
+
+func crashCountry(i int64) any { return []any{"FR", "DE", nil}[i%3] }
+
+// buildBase writes batches 0..upTo-1 into a fresh in-memory store.
+func buildBase(t *testing.T, name string, o Options, upTo int64) storage.Store {
+	t.Helper()
+	ctx := context.Background()
+	st, err := storage.Open(ctx, "mem://"+name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(ctx, st, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for b := int64(0); b < upTo; b++ {
+		from, to := batchRows(b)
+		if _, err := s.AddBatch(ctx, b, rows(from, to, crashCountry)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return st
+}
+
+// checkExactlyOnce reads every row through the log and checks that rows of
+// batches 0..last appear exactly once, and that every data file the log
+// does not name is listed by Orphans.
+func checkExactlyOnce(t *testing.T, st storage.Store, o Options, last int64, label string) {
+	t.Helper()
+	ctx := context.Background()
+	ls, err := ListFiles(ctx, st, o)
+	if err != nil {
+		t.Fatalf("%s: %v", label, err)
+	}
+	if ls.LatestBatchID != last {
+		t.Fatalf("%s: latest batch %d, want %d", label, ls.LatestBatchID, last)
+	}
+	got := readAllIDs(t, st, ls)
+	_, end := batchRows(last)
+	want := make([]int64, 0, end)
+	for i := int64(0); i < end; i++ {
+		want = append(want, i)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("%s: rows through the log = %v, want 0..%d exactly once", label, got, end-1)
+	}
+	named := map[string]bool{}
+	for _, f := range ls.Files {
+		named[f.Key] = true
+	}
+	orphans, err := Orphans(ctx, st, 0, time.Now().Add(time.Hour), o)
+	if err != nil {
+		t.Fatalf("%s: orphans: %v", label, err)
+	}
+	isOrphan := map[string]bool{}
+	for _, fi := range orphans {
+		if named[fi.Path] {
+			t.Fatalf("%s: orphan %s is named by the log", label, fi.Path)
+		}
+		isOrphan[fi.Path] = true
+	}
+	data, err := listDataFiles(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fi := range data {
+		if !named[fi.Path] && !isOrphan[fi.Path] {
+			t.Fatalf("%s: %s is neither logged nor listed as an orphan", label, fi.Path)
+		}
+	}
+	if _, err := DeleteOrphans(ctx, st, orphans, o); err != nil {
+		t.Fatalf("%s: delete orphans: %v", label, err)
+	}
+	ls2, err := ListFiles(ctx, st, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readAllIDs(t, st, ls2); !slices.Equal(got, want) {
+		t.Fatalf("%s: rows changed after deleting orphans", label)
+	}
+}
+
+// TestCrashAtEveryStorageCall fails the sink at every storage call of one
+// batch — a crash (every write after the k-th fails), a failure before the
+// n-th call, and a lost answer after the n-th call — then restarts the
+// query on the real store and replays the batch: every row is read exactly
+// once through the log, and the files of the crashed attempt are orphans.
+func TestCrashAtEveryStorageCall(t *testing.T) {
+	ctx := context.Background()
+	type fault struct {
+		name  string
+		apply func(fs *faultstore.Store, n int)
+	}
+	faults := []fault{
+		{"crash-after-writes", func(fs *faultstore.Store, n int) { fs.CrashAfterWrites(n) }},
+		{"fail-before-call", func(fs *faultstore.Store, n int) {
+			_ = fs.Add(faultstore.Rule{Ops: faultstore.OpAll, Nth: n + 1, Mode: faultstore.FailBefore})
+		}},
+		{"lost-answer-after-call", func(fs *faultstore.Store, n int) {
+			_ = fs.Add(faultstore.Rule{Ops: faultstore.OpAll, Nth: n + 1, Mode: faultstore.FailAfter})
+		}},
+	}
+	cases := []struct {
+		name     string
+		batch    int64 // the batch that crashes
+		streamed bool
+	}{
+		{"plain batch", 4, false},
+		{"compaction batch in memory", 5, false},
+		{"compaction batch streamed", 5, true},
+	}
+	if testing.Short() {
+		cases = cases[:2]
+	}
+	run := 0
+	for _, tc := range cases {
+		for _, f := range faults {
+			t.Run(tc.name+"/"+f.name, func(t *testing.T) {
+				o := crashOptions(tc.streamed)
+				for n := 0; ; n++ {
+					if n > 500 {
+						t.Fatal("the batch never completed")
+					}
+					run++
+					base := buildBase(t, fmt.Sprintf("crash-%d", run), o, tc.batch)
+					fs, err := faultstore.New(base, faultstore.DefaultOptions())
+					if err != nil {
+						t.Fatal(err)
+					}
+					f.apply(fs, n)
+					from, to := batchRows(tc.batch)
+					var addErr error
+					s, err := New(ctx, fs, o)
+					if err == nil {
+						_, addErr = s.AddBatch(ctx, tc.batch, rows(from, to, crashCountry))
+					} else {
+						addErr = err
+					}
+					label := fmt.Sprintf("n=%d", n)
+					if addErr != nil && !errors.Is(addErr, faultstore.ErrInjected) {
+						t.Fatalf("%s: unexpected error: %v", label, addErr)
+					}
+					completed := addErr == nil
+					// Restart the query on the real store and replay the batch.
+					s2, err := New(ctx, base, o)
+					if err != nil {
+						t.Fatalf("%s: reopen after crash: %v", label, err)
+					}
+					res, err := s2.AddBatch(ctx, tc.batch, rows(from, to, crashCountry))
+					if err != nil {
+						t.Fatalf("%s: replay after crash (%v): %v", label, addErr, err)
+					}
+					if completed && !res.Skipped {
+						t.Fatalf("%s: batch completed, but the replay was not skipped", label)
+					}
+					checkExactlyOnce(t, base, o, tc.batch, label)
+					// And the query goes on.
+					from, to = batchRows(tc.batch + 1)
+					if _, err := s2.AddBatch(ctx, tc.batch+1, rows(from, to, crashCountry)); err != nil {
+						t.Fatalf("%s: next batch: %v", label, err)
+					}
+					if completed && fs.Counts().Injected == 0 {
+						if n < 3 {
+							t.Fatalf("batch completed after only %d storage calls", n)
+						}
+						t.Logf("covered %d fault points", n)
+						return // no fault fired: every call point was covered
+					}
+				}
+			})
+		}
+	}
+}
