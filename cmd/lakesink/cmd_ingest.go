@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -157,6 +158,9 @@ func runIngest(ctx context.Context, p *printer, o IngestOptions) error {
 		OutputMode: sink.OutputMode(o.OutputMode), PartitionColumns: o.PartitionBy,
 		TargetFileSizeBytes: target, Compression: o.Compression, MergeSchema: o.MergeSchema,
 	}}
+	if d, err := time.ParseDuration(os.Getenv("LAKESINK_TEST_AFTER_COMMIT_DELAY")); err == nil {
+		lazy.afterCommitDelay = d
+	}
 	if err := lazy.opts.Validate(); err != nil && !errors.Is(err, sink.ErrInvalidOptions) {
 		return err // an output mode error; the missing query id comes from the checkpoint
 	}
@@ -231,6 +235,8 @@ type lazyDeltaSink struct {
 	allowReset bool
 	opts       sink.Options
 
+	afterCommitDelay time.Duration
+
 	mu    sync.Mutex
 	delta *sink.Delta
 }
@@ -274,5 +280,16 @@ func (l *lazyDeltaSink) AddBatch(ctx context.Context, batchID int64, b *sink.Bat
 	if d == nil {
 		return sink.Result{}, fmt.Errorf("ingest: sink used before the checkpoint was opened")
 	}
-	return d.AddBatch(ctx, batchID, b)
+	res, err := d.AddBatch(ctx, batchID, b)
+	if err == nil && l.afterCommitDelay > 0 {
+		// Test knob (LAKESINK_TEST_AFTER_COMMIT_DELAY): widens the window
+		// between the table commit and commits/N so that crash tests reach
+		// the "commit landed, checkpoint not yet" recovery path often.
+		// Sleeping here is always safe: it only delays commits/N.
+		select {
+		case <-time.After(l.afterCommitDelay):
+		case <-ctx.Done():
+		}
+	}
+	return res, err
 }

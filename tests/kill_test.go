@@ -1,0 +1,175 @@
+package tests
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// recoveryCounts counts, from the driver's --json progress lines, the two
+// recovery paths: a rerun whose sink commit had not landed (committed now),
+// and a rerun skipped by the sink because its commit had landed before
+// commits/N was written.
+type recoveryCounts struct {
+	batches, rerunCommitted, rerunSkipped int
+}
+
+func (c *recoveryCounts) add(out []byte) {
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var m struct {
+			MessageType string `json:"message_type"`
+			Recovery    string `json:"recovery"`
+			Sink        struct {
+				Skipped bool `json:"skipped"`
+			} `json:"sink"`
+		}
+		if json.Unmarshal(sc.Bytes(), &m) != nil || m.MessageType != "progress" {
+			continue
+		}
+		c.batches++
+		if m.Recovery == "rerun" {
+			if m.Sink.Skipped {
+				c.rerunSkipped++
+			} else {
+				c.rerunCommitted++
+			}
+		}
+	}
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+// TestKillDashNineIngestIsExactlyOnce streams the 20 flight files into a
+// Delta table with one file per micro-batch, kills the ingest process with
+// SIGKILL at random moments, restarts it, and checks that the table holds
+// each of the 20,000 source rows exactly once. It also checks that both
+// recovery paths were exercised. LAKESINK_KILL_TRIALS sets the minimum
+// number of kills (default 20; `make soak` runs more).
+func TestKillDashNineIngestIsExactlyOnce(t *testing.T) {
+	files := flightFiles(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "source")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// The 20 files of 1,000 rows are split into 200 files of 100 rows so
+	// that the stream has 200 micro-batches to be killed in.
+	n := 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := bytes.SplitAfter(bytes.TrimRight(data, "\n"), []byte("\n"))
+		for i := 0; i < len(lines); i += 100 {
+			part := bytes.Join(lines[i:min(i+100, len(lines))], nil)
+			if err := os.WriteFile(filepath.Join(src, fmt.Sprintf("part-%04d.json", n)), part, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			n++
+		}
+	}
+	args := []string{"ingest", "--json", "--source", src, "--format", "json",
+		"--schema", "../testdata/flights-schema.json", "--timestamp-format", "2006/01/02 15:04",
+		"--checkpoint", filepath.Join(dir, "checkpoint"), "--table", filepath.Join(dir, "table"),
+		"--trigger", "available-now", "--max-files-per-trigger", "1"}
+
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewSource(seed))
+	minTrials := envInt("LAKESINK_KILL_TRIALS", 20)
+	maxTrials := minTrials * 10
+	var counts recoveryCounts
+	kills, completions := 0, 0
+	for trial := 0; trial < maxTrials; trial++ {
+		if trial >= minTrials && counts.rerunCommitted > 0 && counts.rerunSkipped > 0 {
+			break
+		}
+		var stderr bytes.Buffer
+		cmd := exec.Command(lakesinkBin, args...)
+		cmd.Stderr = &stderr
+		cmd.Env = append(os.Environ(), "LAKESINK_TEST_AFTER_COMMIT_DELAY=15ms")
+		pipe, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// Collect stdout; signal the first line (a batch finished) so that
+		// the kill lands while batches run, not during process start.
+		var stdout bytes.Buffer
+		firstLine := make(chan struct{})
+		copied := make(chan struct{})
+		go func() {
+			defer close(copied)
+			r := bufio.NewReader(pipe)
+			signalled := false
+			for {
+				line, err := r.ReadBytes('\n')
+				stdout.Write(line)
+				if !signalled && len(line) > 0 {
+					close(firstLine)
+					signalled = true
+				}
+				if err != nil {
+					if !signalled {
+						close(firstLine)
+					}
+					return
+				}
+			}
+		}()
+		<-firstLine
+		done := make(chan error, 1)
+		go func() { <-copied; done <- cmd.Wait() }()
+		delay := time.Duration(rng.Intn(200)) * time.Millisecond
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("trial %d: ingest failed before the kill: %v\n%s", trial, err, stderr.String())
+			}
+			completions++
+		case <-time.After(delay):
+			_ = cmd.Process.Signal(syscall.SIGKILL)
+			<-done
+			kills++
+		}
+		counts.add(stdout.Bytes())
+		if completions > 0 {
+			break
+		}
+	}
+	// Finish the stream without interference.
+	out, err := exec.Command(lakesinkBin, args...).Output()
+	if err != nil {
+		t.Fatalf("final ingest: %v", err)
+	}
+	counts.add(out)
+	t.Logf("%d kills, %d batches reported, %d reruns committed, %d reruns skipped by txn",
+		kills, counts.batches, counts.rerunCommitted, counts.rerunSkipped)
+
+	compareKeys(t, tableKeys(t, filepath.Join(dir, "table")), sourceKeys(t, files))
+	if kills < minTrials {
+		t.Fatalf("only %d kills before the stream finished, want at least %d", kills, minTrials)
+	}
+	if counts.rerunCommitted == 0 || counts.rerunSkipped == 0 {
+		t.Fatalf("recovery paths not both exercised: %d reruns committed, %d reruns skipped", counts.rerunCommitted, counts.rerunSkipped)
+	}
+}
