@@ -26,6 +26,10 @@ type PlanOptions struct {
 	// columns only, e.g. "origin = 'SFO' AND day >= '2024-01-01'" (syntax of
 	// reader/expr). Default "": every partition.
 	Where string
+	// Partitions, when non-empty, limits the run to these partition
+	// directories (as PartitionPath renders them, e.g. "origin=SFO"; "" is the
+	// unpartitioned table). It combines with Where. Default: all.
+	Partitions []string
 	// MaxBins caps the number of bins of one run (the first bins in plan
 	// order are kept). Default (0): no cap.
 	MaxBins int
@@ -160,11 +164,14 @@ func NewPlan(snap *txlog.Snapshot, opts PlanOptions) (*Plan, error) {
 				continue
 			}
 		}
+		dir := parquetio.PartitionPath(md.PartitionColumns, a.PartitionValues)
+		if len(opts.Partitions) > 0 && !slices.Contains(opts.Partitions, dir) {
+			continue
+		}
 		considered++
 		if a.Size >= minSize || a.DeletionVector != nil {
 			continue
 		}
-		dir := parquetio.PartitionPath(md.PartitionColumns, a.PartitionValues)
 		p := parts[dir]
 		if p == nil {
 			p = &part{dir: dir, values: a.PartitionValues}

@@ -1,0 +1,355 @@
+package compaction
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/table"
+)
+
+// ServiceOptions configure a Service. Zero fields take their defaults.
+type ServiceOptions struct {
+	// Interval between two maintenance passes over a table. Default 5m.
+	Interval time.Duration
+	// SmallFileThreshold: OPTIMIZE runs on the partitions holding more than
+	// this many small files. Default 50.
+	SmallFileThreshold int
+	// SmallFileSizeBytes: a file smaller than this is small. Default (0): the
+	// OPTIMIZE target size (delta.targetFileSize, else 128 MiB).
+	SmallFileSizeBytes int64
+	// VacuumInterval between two VACUUMs (and expired-log cleanups) of a
+	// table. Default 24h. Negative: never.
+	VacuumInterval time.Duration
+	// Retention of VACUUM. Default (0): the table's
+	// delta.deletedFileRetentionDuration. A shorter one fails the step
+	// (the service never forces).
+	Retention time.Duration
+	// DisableCheckpoints turns off the checkpoints the service writes when
+	// delta.checkpointInterval versions have passed since the last one.
+	DisableCheckpoints bool
+	// Plan limits each OPTIMIZE run (MaxBins, MaxBytes, TargetFileSizeBytes).
+	Plan PlanOptions
+	// Exec configures each OPTIMIZE run (Workers, Compression, ...). Auto
+	// is always set.
+	Exec ExecOptions
+	// BackoffMin and BackoffMax bound the wait after a failed pass; it
+	// doubles per consecutive failure. Defaults 1s and Interval.
+	BackoffMin, BackoffMax time.Duration
+	// Logger receives one record per step. Default: discard.
+	Logger *slog.Logger
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+}
+
+// DefaultServiceOptions returns the documented defaults.
+func DefaultServiceOptions() ServiceOptions {
+	return ServiceOptions{
+		Interval:           5 * time.Minute,
+		SmallFileThreshold: 50,
+		VacuumInterval:     24 * time.Hour,
+		BackoffMin:         time.Second,
+		BackoffMax:         5 * time.Minute,
+		Logger:             slog.New(slog.DiscardHandler),
+		Now:                time.Now,
+	}
+}
+
+// Validate lists every invalid field.
+func (o ServiceOptions) Validate() error {
+	var errs []error
+	if o.Interval < 0 {
+		errs = append(errs, fmt.Errorf("%w: Interval %s < 0", ErrInvalidOptions, o.Interval))
+	}
+	if o.SmallFileThreshold < 0 {
+		errs = append(errs, fmt.Errorf("%w: SmallFileThreshold %d < 0", ErrInvalidOptions, o.SmallFileThreshold))
+	}
+	if o.SmallFileSizeBytes < 0 {
+		errs = append(errs, fmt.Errorf("%w: SmallFileSizeBytes %d < 0", ErrInvalidOptions, o.SmallFileSizeBytes))
+	}
+	if o.Retention < 0 {
+		errs = append(errs, fmt.Errorf("%w: Retention %s < 0", ErrInvalidOptions, o.Retention))
+	}
+	if o.BackoffMin < 0 || o.BackoffMax < 0 {
+		errs = append(errs, fmt.Errorf("%w: negative backoff", ErrInvalidOptions))
+	}
+	if err := o.Plan.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := o.Exec.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+func (o ServiceOptions) withDefaults() ServiceOptions {
+	d := DefaultServiceOptions()
+	if o.Interval == 0 {
+		o.Interval = d.Interval
+	}
+	if o.SmallFileThreshold == 0 {
+		o.SmallFileThreshold = d.SmallFileThreshold
+	}
+	if o.VacuumInterval == 0 {
+		o.VacuumInterval = d.VacuumInterval
+	}
+	if o.BackoffMin == 0 {
+		o.BackoffMin = min(d.BackoffMin, o.Interval)
+	}
+	if o.BackoffMax == 0 {
+		o.BackoffMax = o.Interval
+	}
+	if o.Logger == nil {
+		o.Logger = d.Logger
+	}
+	if o.Now == nil {
+		o.Now = d.Now
+	}
+	o.Exec.Auto = true
+	return o
+}
+
+// Service is the maintenance service: for each table it runs OPTIMIZE when a
+// partition has more than SmallFileThreshold small files, writes a checkpoint
+// when one is due, and VACUUMs and cleans up the expired log on a schedule.
+// Run owns every goroutine it starts and returns only after they have ended.
+type Service struct {
+	tables []*table.Table
+	opts   ServiceOptions
+	wake   chan struct{} // one-slot: merged triggers
+
+	mu struct {
+		sync.Mutex
+		lastVacuum map[string]time.Time // by table URL
+	}
+}
+
+// NewService returns a service for tables (the caller keeps ownership of
+// them). Options are copied.
+func NewService(tables []*table.Table, opts ServiceOptions) (*Service, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if len(tables) == 0 {
+		return nil, fmt.Errorf("%w: no tables", ErrInvalidOptions)
+	}
+	s := &Service{tables: slices.Clone(tables), opts: opts.withDefaults(), wake: make(chan struct{}, 1)}
+	s.mu.lastVacuum = map[string]time.Time{}
+	return s, nil
+}
+
+// Trigger asks Run for a pass over every table now. Triggers that arrive
+// while one is pending merge into it.
+func (s *Service) Trigger() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// TableReport is what one maintenance pass did to a table.
+type TableReport struct {
+	Table      string            `json:"table"`
+	Optimize   *Result           `json:"optimize,omitempty"`
+	Checkpoint *CheckpointResult `json:"checkpoint,omitempty"`
+	Vacuum     *VacuumResult     `json:"vacuum,omitempty"`
+	CleanupLog *CleanupResult    `json:"cleanupLog,omitempty"`
+	Error      string            `json:"error,omitempty"`
+}
+
+// RunOnce makes one pass over every table, one table after the other, and
+// returns a report per table and the joined errors.
+func (s *Service) RunOnce(ctx context.Context) ([]TableReport, error) {
+	var errs []error
+	reports := make([]TableReport, 0, len(s.tables))
+	for _, t := range s.tables {
+		rep, err := s.pass(ctx, t)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		reports = append(reports, rep)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return reports, errors.Join(errs...)
+}
+
+// Run maintains the tables until ctx is cancelled: one goroutine per table
+// makes a pass every Interval (or on Trigger), waiting with exponential
+// back-off after a failed pass. A cancelled pass abandons its step with the
+// table consistent (nothing half-committed). Run returns ctx.Err() once
+// every goroutine has finished.
+func (s *Service) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	fanout := make([]chan struct{}, len(s.tables))
+	for i, t := range s.tables {
+		fanout[i] = make(chan struct{}, 1)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.loop(ctx, t, fanout[i])
+		}()
+	}
+	// Distribute triggers to every table (one-slot channels merge them).
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-s.wake:
+				for _, c := range fanout {
+					select {
+					case c <- struct{}{}:
+					default:
+					}
+				}
+			}
+		}
+	}()
+	wg.Wait()
+	return ctx.Err()
+}
+
+func (s *Service) loop(ctx context.Context, t *table.Table, wake <-chan struct{}) {
+	backoff := time.Duration(0)
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		case <-wake:
+			if !timer.Stop() {
+				select {
+				case <-timer.C:
+				default:
+				}
+			}
+		}
+		_, err := s.pass(ctx, t)
+		if ctx.Err() != nil {
+			return
+		}
+		wait := s.opts.Interval
+		if err != nil {
+			if backoff == 0 {
+				backoff = s.opts.BackoffMin
+			} else {
+				backoff = min(backoff*2, s.opts.BackoffMax)
+			}
+			wait = backoff
+		} else {
+			backoff = 0
+		}
+		timer.Reset(wait)
+	}
+}
+
+// pass runs the steps that are due on one table.
+func (s *Service) pass(ctx context.Context, t *table.Table) (TableReport, error) {
+	log := s.opts.Logger.With("table", t.URL())
+	rep := TableReport{Table: t.URL()}
+	fail := func(step string, err error) (TableReport, error) {
+		log.Warn("maintenance step failed", "step", step, "err", err)
+		rep.Error = err.Error()
+		return rep, fmt.Errorf("compaction: maintain %s: %s: %w", t.URL(), step, err)
+	}
+	snap, err := t.Snapshot(ctx)
+	if err != nil {
+		return fail("snapshot", err)
+	}
+
+	// OPTIMIZE the partitions with too many small files.
+	small := s.opts.SmallFileSizeBytes
+	if small == 0 {
+		if small = s.opts.Plan.TargetFileSizeBytes; small == 0 {
+			if small, err = TargetFileSize(snap.Metadata()); err != nil {
+				return fail("optimize", err)
+			}
+		}
+	}
+	counts := map[string]int{}
+	for _, a := range snap.Files() {
+		if a.Size < small {
+			counts[parquetio.PartitionPath(snap.Metadata().PartitionColumns, a.PartitionValues)]++
+		}
+	}
+	var hot []string
+	for p, n := range counts {
+		if n > s.opts.SmallFileThreshold {
+			hot = append(hot, p)
+		}
+	}
+	slices.Sort(hot)
+	if len(hot) > 0 {
+		po := s.opts.Plan
+		po.Partitions = hot
+		if po.MinFileSizeBytes == 0 {
+			po.MinFileSizeBytes = small
+		}
+		plan, err := NewPlan(snap, po)
+		if err != nil {
+			return fail("optimize", err)
+		}
+		res, err := Execute(ctx, t, plan, s.opts.Exec)
+		if err != nil {
+			return fail("optimize", err)
+		}
+		rep.Optimize = res
+		log.Info("optimize", "partitions", len(hot), "version", res.Version,
+			"removedFiles", res.NumRemovedFiles, "addedFiles", res.NumAddedFiles, "abandonedBins", res.AbandonedBins)
+		if res.Version >= 0 {
+			if snap, err = t.Snapshot(ctx); err != nil {
+				return fail("snapshot", err)
+			}
+		}
+	}
+
+	// Checkpoint when delta.checkpointInterval versions have passed.
+	if !s.opts.DisableCheckpoints {
+		last := snap.CheckpointVersion()
+		if snap.Version()-max(last, 0) >= CheckpointInterval(snap.Metadata()) {
+			cp, err := Checkpoint(ctx, t)
+			if err != nil {
+				return fail("checkpoint", err)
+			}
+			rep.Checkpoint = cp
+			log.Info("checkpoint", "version", cp.Version)
+		}
+	}
+
+	// VACUUM and log cleanup on their schedule.
+	if s.opts.VacuumInterval > 0 {
+		now := s.opts.Now()
+		s.mu.Lock()
+		lastV, seen := s.mu.lastVacuum[t.URL()]
+		s.mu.Unlock()
+		if !seen || now.Sub(lastV) >= s.opts.VacuumInterval {
+			vr, err := Vacuum(ctx, t, VacuumOptions{Retention: s.opts.Retention, Now: s.opts.Now})
+			if err != nil {
+				return fail("vacuum", err)
+			}
+			rep.Vacuum = vr
+			log.Info("vacuum", "filesDeleted", vr.FilesDeleted, "bytesDeleted", vr.BytesDeleted)
+			cr, err := CleanupLog(ctx, t, now)
+			if err != nil {
+				return fail("cleanup-log", err)
+			}
+			rep.CleanupLog = cr
+			log.Info("cleanup-log", "filesDeleted", cr.FilesDeleted, "checkpointVersion", cr.CheckpointVersion)
+			s.mu.Lock()
+			s.mu.lastVacuum[t.URL()] = now
+			s.mu.Unlock()
+		}
+	}
+	return rep, nil
+}
