@@ -50,6 +50,8 @@ EXIT STATUS
 		newDescribeCommand(g),
 		newHistoryCommand(g),
 		newIngestCommand(g),
+		newScanCommand(g),
+		newFilesCommand(g),
 	)
 	return r
 }
