@@ -1,0 +1,33 @@
+package reader
+
+import (
+	"errors"
+
+	"github.com/lakesink/lakesink/txlog"
+)
+
+var (
+	// ErrNotATable: the URL holds neither a Delta log (_delta_log with a
+	// commit) nor a file-sink log (_spark_metadata with a batch).
+	ErrNotATable = errors.New("reader: not a Delta table or file-sink directory")
+	// ErrUnknownColumn: a projected column is not in the schema.
+	ErrUnknownColumn = errors.New("reader: unknown column")
+	// ErrOption: an option is invalid or does not apply (time travel on a
+	// file-sink directory, negative version, ...).
+	ErrOption = errors.New("reader: invalid option")
+	// ErrCorruptDeletionVector: a deletion vector cannot be read, or fails
+	// its magic number, checksum, size or cardinality check (PROTOCOL.md,
+	// "Deletion Vector Format").
+	ErrCorruptDeletionVector = errors.New("reader: corrupt deletion vector")
+	// ErrCorruptFile: a data file does not match the log (bad partition
+	// value, unparsable statistics, path outside the table).
+	ErrCorruptFile = errors.New("reader: data file does not match the log")
+	// ErrTypeMapping: a record cannot be stored in a Go struct field
+	// (Rows[T]).
+	ErrTypeMapping = errors.New("reader: cannot map column into Go type")
+
+	// ErrUnsupportedFeature is txlog.ErrUnsupportedFeature: the table needs
+	// a reader feature lakesink does not implement. The error is a
+	// *txlog.UnsupportedFeatureError naming the feature.
+	ErrUnsupportedFeature = txlog.ErrUnsupportedFeature
+)

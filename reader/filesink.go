@@ -1,0 +1,168 @@
+package reader
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lakesink/lakesink/filesink"
+	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/internal/storage"
+	"github.com/lakesink/lakesink/reader/expr"
+	"github.com/lakesink/lakesink/txlog"
+)
+
+// openFileSink reads the live files of a Spark file-sink directory from its
+// _spark_metadata log (FileStreamSinkLog.allFiles). The schema is the first
+// data file's Parquet schema plus the partition columns found in the file
+// paths (Spark's partition discovery: Hive-style "col=value" directories,
+// types inferred as long, double, date, timestamp or string).
+func openFileSink(ctx context.Context, store storage.Store, o openOptions) (*Snapshot, error) {
+	lopts := filesink.DefaultOptions()
+	fl, err := filesink.NewLog(store, lopts)
+	if err != nil {
+		return nil, fmt.Errorf("reader: open file-sink log %s: %w", store.URL(), err)
+	}
+	latest, err := fl.LatestBatchID(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reader: open file-sink log %s: %w", store.URL(), err)
+	}
+	entries, err := fl.AllFiles(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reader: read file-sink log %s: %w", store.URL(), err)
+	}
+	// Reconcile by path: the last entry for a path wins; legacy "delete"
+	// entries remove the path only when asked (Spark <= 3.0).
+	type entry struct {
+		e   filesink.SinkFileStatus
+		key string
+	}
+	byKey := map[string]int{}
+	var live []entry
+	for _, e := range entries {
+		if e.IsDir {
+			continue
+		}
+		key, err := txlog.ResolvePath(store.URL(), e.Path)
+		if err != nil {
+			return nil, fmt.Errorf("%w: file-sink log of %s: %w", ErrCorruptFile, store.URL(), err)
+		}
+		if e.Action == filesink.ActionDelete {
+			if o.legacyDel {
+				if i, ok := byKey[key]; ok {
+					live[i].key = ""
+				}
+			}
+			continue
+		}
+		if i, ok := byKey[key]; ok {
+			live[i] = entry{e, key}
+			continue
+		}
+		byKey[key] = len(live)
+		live = append(live, entry{e, key})
+	}
+	live = slices.DeleteFunc(live, func(x entry) bool { return x.key == "" })
+	slices.SortFunc(live, func(a, b entry) int { return strings.Compare(a.key, b.key) })
+
+	// Partition columns and values from the paths.
+	var partCols []string
+	rawParts := make([]map[string]*string, len(live))
+	for i, x := range live {
+		kvs, err := parquetio.ParsePartitionPath(path.Dir(x.key))
+		if err != nil || path.Dir(x.key) == "." {
+			kvs = nil
+		}
+		rawParts[i] = map[string]*string{}
+		var cols []string
+		for _, kv := range kvs {
+			rawParts[i][kv.Column] = kv.Value
+			cols = append(cols, kv.Column)
+		}
+		if i == 0 {
+			partCols = cols
+		} else if !slices.Equal(cols, partCols) {
+			return nil, fmt.Errorf("%w: %s: file %s has partition columns %v, others %v", ErrCorruptFile, store.URL(), x.key, cols, partCols)
+		}
+	}
+	partTypes := make([]parquetio.DataType, len(partCols))
+	for j, c := range partCols {
+		vals := make([]*string, len(live))
+		for i := range live {
+			vals[i] = rawParts[i][c]
+		}
+		partTypes[j] = inferPartitionType(vals)
+	}
+
+	schema := &parquetio.StructType{}
+	if len(live) > 0 {
+		f, err := parquetio.OpenFile(ctx, store, live[0].key, live[0].e.Size)
+		if err != nil {
+			return nil, fmt.Errorf("reader: %s: %w", store.URL(), err)
+		}
+		fs := f.Schema()
+		f.Close()
+		for _, fld := range fs.Fields {
+			if !slices.Contains(partCols, fld.Name) {
+				schema.Fields = append(schema.Fields, fld)
+			}
+		}
+	}
+	for j, c := range partCols {
+		schema.Fields = append(schema.Fields, parquetio.StructField{Name: c, Type: partTypes[j], Nullable: true})
+	}
+	s := &Snapshot{store: store, kind: KindFileSink, version: latest, schema: schema, partitions: partCols, mapping: MappingNone}
+	for i, x := range live {
+		f := File{Path: x.e.Path, Key: x.key, Size: x.e.Size, ModificationTime: time.UnixMilli(x.e.ModificationTime).UTC(), NumRecords: -1}
+		if len(partCols) > 0 {
+			f.PartitionValues = map[string]any{}
+			for j, c := range partCols {
+				v, err := expr.ParsePartitionValue(rawParts[i][c], partTypes[j])
+				if err != nil {
+					return nil, fmt.Errorf("%w: %s: file %s: %w", ErrCorruptFile, store.URL(), x.key, err)
+				}
+				f.PartitionValues[c] = v
+			}
+		}
+		s.sinkFiles = append(s.sinkFiles, f)
+	}
+	return s, nil
+}
+
+// inferPartitionType is a simplified form of Spark's partition column type
+// inference (PartitioningUtils.inferPartitionColumnValue): long if every
+// non-null value is an integer, then double, date, timestamp, else string.
+func inferPartitionType(vals []*string) parquetio.DataType {
+	all := func(ok func(string) bool) bool {
+		for _, v := range vals {
+			if v != nil && *v != "" && !ok(*v) {
+				return false
+			}
+		}
+		return true
+	}
+	nonNull := false
+	for _, v := range vals {
+		nonNull = nonNull || (v != nil && *v != "")
+	}
+	switch {
+	case !nonNull:
+		return parquetio.TypeString
+	case all(func(s string) bool { _, err := strconv.ParseInt(s, 10, 64); return err == nil }):
+		return parquetio.TypeLong
+	case all(func(s string) bool {
+		_, err := strconv.ParseFloat(s, 64)
+		return err == nil && strings.ContainsAny(s, "0123456789")
+	}):
+		return parquetio.TypeDouble
+	case all(func(s string) bool { _, err := expr.ParseDate(s); return err == nil && len(s) == 10 }):
+		return parquetio.TypeDate
+	case all(func(s string) bool { _, err := expr.ParseTimestamp(s); return err == nil && len(s) > 10 }):
+		return parquetio.TypeTimestamp
+	}
+	return parquetio.TypeString
+}

@@ -1,0 +1,354 @@
+package reader
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lakesink/lakesink/filesink"
+	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/internal/storage"
+	"github.com/lakesink/lakesink/reader/expr"
+	"github.com/lakesink/lakesink/txlog"
+)
+
+// Kind is the on-disk format a snapshot was read from.
+type Kind string
+
+// Kinds of snapshot.
+const (
+	KindDelta    Kind = "delta"
+	KindFileSink Kind = "filesink"
+)
+
+// Column mapping modes (PROTOCOL.md, "Column Mapping").
+const (
+	MappingNone = "none"
+	MappingName = "name"
+	MappingID   = "id"
+)
+
+// Snapshot is a consistent, immutable view of a table: a Delta table at one
+// version, or the live files of a file-sink directory at the time it was
+// opened. It is safe for concurrent use. Close releases the store when Open
+// opened it.
+type Snapshot struct {
+	store      storage.Store
+	owned      bool
+	kind       Kind
+	delta      *txlog.Snapshot // KindDelta only
+	version    int64
+	timestamp  time.Time
+	schema     *parquetio.StructType
+	partitions []string // logical names, in the table's order
+	mapping    string
+	sinkFiles  []File // KindFileSink: the live files (partition values from paths)
+}
+
+// Open opens a snapshot of the table at tableURL (a path, file://, mem:// or
+// s3:// URL; see internal/storage): the latest version, or the version
+// chosen with AtVersion or AsOf. A Delta table is recognised by its
+// _delta_log; a URL ending in _spark_metadata, or a directory with a
+// _spark_metadata log and no _delta_log, is read as a Spark file-sink
+// directory (time travel does not apply to it). A table that needs a reader
+// feature lakesink does not implement is refused with a
+// *txlog.UnsupportedFeatureError naming the feature.
+func Open(ctx context.Context, tableURL string, opts ...Option) (*Snapshot, error) {
+	o := openOptions{version: -1}
+	for _, fn := range opts {
+		fn(&o)
+	}
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	forceSink := false
+	if trimmed := strings.TrimRight(tableURL, "/"); strings.HasSuffix(trimmed, "/"+filesink.MetadataDir) || trimmed == filesink.MetadataDir {
+		forceSink = true
+		tableURL = strings.TrimSuffix(trimmed, filesink.MetadataDir)
+		if tableURL == "" {
+			tableURL = "."
+		}
+	}
+	store := o.store
+	owned := false
+	if store == nil {
+		st, err := storage.Open(ctx, tableURL)
+		if err != nil {
+			return nil, fmt.Errorf("reader: open %s: %w", tableURL, err)
+		}
+		store, owned = st, true
+	}
+	s, err := open(ctx, store, o, forceSink)
+	if err != nil {
+		if owned {
+			store.Close()
+		}
+		return nil, err
+	}
+	s.owned = owned
+	return s, nil
+}
+
+func open(ctx context.Context, store storage.Store, o openOptions, forceSink bool) (*Snapshot, error) {
+	if !forceSink {
+		lo := txlog.DefaultOptions()
+		if o.logOptions != nil {
+			lo = *o.logOptions
+		}
+		l, err := txlog.New(store, lo)
+		if err != nil {
+			return nil, fmt.Errorf("reader: open %s: %w", store.URL(), err)
+		}
+		var ds *txlog.Snapshot
+		switch {
+		case o.version >= 0:
+			ds, err = l.SnapshotAt(ctx, o.version)
+		case o.hasAsOf:
+			ds, err = l.SnapshotAsOf(ctx, o.asOf)
+		default:
+			ds, err = l.Snapshot(ctx)
+		}
+		if err == nil {
+			return newDeltaSnapshot(store, ds)
+		}
+		if !errors.Is(err, txlog.ErrTableNotFound) {
+			return nil, fmt.Errorf("reader: open %s: %w", store.URL(), err)
+		}
+		// No Delta log: try a file-sink directory.
+		fl, ferr := filesink.NewLog(store, filesink.DefaultOptions())
+		if ferr != nil {
+			return nil, fmt.Errorf("reader: open %s: %w", store.URL(), ferr)
+		}
+		ok, ferr := fl.Exists(ctx)
+		if ferr != nil || !ok {
+			return nil, fmt.Errorf("%w: %s: %w", ErrNotATable, store.URL(), err)
+		}
+	}
+	if o.version >= 0 || o.hasAsOf {
+		return nil, fmt.Errorf("%w: time travel does not apply to the file-sink directory %s", ErrOption, store.URL())
+	}
+	return openFileSink(ctx, store, o)
+}
+
+func newDeltaSnapshot(store storage.Store, ds *txlog.Snapshot) (*Snapshot, error) {
+	md := ds.Metadata()
+	if err := checkReadable(ds.Protocol(), md); err != nil {
+		return nil, fmt.Errorf("reader: %s version %d: %w", store.URL(), ds.Version(), err)
+	}
+	schema, err := ds.Schema()
+	if err != nil {
+		return nil, fmt.Errorf("reader: %s version %d: schema: %w", store.URL(), ds.Version(), err)
+	}
+	mode := strings.ToLower(md.Configuration["delta.columnMapping.mode"])
+	if mode == "" {
+		mode = MappingNone
+	}
+	switch mode {
+	case MappingNone, MappingName, MappingID:
+	default:
+		return nil, fmt.Errorf("reader: %s version %d: %w", store.URL(), ds.Version(),
+			&txlog.UnsupportedFeatureError{Feature: "columnMapping mode " + mode})
+	}
+	for _, p := range md.PartitionColumns {
+		if partitionField(schema, p) < 0 {
+			return nil, fmt.Errorf("%w: %s version %d: partition column %q is not in the schema", ErrCorruptFile, store.URL(), ds.Version(), p)
+		}
+	}
+	parts := make([]string, len(md.PartitionColumns))
+	for i, p := range md.PartitionColumns {
+		parts[i] = schema.Fields[partitionField(schema, p)].Name
+	}
+	return &Snapshot{store: store, kind: KindDelta, delta: ds, version: ds.Version(), timestamp: ds.Timestamp(),
+		schema: schema, partitions: parts, mapping: mode}, nil
+}
+
+// partitionField finds a partition column by logical or physical name.
+func partitionField(schema *parquetio.StructType, name string) int {
+	for i, f := range schema.Fields {
+		if f.Name == name || f.PhysicalName() == name {
+			return i
+		}
+	}
+	for i, f := range schema.Fields {
+		if strings.EqualFold(f.Name, name) {
+			return i
+		}
+	}
+	return -1
+}
+
+// supportedReaderFeatures are the reader features rows are read correctly
+// for: txlog's (timestampNtz, v2Checkpoint, vacuumProtocolCheck) plus column
+// mapping and deletion vectors, which this package implements.
+var supportedReaderFeatures = append(slices.Clone(txlog.SupportedReaderFeatures),
+	txlog.FeatureColumnMapping, txlog.FeatureDeletionVectors)
+
+// checkReadable refuses a table whose protocol needs a reader feature we do
+// not implement (PROTOCOL.md, "Reader Version Requirements", "Table
+// Features"): reader version > 3, or version 3 with an unknown feature.
+func checkReadable(p txlog.Protocol, _ txlog.Metadata) error {
+	switch {
+	case p.MinReaderVersion <= 2:
+		return nil
+	case p.MinReaderVersion == 3:
+		for _, f := range p.ReaderFeatures {
+			if !slices.Contains(supportedReaderFeatures, f) {
+				return &txlog.UnsupportedFeatureError{Feature: f}
+			}
+		}
+		return nil
+	}
+	return &txlog.UnsupportedFeatureError{Feature: fmt.Sprintf("readerVersion %d", p.MinReaderVersion)}
+}
+
+// Close releases the store if Open opened it.
+func (s *Snapshot) Close() error {
+	if s.owned {
+		return s.store.Close()
+	}
+	return nil
+}
+
+// Kind is the format of the table.
+func (s *Snapshot) Kind() Kind { return s.kind }
+
+// Version is the Delta table version; for a file-sink directory, the latest
+// batch id.
+func (s *Snapshot) Version() int64 { return s.version }
+
+// Timestamp is the commit time of the version (zero for file-sink
+// directories).
+func (s *Snapshot) Timestamp() time.Time { return s.timestamp }
+
+// Schema is the logical table schema (partition columns included).
+func (s *Snapshot) Schema() *parquetio.StructType { return s.schema }
+
+// PartitionColumns are the partition columns' logical names.
+func (s *Snapshot) PartitionColumns() []string { return slices.Clone(s.partitions) }
+
+// ColumnMappingMode is "none", "name" or "id".
+func (s *Snapshot) ColumnMappingMode() string { return s.mapping }
+
+// Delta is the underlying log snapshot (nil for a file-sink directory).
+func (s *Snapshot) Delta() *txlog.Snapshot { return s.delta }
+
+// Store is the store rooted at the table.
+func (s *Snapshot) Store() storage.Store { return s.store }
+
+// Predicate parses and binds a predicate string against the schema. Errors
+// wrap expr.ErrSyntax (a *expr.SyntaxError with the position) or
+// expr.ErrBind.
+func (s *Snapshot) Predicate(where string) (*expr.Predicate, error) {
+	return expr.ParseAndBind(where, s.schema)
+}
+
+// File is one live data file of a snapshot.
+type File struct {
+	// Path is the path as written in the log (URL-encoded, maybe absolute).
+	Path string `json:"path"`
+	// Key is the storage key of the file relative to the table root.
+	Key string `json:"key"`
+	// Size in bytes.
+	Size int64 `json:"size"`
+	// ModificationTime of the file.
+	ModificationTime time.Time `json:"modificationTime"`
+	// PartitionValues are typed per the schema, keyed by logical column
+	// name; a nil value is a null partition.
+	PartitionValues map[string]any `json:"partitionValues,omitempty"`
+	// Stats are the parsed statistics, nil when the file has none.
+	Stats *expr.Stats `json:"stats,omitempty"`
+	// NumRecords from the statistics (physical rows, deleted ones
+	// included), -1 when unknown.
+	NumRecords int64 `json:"numRecords"`
+	// DeletionVector is the file's deletion vector descriptor, nil if none.
+	DeletionVector *txlog.DeletionVector `json:"deletionVector,omitempty"`
+}
+
+// Files returns the live files, in snapshot order (by path), that may hold
+// a row matching pred (nil: all files). Pruning uses partition values and
+// statistics and is conservative (see package expr); it is an optimisation,
+// never the filter.
+func (s *Snapshot) Files(ctx context.Context, pred *expr.Predicate) ([]File, error) {
+	var all []File
+	if s.kind == KindFileSink {
+		all = s.sinkFiles
+	} else {
+		adds := s.delta.Files()
+		all = make([]File, 0, len(adds))
+		for i, a := range adds {
+			if i%1024 == 0 {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+			}
+			f, err := s.fileOf(a)
+			if err != nil {
+				return nil, err
+			}
+			all = append(all, f)
+		}
+	}
+	if pred == nil {
+		return slices.Clone(all), nil
+	}
+	out := make([]File, 0, len(all))
+	for _, f := range all {
+		if s.mayMatch(pred, &f) {
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
+func (s *Snapshot) fileOf(a *txlog.Add) (File, error) {
+	key, err := s.delta.FileKey(a.Path)
+	if err != nil {
+		return File{}, fmt.Errorf("%w: %s version %d: %w", ErrCorruptFile, s.store.URL(), s.version, err)
+	}
+	f := File{Path: a.Path, Key: key, Size: a.Size, ModificationTime: time.UnixMilli(a.ModificationTime).UTC(),
+		NumRecords: -1, DeletionVector: a.DeletionVector}
+	if len(s.partitions) > 0 {
+		f.PartitionValues = make(map[string]any, len(s.partitions))
+		for _, name := range s.partitions {
+			field := s.schema.Fields[partitionField(s.schema, name)]
+			raw, ok := a.PartitionValues[field.PhysicalName()]
+			if !ok {
+				raw = a.PartitionValues[field.Name]
+			}
+			v, err := expr.ParsePartitionValue(raw, field.Type)
+			if err != nil {
+				return File{}, fmt.Errorf("%w: %s: file %s: %w", ErrCorruptFile, s.store.URL(), a.Path, err)
+			}
+			f.PartitionValues[name] = v
+		}
+	}
+	if a.Stats != "" {
+		st, err := expr.ParseStats(a.Stats)
+		if err == nil && st != nil {
+			f.Stats = st
+			if st.NumRecords != nil {
+				f.NumRecords = *st.NumRecords
+			}
+		}
+		// Unparsable statistics are ignored: they can only prune.
+	}
+	return f, nil
+}
+
+// mayMatch evaluates pred on what is known about the file.
+func (s *Snapshot) mayMatch(pred *expr.Predicate, f *File) bool {
+	cols := pred.Columns()
+	return pred.MayMatch(func(i int) expr.Domain {
+		c := cols[i]
+		if len(c.Path) == 1 && slices.Contains(s.partitions, c.Path[0]) {
+			return expr.ExactDomain(f.PartitionValues[c.Path[0]])
+		}
+		if f.Stats == nil {
+			return expr.UnknownDomain()
+		}
+		return f.Stats.Domain(c.PhysicalPath(), c.Type)
+	})
+}
