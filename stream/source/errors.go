@@ -1,0 +1,54 @@
+package source
+
+import (
+	"errors"
+	"fmt"
+)
+
+var (
+	// ErrBadRecord: an input record does not fit the schema. Wrapped by
+	// *RecordError, which names the file, line and field.
+	ErrBadRecord = errors.New("source: record does not fit the schema")
+	// ErrFormat: an unknown or unsupported input format or option.
+	ErrFormat = errors.New("source: unsupported format")
+	// ErrInvalidOptions: Options.Validate failed.
+	ErrInvalidOptions = errors.New("source: invalid options")
+	// ErrNotStarted: a method was called before Start.
+	ErrNotStarted = errors.New("source: not started")
+	// ErrForeignPath: the source log names a file outside this source's
+	// directory (the checkpoint was written for another source).
+	ErrForeignPath = errors.New("source: source log names a file outside the source directory")
+	// ErrBadOffset: an offset handed to the source is not one of its offsets.
+	ErrBadOffset = errors.New("source: invalid offset")
+)
+
+// RecordError reports one record that does not fit the schema: the source
+// file (its URL), the 1-based line where the record starts, the field (dotted
+// path, "" for the record as a whole), and the cause.
+type RecordError struct {
+	File  string
+	Line  int
+	Field string
+	Err   error
+}
+
+func (e *RecordError) Error() string {
+	msg := fmt.Sprintf("source: %s line %d", e.File, e.Line)
+	if e.Field != "" {
+		msg += " field " + e.Field
+	}
+	return msg + ": " + e.Err.Error()
+}
+
+func (e *RecordError) Unwrap() []error { return []error{ErrBadRecord, e.Err} }
+
+// BadRecord is a rejected record handed to FileOptions.OnBadRecord: the row
+// is dropped from the batch and the handler decides what to keep of it.
+type BadRecord struct {
+	Reason string // the *RecordError's message
+	File   string
+	Line   int
+	Field  string
+	Raw    string // the record's text as read (a line for NDJSON and CSV)
+	Err    *RecordError
+}

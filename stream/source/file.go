@@ -1,0 +1,492 @@
+package source
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/internal/storage"
+	"github.com/lakesink/lakesink/stream/checkpoint"
+)
+
+// Format is an input file format.
+type Format string
+
+const (
+	FormatJSON    Format = "json"    // NDJSON, or one top-level JSON array per file
+	FormatCSV     Format = "csv"     // with a header line
+	FormatParquet Format = "parquet" // read through Options.ReadParquet
+)
+
+// ParquetReader decodes one Parquet file into rows of schema (nil schema:
+// the file's own schema, returned). It is the seam to internal/parquetio's
+// reader, wired by the caller.
+type ParquetReader func(ctx context.Context, data []byte, schema *parquetio.StructType) (*parquetio.Batch, error)
+
+// Options configure a FileSource.
+type Options struct {
+	// Format of the input files. Required.
+	Format Format
+	// Schema the records are decoded against. nil: inferred from the files
+	// of the first batch this run reads (then fixed for the run).
+	Schema *parquetio.StructType
+	// TimestampFormat is a Spark/Java pattern ("yyyy/MM/dd HH:mm") or a Go
+	// layout for timestamp values; values without a zone are UTC. RFC 3339
+	// and "yyyy-MM-dd HH:mm:ss" are always accepted. Inference types text
+	// as timestamp only when this is set. Default "".
+	TimestampFormat string
+	// DateFormat is a pattern for date values. Default "" (yyyy-MM-dd).
+	DateFormat string
+	// CSVDelimiter separates CSV fields. Default ','.
+	CSVDelimiter rune
+	// LatestFirst takes the newest files first when a batch is limited
+	// (Spark's latestFirst). Default false: oldest first.
+	LatestFirst bool
+	// CompactIntervalBatches is the source log's compact interval. Default 10
+	// (spark.sql.streaming.fileSource.log.compactInterval).
+	CompactIntervalBatches int
+	// DecodeConcurrency is how many files are read and decoded at once.
+	// Default 4.
+	DecodeConcurrency int
+	// OnBadRecord, when set, receives every record that does not fit the
+	// schema; the record is dropped and the batch goes on. If it returns an
+	// error the batch fails with it. When nil, the first bad record fails the
+	// batch with a *RecordError. It is called from the driver's goroutine,
+	// in file and line order.
+	OnBadRecord func(BadRecord) error
+	// ReadParquet decodes Parquet files; required for FormatParquet.
+	ReadParquet ParquetReader
+}
+
+// DefaultOptions returns the defaults for format.
+func DefaultOptions(format Format) Options {
+	return Options{Format: format, CSVDelimiter: ',', CompactIntervalBatches: checkpoint.DefaultCompactInterval, DecodeConcurrency: 4}
+}
+
+// Validate lists every problem with the options.
+func (o *Options) Validate() error {
+	var errs []error
+	switch o.Format {
+	case FormatJSON, FormatCSV:
+	case FormatParquet:
+		if o.ReadParquet == nil {
+			errs = append(errs, fmt.Errorf("%w: format parquet needs a ReadParquet decoder", ErrInvalidOptions))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("%w: %w %q (want json, csv or parquet)", ErrInvalidOptions, ErrFormat, o.Format))
+	}
+	if o.CompactIntervalBatches < 0 {
+		errs = append(errs, fmt.Errorf("%w: CompactIntervalBatches %d < 0", ErrInvalidOptions, o.CompactIntervalBatches))
+	}
+	if o.DecodeConcurrency < 0 {
+		errs = append(errs, fmt.Errorf("%w: DecodeConcurrency %d < 0", ErrInvalidOptions, o.DecodeConcurrency))
+	}
+	if _, err := javaLayout(o.TimestampFormat); err != nil {
+		errs = append(errs, fmt.Errorf("%w: TimestampFormat: %w", ErrInvalidOptions, err))
+	}
+	if _, err := javaLayout(o.DateFormat); err != nil {
+		errs = append(errs, fmt.Errorf("%w: DateFormat: %w", ErrInvalidOptions, err))
+	}
+	return errors.Join(errs...)
+}
+
+// FileSource streams the files of a directory (any storage.Store), each
+// file once (Spark's FileStreamSource): files are listed recursively, names
+// with a path element starting with "." or "_" (except "_" elements holding
+// "=", partition directories) and names ending in "._COPYING_" are ignored;
+// new files are ordered by modification time, then name; each planned batch
+// of files is written to the source log (sources/<i>/N) before the offset
+// that names it, so a rerun reads exactly the same files.
+//
+// Unlike Spark, there is no maxFileAge: every file ever taken is remembered
+// (restored from the source log), and a _spark_metadata log inside the source
+// directory is not consulted.
+type FileSource struct {
+	store storage.Store
+	opts  Options
+	base  string // the store URL without its query, for file URLs
+	conv  converter
+
+	log        *checkpoint.FileSourceLog
+	seen       map[string]bool
+	logOffset  int64
+	started    bool
+	snapshot   []storage.FileInfo // AvailableNow: the files listed at prepare time
+	hasSnap    bool
+	schemaOnce sync.Mutex
+	schema     *parquetio.StructType
+}
+
+var _ Source = (*FileSource)(nil)
+
+// NewFileSource returns a file source over store, which is rooted at the
+// source directory. The options are copied.
+func NewFileSource(store storage.Store, opts Options) (*FileSource, error) {
+	def := DefaultOptions(opts.Format)
+	if opts.CSVDelimiter == 0 {
+		opts.CSVDelimiter = def.CSVDelimiter
+	}
+	if opts.CompactIntervalBatches == 0 {
+		opts.CompactIntervalBatches = def.CompactIntervalBatches
+	}
+	if opts.DecodeConcurrency == 0 {
+		opts.DecodeConcurrency = def.DecodeConcurrency
+	}
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	ts, _ := javaLayout(opts.TimestampFormat)
+	ds, _ := javaLayout(opts.DateFormat)
+	base := store.URL()
+	if i := strings.IndexByte(base, '?'); i >= 0 {
+		base = base[:i]
+	}
+	return &FileSource{
+		store: store, opts: opts, base: strings.TrimSuffix(base, "/"),
+		conv:   converter{tp: timeParser{tsLayout: ts, dateLayout: ds}},
+		schema: opts.Schema, logOffset: -1,
+	}, nil
+}
+
+// URL is the source directory's URL.
+func (s *FileSource) URL() string { return s.store.URL() }
+
+// Schema returns the schema records are decoded against: the given one, or
+// the inferred one once a batch has been read (nil before).
+func (s *FileSource) Schema() *parquetio.StructType {
+	s.schemaOnce.Lock()
+	defer s.schemaOnce.Unlock()
+	return s.schema
+}
+
+// Start restores the set of files already taken from the source log in dir.
+func (s *FileSource) Start(ctx context.Context, dir storage.Store) error {
+	s.log = checkpoint.NewFileSourceLog(dir, s.opts.CompactIntervalBatches)
+	entries, err := s.log.AllFiles(ctx)
+	if err != nil {
+		return fmt.Errorf("source: restore file source log: %w", err)
+	}
+	s.seen = make(map[string]bool, len(entries))
+	for _, e := range entries {
+		s.seen[e.Path] = true
+	}
+	latest, ok, err := s.log.LatestBatchID(ctx)
+	if err != nil {
+		return err
+	}
+	if ok {
+		s.logOffset = latest
+	}
+	s.started = true
+	return nil
+}
+
+// fileURL is the path recorded in the source log for key: the source's URL
+// joined with the key, each element URL-escaped (Spark records URL-encoded
+// paths).
+func (s *FileSource) fileURL(key string) string {
+	parts := strings.Split(key, "/")
+	for i, p := range parts {
+		parts[i] = url.PathEscape(p)
+	}
+	return s.base + "/" + strings.Join(parts, "/")
+}
+
+// keyOf inverts fileURL.
+func (s *FileSource) keyOf(p string) (string, error) {
+	rest, ok := strings.CutPrefix(p, s.base+"/")
+	if !ok {
+		return "", fmt.Errorf("%w: %s is not under %s", ErrForeignPath, p, s.base)
+	}
+	key, err := url.PathUnescape(rest)
+	if err != nil {
+		return "", fmt.Errorf("%w: %s: %w", ErrForeignPath, p, err)
+	}
+	return key, nil
+}
+
+// ignored reports whether a listed key is hidden from the source
+// (InMemoryFileIndex's shouldFilterOutPathName).
+func ignored(key string) bool {
+	if strings.HasSuffix(key, "._COPYING_") {
+		return true
+	}
+	for _, el := range strings.Split(key, "/") {
+		if strings.HasPrefix(el, ".") || (strings.HasPrefix(el, "_") && !strings.Contains(el, "=")) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *FileSource) list(ctx context.Context) ([]storage.FileInfo, error) {
+	var out []storage.FileInfo
+	for fi, err := range s.store.List(ctx, "", "") {
+		if err != nil {
+			return nil, fmt.Errorf("source: list %s: %w", s.store.URL(), err)
+		}
+		if !ignored(fi.Path) {
+			out = append(out, fi)
+		}
+	}
+	return out, nil
+}
+
+// PrepareAvailableNow lists the directory once; the run reads only those files.
+func (s *FileSource) PrepareAvailableNow(ctx context.Context) error {
+	files, err := s.list(ctx)
+	if err != nil {
+		return err
+	}
+	s.snapshot, s.hasSnap = files, true
+	return nil
+}
+
+// LatestOffset takes up to limit.MaxFiles new files, records them as the next
+// source log batch, and returns {"logOffset":N} of the latest log batch
+// (FileStreamSource.fetchMaxOffset).
+func (s *FileSource) LatestOffset(ctx context.Context, limit ReadLimit) (string, error) {
+	if !s.started {
+		return "", ErrNotStarted
+	}
+	files := s.snapshot
+	if !s.hasSnap {
+		var err error
+		if files, err = s.list(ctx); err != nil {
+			return "", err
+		}
+	}
+	var fresh []storage.FileInfo
+	for _, f := range files {
+		if !s.seen[s.fileURL(f.Path)] {
+			fresh = append(fresh, f)
+		}
+	}
+	slices.SortFunc(fresh, func(a, b storage.FileInfo) int {
+		c := cmp.Compare(a.ModTime.UnixMilli(), b.ModTime.UnixMilli())
+		if s.opts.LatestFirst {
+			c = -c
+		}
+		if c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Path, b.Path)
+	})
+	if limit.MaxFiles > 0 && len(fresh) > limit.MaxFiles {
+		fresh = fresh[:limit.MaxFiles]
+	}
+	if len(fresh) > 0 {
+		next := s.logOffset + 1
+		entries := make([]checkpoint.FileEntry, len(fresh))
+		for i, f := range fresh {
+			entries[i] = checkpoint.FileEntry{Path: s.fileURL(f.Path), Timestamp: f.ModTime.UnixMilli(), BatchID: next}
+		}
+		if err := s.log.Add(ctx, next, entries); err != nil {
+			return "", err
+		}
+		s.logOffset = next
+		for _, e := range entries {
+			s.seen[e.Path] = true
+		}
+	}
+	if s.logOffset < 0 {
+		return "", nil
+	}
+	return checkpoint.FileSourceOffset{LogOffset: s.logOffset}.String(), nil
+}
+
+func parseOffset(o string) (int64, error) {
+	if o == "" {
+		return -1, nil
+	}
+	off, err := checkpoint.ParseFileSourceOffset(o)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrBadOffset, err)
+	}
+	return off.LogOffset, nil
+}
+
+// Commit is a no-op: source files are never cleaned up.
+func (s *FileSource) Commit(ctx context.Context, end string) error {
+	_, err := parseOffset(end)
+	return err
+}
+
+type decodedFile struct {
+	url    string
+	data   []byte
+	rows   [][]any
+	schema *parquetio.StructType // Parquet: the schema the rows conform to
+	bad    []BadRecord
+	err    error
+}
+
+// GetBatch reads the files of source log batches (start, end] in log order
+// and decodes them against the schema (inferring it first if none is set).
+func (s *FileSource) GetBatch(ctx context.Context, start, end string) (*parquetio.Batch, BatchStats, error) {
+	if !s.started {
+		return nil, BatchStats{}, ErrNotStarted
+	}
+	from, err := parseOffset(start)
+	if err != nil {
+		return nil, BatchStats{}, err
+	}
+	to, err := parseOffset(end)
+	if err != nil {
+		return nil, BatchStats{}, err
+	}
+	if to < from {
+		return nil, BatchStats{}, fmt.Errorf("%w: end %s before start %s", ErrBadOffset, end, start)
+	}
+	entries, err := s.log.Range(ctx, from+1, to)
+	if err != nil {
+		return nil, BatchStats{}, fmt.Errorf("source: files of source batches %d..%d: %w", from+1, to, err)
+	}
+	files := make([]decodedFile, len(entries))
+	keys := make([]string, len(entries))
+	for i, e := range entries {
+		if keys[i], err = s.keyOf(e.Path); err != nil {
+			return nil, BatchStats{}, err
+		}
+		files[i].url = e.Path
+	}
+	// Read all files.
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(s.opts.DecodeConcurrency)
+	for i := range files {
+		g.Go(func() error {
+			data, err := s.store.Read(gctx, keys[i])
+			if err != nil {
+				return fmt.Errorf("source: read %s: %w", files[i].url, err)
+			}
+			files[i].data = data
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, BatchStats{}, err
+	}
+	stats := BatchStats{NumFiles: len(files)}
+	for _, f := range files {
+		stats.NumBytes += int64(len(f.data))
+	}
+	schema := s.Schema()
+	first := 0
+	if schema == nil && len(files) > 0 {
+		if s.opts.Format == FormatParquet {
+			// The first file's own schema is the schema of the run.
+			s.decode(ctx, &files[0], nil)
+			if files[0].err != nil {
+				return nil, BatchStats{}, files[0].err
+			}
+			first = 1
+			schema = files[0].schema
+		} else {
+			schema = s.infer(files)
+		}
+		s.schemaOnce.Lock()
+		s.schema = schema
+		s.schemaOnce.Unlock()
+	}
+	// Decode all files.
+	g, gctx = errgroup.WithContext(ctx)
+	g.SetLimit(s.opts.DecodeConcurrency)
+	for i := first; i < len(files); i++ {
+		g.Go(func() error {
+			s.decode(gctx, &files[i], schema)
+			files[i].data = nil
+			return gctx.Err()
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, BatchStats{}, err
+	}
+	batch := &parquetio.Batch{Schema: schema}
+	for i := range files {
+		f := &files[i]
+		if f.err != nil {
+			return nil, BatchStats{}, f.err
+		}
+		for _, b := range f.bad {
+			if s.opts.OnBadRecord == nil {
+				return nil, BatchStats{}, b.Err
+			}
+			if err := s.opts.OnBadRecord(b); err != nil {
+				return nil, BatchStats{}, fmt.Errorf("source: bad record handler for %s line %d: %w", b.File, b.Line, err)
+			}
+			stats.NumBadRecords++
+		}
+		batch.Rows = append(batch.Rows, f.rows...)
+	}
+	if batch.Schema == nil {
+		batch.Schema = &parquetio.StructType{}
+	}
+	return batch, stats, nil
+}
+
+func (s *FileSource) infer(files []decodedFile) *parquetio.StructType {
+	in := &inferrer{tp: s.conv.tp, useTS: s.opts.TimestampFormat != ""}
+	nobad := func(int, string, error) {}
+	for _, f := range files {
+		switch s.opts.Format {
+		case FormatJSON:
+			splitJSON(f.data, func(r rawRecord) { in.addJSON(r.json) }, nobad)
+		case FormatCSV:
+			splitCSV(f.data, s.opts.CSVDelimiter, func(h []string, r rawRecord) { in.addCSV(h, r.fields) }, nobad)
+		}
+	}
+	return in.schema()
+}
+
+// decode fills f.rows and f.bad (or f.err for a file-level failure).
+func (s *FileSource) decode(ctx context.Context, f *decodedFile, schema *parquetio.StructType) {
+	reject := func(line int, text string, field string, err error) {
+		re := &RecordError{File: f.url, Line: line, Field: field, Err: err}
+		f.bad = append(f.bad, BadRecord{Reason: re.Error(), File: f.url, Line: line, Field: field, Raw: text, Err: re})
+	}
+	fieldOf := func(err error) (string, error) {
+		var fe *fieldError
+		if errors.As(err, &fe) {
+			return fe.field, fe.err
+		}
+		return "", err
+	}
+	bad := func(line int, text string, err error) { reject(line, text, "", err) }
+	switch s.opts.Format {
+	case FormatJSON:
+		splitJSON(f.data, func(r rawRecord) {
+			row, err := s.conv.jsonRow(r.json, schema, "")
+			if err != nil {
+				field, cause := fieldOf(err)
+				reject(r.line, r.text, field, cause)
+				return
+			}
+			f.rows = append(f.rows, row)
+		}, bad)
+	case FormatCSV:
+		splitCSV(f.data, s.opts.CSVDelimiter, func(h []string, r rawRecord) {
+			row, err := s.conv.csvRow(h, r.fields, schema)
+			if err != nil {
+				field, cause := fieldOf(err)
+				reject(r.line, r.text, field, cause)
+				return
+			}
+			f.rows = append(f.rows, row)
+		}, bad)
+	case FormatParquet:
+		b, err := s.opts.ReadParquet(ctx, f.data, schema)
+		if err != nil {
+			f.err = fmt.Errorf("source: read parquet %s: %w", f.url, err)
+			return
+		}
+		f.rows, f.schema = b.Rows, b.Schema
+	}
+}
