@@ -1,0 +1,115 @@
+package txlog
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// CleanupPlan is what Cleanup would delete (PROTOCOL.md, "Metadata
+// Cleanup").
+type CleanupPlan struct {
+	// Cutoff is midnight UTC of the day now - delta.logRetentionDuration.
+	Cutoff time.Time
+	// CheckpointVersion is the cutOffCheckpoint: the newest complete
+	// checkpoint not newer than the newest commit at or before Cutoff.
+	// -1 when there is none (nothing to delete).
+	CheckpointVersion int64
+	// Delete lists the keys to delete, oldest version first.
+	Delete []string
+}
+
+// PlanCleanup computes the metadata cleanup without deleting anything:
+// commit, checkpoint and checksum files of versions before the
+// cutOffCheckpoint, and log compaction files starting at or before it. The
+// cutOffCheckpoint and its commit file, and everything after, are kept, so
+// every retained version stays reconstructible. Commit times are the commit
+// files' modification times (as Delta's cleanup uses them). Sidecar files
+// are never deleted (a conservative subset of step 5).
+func (l *Log) PlanCleanup(ctx context.Context, now time.Time) (*CleanupPlan, error) {
+	snap, err := l.Snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	md := snap.Metadata()
+	plan := &CleanupPlan{CheckpointVersion: -1}
+	if strings.EqualFold(md.Configuration["delta.enableExpiredLogCleanup"], "false") {
+		return plan, nil
+	}
+	retention := durationProp(md, "delta.logRetentionDuration", DefaultLogRetention)
+	cut := now.Add(-retention).UTC()
+	plan.Cutoff = time.Date(cut.Year(), cut.Month(), cut.Day(), 0, 0, 0, 0, time.UTC)
+
+	var files []logFile
+	cutoffCommit := int64(-1)
+	complete := map[int64]bool{}
+	for fi, err := range l.store.List(ctx, LogDir+"/", "") {
+		if err != nil {
+			return nil, fmt.Errorf("txlog: list %s: %w", LogDir, err)
+		}
+		rest := strings.TrimPrefix(fi.Path, LogDir+"/")
+		if strings.Contains(rest, "/") {
+			continue
+		}
+		lf, ok := parseLogName(rest)
+		if !ok {
+			continue
+		}
+		lf.info = fi
+		files = append(files, lf)
+		if lf.kind == kindCommit && !fi.ModTime.After(plan.Cutoff) && lf.version > cutoffCommit {
+			cutoffCommit = lf.version
+		}
+	}
+	if cutoffCommit < 0 {
+		return plan, nil
+	}
+	// complete checkpoints, as the snapshot loader sees them
+	ls, err := l.list(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	for v := range ls.checkpoints {
+		complete[v] = true
+	}
+	for v := range complete {
+		if v <= cutoffCommit && v > plan.CheckpointVersion && v <= snap.Version() {
+			plan.CheckpointVersion = v
+		}
+	}
+	if plan.CheckpointVersion < 0 {
+		return plan, nil
+	}
+	cpv := plan.CheckpointVersion
+	for _, lf := range files {
+		switch lf.kind {
+		case kindCommit, kindCheckpointClassic, kindCheckpointMultiPart, kindCheckpointV2, kindChecksum:
+			if lf.version < cpv {
+				plan.Delete = append(plan.Delete, lf.info.Path)
+			}
+		case kindCompaction:
+			if lf.version <= cpv {
+				plan.Delete = append(plan.Delete, lf.info.Path)
+			}
+		}
+	}
+	slices.Sort(plan.Delete) // zero-padded names: lexical order is version order
+	return plan, nil
+}
+
+// Cleanup deletes expired log files (see PlanCleanup) oldest first, so an
+// interrupted cleanup leaves a log whose retained part is still complete.
+func (l *Log) Cleanup(ctx context.Context, now time.Time) (*CleanupPlan, error) {
+	plan, err := l.PlanCleanup(ctx, now)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range plan.Delete {
+		if err := l.store.Delete(ctx, p); err != nil {
+			return plan, fmt.Errorf("txlog: cleanup: delete %s: %w", p, err)
+		}
+	}
+	return plan, nil
+}

@@ -1,0 +1,109 @@
+package txlog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestCleanup(t *testing.T) {
+	ctx := context.Background()
+	day := 24 * time.Hour
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name      string
+		retention string // delta.logRetentionDuration, "" default 30 days
+		ageDays   func(v int64) int // age of commit v in days
+		cps       []int64
+		wantCP    int64
+		wantFirst int64 // first retained commit
+	}{
+		// commit 30 is 30.5 days old: newer than midnight of the cutoff day, so
+		// the cutoff commit is 29 and the cutoff checkpoint 20.
+		{"default 30 days", "", func(v int64) int { return 60 - int(v) }, []int64{10, 20, 30, 40}, 20, 20},
+		{"no checkpoint old enough", "", func(v int64) int { return 60 - int(v) }, []int64{40}, -1, 0},
+		{"short retention", "interval 2 days", func(v int64) int { return 60 - int(v) }, []int64{10, 20, 30, 40}, 40, 40},
+		{"nothing expired", "", func(v int64) int { return 0 }, []int64{10, 20}, -1, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := newMemStore()
+			buildLog(t, st, 50)
+			if tc.retention != "" {
+				md := Metadata{ID: "big", Format: Format{Provider: "parquet"}, SchemaString: testSchema,
+					Configuration: map[string]string{"delta.logRetentionDuration": tc.retention}}
+				b, _ := EncodeCommit([]Action{{MetaData: &md}})
+				st.put(CommitPath(50), string(b))
+			}
+			l := newTestLog(t, st, Options{Now: func() time.Time { return time.UnixMilli(1_700_000_000_000) }})
+			for _, v := range tc.cps {
+				s, err := l.SnapshotAt(ctx, v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := l.Checkpoint(ctx, s); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// age the commit files
+			st.mu.Lock()
+			for k, o := range st.objs {
+				if lf, ok := parseLogName(strings.TrimPrefix(k, LogDir+"/")); ok {
+					o.mod = now.Add(-time.Duration(tc.ageDays(lf.version)) * day)
+					st.objs[k] = o
+				}
+			}
+			st.mu.Unlock()
+			before, _ := l.Snapshot(ctx)
+			plan, err := l.Cleanup(ctx, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if plan.CheckpointVersion != tc.wantCP {
+				t.Fatalf("cutoff checkpoint %d, want %d", plan.CheckpointVersion, tc.wantCP)
+			}
+			for v := range int64(51) {
+				exists := st.has(CommitPath(v))
+				if wantExists := v >= tc.wantFirst; exists != wantExists && v < 50 {
+					t.Errorf("commit %d exists=%v", v, exists)
+				}
+			}
+			after, err := l.Snapshot(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			assertSameSnapshot(t, after, before)
+			// every retained version is still reconstructible
+			for _, v := range []int64{tc.wantFirst, tc.wantFirst + 1, after.Version() - 1} {
+				if _, err := l.SnapshotAt(ctx, v); err != nil {
+					t.Errorf("version %d: %v", v, err)
+				}
+			}
+			if tc.wantFirst > 0 {
+				if _, err := l.SnapshotAt(ctx, tc.wantFirst-1); !errors.Is(err, ErrVersionNotFound) {
+					t.Errorf("version %d after cleanup: %v", tc.wantFirst-1, err)
+				}
+			}
+		})
+	}
+}
+
+func TestParseInterval(t *testing.T) {
+	for in, want := range map[string]time.Duration{
+		"interval 30 days": 30 * 24 * time.Hour, "interval 1 week": 7 * 24 * time.Hour,
+		"168 hours": 168 * time.Hour, "INTERVAL 2 DAYS 3 HOURS": 51 * time.Hour,
+	} {
+		got, err := ParseInterval(in)
+		if err != nil || got != want {
+			t.Errorf("%q: %v %v", in, got, err)
+		}
+	}
+	for _, bad := range []string{"", "interval", "30", "interval x days", "interval 3 fortnights"} {
+		if _, err := ParseInterval(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	_ = fmt.Sprint()
+}
