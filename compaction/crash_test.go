@@ -122,4 +122,3 @@ func filePaths(s *txlog.Snapshot) []string {
 	}
 	return out
 }
-
