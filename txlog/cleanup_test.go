@@ -15,7 +15,7 @@ func TestCleanup(t *testing.T) {
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
 		name      string
-		retention string // delta.logRetentionDuration, "" default 30 days
+		retention string            // delta.logRetentionDuration, "" default 30 days
 		ageDays   func(v int64) int // age of commit v in days
 		cps       []int64
 		wantCP    int64
