@@ -3,6 +3,21 @@
 // compatible with Spark: Spark reads a directory written here as if Spark had
 // written it, and this package reads Spark's.
 //
+// # Lifecycle
+//
+//	st, _ := storage.Open(ctx, "file:///data/out")
+//	opts := filesink.DefaultOptions()
+//	opts.PartitionColumns = []string{"country"}
+//	opts.Retention, _ = filesink.ParseRetention("7d")
+//	s, err := filesink.New(ctx, st, opts)     // refuses complete/update modes
+//	res, err := s.AddBatch(ctx, 0, batch)      // data files, then _spark_metadata/0
+//	res, err = s.AddBatch(ctx, 0, batch)       // res.Skipped: already committed
+//
+//	ls, err := filesink.ListFiles(ctx, st, opts)                 // live files through the log
+//	orphans, err := filesink.Orphans(ctx, st, 24*time.Hour, time.Now(), opts)
+//	deleted, err := filesink.DeleteOrphans(ctx, st, orphans, opts)
+//	res, deletedLogs, err := filesink.CompactLog(ctx, st, opts) // retention now
+//
 // # On-disk format
 //
 // An output directory holds data files (Parquet or JSON lines), possibly in
