@@ -157,7 +157,8 @@ func (p *readPlan) run(ctx context.Context, workers int, limit int64, yield func
 	if len(p.files) == 0 {
 		return
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	parent := ctx
+	ctx, cancel := context.WithCancel(parent)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(workers)
 	// One channel per file; a file's reader can run ahead of the consumer
@@ -191,6 +192,18 @@ func (p *readPlan) run(ctx context.Context, workers int, limit int64, yield func
 		<-launched
 		return g.Wait()
 	}
+	// fail reports the error that stopped the readers: a reader's error, or
+	// the caller's cancellation.
+	fail := func() {
+		err := finish()
+		if err == nil {
+			err = parent.Err()
+		}
+		if err == nil {
+			err = context.Cause(gctx)
+		}
+		yield(Record{}, err)
+	}
 	var n int64
 	for i := range p.files {
 		for {
@@ -199,17 +212,14 @@ func (p *readPlan) run(ctx context.Context, workers int, limit int64, yield func
 			select {
 			case recs, ok = <-chans[i]:
 			case <-gctx.Done():
-				err := finish()
-				if err == nil {
-					err = ctx.Err()
-				}
-				if err == nil {
-					err = context.Cause(gctx)
-				}
-				yield(Record{}, err)
+				fail()
 				return
 			}
 			if !ok {
+				if gctx.Err() != nil {
+					fail() // the reader of file i stopped on an error
+					return
+				}
 				break
 			}
 			for _, r := range recs {
@@ -225,7 +235,7 @@ func (p *readPlan) run(ctx context.Context, workers int, limit int64, yield func
 			}
 		}
 	}
-	if err := finish(); err != nil && ctx.Err() == nil {
+	if err := finish(); err != nil {
 		yield(Record{}, err)
 	}
 }
