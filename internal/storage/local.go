@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"iter"
 	"math/rand/v2"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -119,7 +120,7 @@ func binaryRand(b []byte) {
 // returns its name.
 func (l *localBackend) writeTemp(final string, data []byte) (string, error) {
 	dir := filepath.Dir(final)
-	if err := os.MkdirAll(dir, 0o777); err != nil {
+	if err := mkdirAllSync(dir); err != nil {
 		return "", err
 	}
 	f, err := createTemp(dir, filepath.Base(final))
@@ -200,7 +201,7 @@ func (l *localBackend) putIfAbsent(ctx context.Context, key string, data []byte)
 func (l *localBackend) newWriter(ctx context.Context, key string) (Writer, error) {
 	final := l.filename(key)
 	dir := filepath.Dir(final)
-	if err := os.MkdirAll(dir, 0o777); err != nil {
+	if err := mkdirAllSync(dir); err != nil {
 		return nil, err
 	}
 	f, err := createTemp(dir, filepath.Base(final))
@@ -352,7 +353,38 @@ func (l *localBackend) url(root string) string {
 	if root != "" {
 		p = strings.TrimSuffix(p, "/") + "/" + root[:len(root)-1]
 	}
-	return "file://" + p
+	return (&url.URL{Scheme: "file", Path: p}).String()
+}
+
+// mkdirAllSync creates dir and its missing parents, and fsyncs the parent of
+// every directory it created, so that a file fsynced into a new directory
+// (the first commit's _delta_log/) survives a crash together with the
+// directory entries leading to it.
+func mkdirAllSync(dir string) error {
+	if _, err := os.Stat(dir); err == nil {
+		return nil
+	}
+	var created []string
+	for d := dir; ; {
+		if _, err := os.Stat(d); err == nil {
+			break
+		}
+		created = append(created, d)
+		parent := filepath.Dir(d)
+		if parent == d {
+			break
+		}
+		d = parent
+	}
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return err
+	}
+	for _, d := range created {
+		if err := syncDir(filepath.Dir(d)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (l *localBackend) close() error {

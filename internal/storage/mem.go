@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"iter"
+	"net/url"
 	"sync"
 
 	"gocloud.dev/blob"
@@ -61,11 +62,11 @@ func (m *memBackend) list(ctx context.Context, prefix, startAfter string) iter.S
 func (m *memBackend) checkKey(string) error { return nil }
 
 func (m *memBackend) url(root string) string {
-	u := "mem://" + m.name
+	u := url.URL{Scheme: "mem", Host: m.name}
 	if root != "" {
-		u += "/" + root[:len(root)-1]
+		u.Path = "/" + root[:len(root)-1]
 	}
-	return u
+	return u.String()
 }
 
 func (m *memBackend) close() error { return nil }

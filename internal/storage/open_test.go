@@ -28,6 +28,7 @@ func TestOpenURLs(t *testing.T) {
 		{"file URL with localhost", "file://localhost" + tmp, "file://" + tmp, nil},
 		{"file URL with a host", "file://server/share", "", storage.ErrUnsupportedURL},
 		{"file URL with a query", "file://" + tmp + "?x=1", "", storage.ErrUnsupportedURL},
+		{"path with URL metacharacters", tmp + "/a b%c#d", "file://" + tmp + "/a%20b%25c%23d", nil},
 		{"mem", "mem://scratch", "mem://scratch", nil},
 		{"mem with dir", "mem://scratch/a/b/", "mem://scratch/a/b", nil},
 		{"mem with a query", "mem://scratch?x=1", "", storage.ErrUnsupportedURL},

@@ -83,10 +83,7 @@ func (o *Opener) openS3(ctx context.Context, u *url.URL) (Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: s3://%s: %w", ErrUnsupportedURL, name, err)
 	}
-	query := ""
-	if len(shown) > 0 {
-		query = "?" + shown.Encode()
-	}
+	query := shown.Encode()
 	s := newStore(&s3Backend{name: name, client: client, b: b, opts: o.opts, query: query})
 	st, err := subRoot(s, u.Path)
 	if err != nil {
@@ -103,7 +100,7 @@ type s3Backend struct {
 	client *s3.Client
 	b      *blob.Bucket
 	opts   Options
-	query  string // "" or "?region=...", rendered by url
+	query  string // "" or "region=...", rendered by url
 }
 
 func (s *s3Backend) bucket(context.Context, bool) (*blob.Bucket, error) { return s.b, nil }
@@ -119,11 +116,11 @@ func (s *s3Backend) newWriter(ctx context.Context, key string) (Writer, error) {
 func (s *s3Backend) checkKey(string) error { return nil }
 
 func (s *s3Backend) url(root string) string {
-	u := "s3://" + s.name
+	u := url.URL{Scheme: "s3", Host: s.name, RawQuery: s.query}
 	if root != "" {
-		u += "/" + root[:len(root)-1]
+		u.Path = "/" + root[:len(root)-1]
 	}
-	return u + s.query
+	return u.String()
 }
 
 func (s *s3Backend) close() error { return s.b.Close() }
