@@ -232,6 +232,10 @@ func (q *Query) Run(ctx context.Context) error {
 		start := o.Clock.Now()
 		ran, err := q.trigger(ctx)
 		if err != nil {
+			var be *BatchError
+			if o.Trigger.kind == kindProcessingTime && ctx.Err() != nil && errors.As(err, &be) && be.Stage == "latestOffset" {
+				return nil // stopped while planning: no batch was started
+			}
 			return err
 		}
 		switch o.Trigger.kind {

@@ -26,10 +26,27 @@ const (
 	FormatParquet Format = "parquet" // read through Options.ReadParquet
 )
 
-// ParquetReader decodes one Parquet file into rows of schema (nil schema:
-// the file's own schema, returned). It is the seam to internal/parquetio's
-// reader, wired by the caller.
-type ParquetReader func(ctx context.Context, data []byte, schema *parquetio.StructType) (*parquetio.Batch, error)
+// ParquetReader decodes the Parquet file key (size bytes) of store into rows
+// of schema (nil schema: the file's own schema, returned in the batch).
+type ParquetReader func(ctx context.Context, store storage.Store, key string, size int64, schema *parquetio.StructType) (*parquetio.Batch, error)
+
+// readParquet is the default ParquetReader: internal/parquetio's reader,
+// matching columns by name; a schema field the file lacks reads as null.
+func readParquet(ctx context.Context, store storage.Store, key string, size int64, schema *parquetio.StructType) (*parquetio.Batch, error) {
+	f, err := parquetio.OpenFile(ctx, store, key, size)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if schema == nil {
+		schema = f.Schema()
+	}
+	rows, err := f.ReadAll(ctx, schema, parquetio.ReadOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return &parquetio.Batch{Schema: schema, Rows: rows}, nil
+}
 
 // Options configure a FileSource.
 type Options struct {
@@ -62,7 +79,7 @@ type Options struct {
 	// batch with a *RecordError. It is called from the driver's goroutine,
 	// in file and line order.
 	OnBadRecord func(BadRecord) error
-	// ReadParquet decodes Parquet files; required for FormatParquet.
+	// ReadParquet decodes Parquet files. Default: internal/parquetio's reader.
 	ReadParquet ParquetReader
 }
 
@@ -75,11 +92,7 @@ func DefaultOptions(format Format) Options {
 func (o *Options) Validate() error {
 	var errs []error
 	switch o.Format {
-	case FormatJSON, FormatCSV:
-	case FormatParquet:
-		if o.ReadParquet == nil {
-			errs = append(errs, fmt.Errorf("%w: format parquet needs a ReadParquet decoder", ErrInvalidOptions))
-		}
+	case FormatJSON, FormatCSV, FormatParquet:
 	default:
 		errs = append(errs, fmt.Errorf("%w: %w %q (want json, csv or parquet)", ErrInvalidOptions, ErrFormat, o.Format))
 	}
@@ -139,6 +152,9 @@ func NewFileSource(store storage.Store, opts Options) (*FileSource, error) {
 	}
 	if opts.DecodeConcurrency == 0 {
 		opts.DecodeConcurrency = def.DecodeConcurrency
+	}
+	if opts.ReadParquet == nil {
+		opts.ReadParquet = readParquet
 	}
 	if err := opts.Validate(); err != nil {
 		return nil, err
@@ -322,7 +338,9 @@ func (s *FileSource) Commit(ctx context.Context, end string) error {
 
 type decodedFile struct {
 	url    string
-	data   []byte
+	key    string
+	size   int64
+	data   []byte // json, csv: the file's bytes
 	rows   [][]any
 	schema *parquetio.StructType // Parquet: the schema the rows conform to
 	bad    []BadRecord
@@ -351,23 +369,31 @@ func (s *FileSource) GetBatch(ctx context.Context, start, end string) (*parqueti
 		return nil, BatchStats{}, fmt.Errorf("source: files of source batches %d..%d: %w", from+1, to, err)
 	}
 	files := make([]decodedFile, len(entries))
-	keys := make([]string, len(entries))
 	for i, e := range entries {
-		if keys[i], err = s.keyOf(e.Path); err != nil {
+		if files[i].key, err = s.keyOf(e.Path); err != nil {
 			return nil, BatchStats{}, err
 		}
 		files[i].url = e.Path
 	}
-	// Read all files.
+	// Read all files (Parquet: only their sizes; the reader fetches ranges).
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(s.opts.DecodeConcurrency)
 	for i := range files {
 		g.Go(func() error {
-			data, err := s.store.Read(gctx, keys[i])
-			if err != nil {
-				return fmt.Errorf("source: read %s: %w", files[i].url, err)
+			f := &files[i]
+			if s.opts.Format == FormatParquet {
+				fi, err := s.store.Stat(gctx, f.key)
+				if err != nil {
+					return fmt.Errorf("source: stat %s: %w", f.url, err)
+				}
+				f.size = fi.Size
+				return nil
 			}
-			files[i].data = data
+			data, err := s.store.Read(gctx, f.key)
+			if err != nil {
+				return fmt.Errorf("source: read %s: %w", f.url, err)
+			}
+			f.data, f.size = data, int64(len(data))
 			return nil
 		})
 	}
@@ -376,7 +402,7 @@ func (s *FileSource) GetBatch(ctx context.Context, start, end string) (*parqueti
 	}
 	stats := BatchStats{NumFiles: len(files)}
 	for _, f := range files {
-		stats.NumBytes += int64(len(f.data))
+		stats.NumBytes += f.size
 	}
 	schema := s.Schema()
 	first := 0
@@ -482,7 +508,7 @@ func (s *FileSource) decode(ctx context.Context, f *decodedFile, schema *parquet
 			f.rows = append(f.rows, row)
 		}, bad)
 	case FormatParquet:
-		b, err := s.opts.ReadParquet(ctx, f.data, schema)
+		b, err := s.opts.ReadParquet(ctx, s.store, f.key, f.size, schema)
 		if err != nil {
 			f.err = fmt.Errorf("source: read parquet %s: %w", f.url, err)
 			return

@@ -3,6 +3,7 @@ package source
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/big"
 	"reflect"
 	"strings"
@@ -373,7 +374,54 @@ func TestOptionsValidate(t *testing.T) {
 	if !errors.Is(err, ErrInvalidOptions) || !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "DecodeConcurrency") {
 		t.Errorf("Validate = %v", err)
 	}
-	if err := (&Options{Format: FormatParquet}).Validate(); err == nil {
-		t.Error("parquet without a reader accepted")
+}
+
+func TestParquet(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture()
+	fileSchema := &parquetio.StructType{Fields: []parquetio.StructField{
+		{Name: "origin", Type: parquetio.TypeString, Nullable: true},
+		{Name: "delay", Type: parquetio.TypeLong, Nullable: true},
+	}}
+	for i, rows := range [][][]any{{{"DTW", int64(66)}, {"LAS", nil}}, {{"SFO", int64(-3)}}} {
+		key := fmt.Sprintf("part-%d.parquet", i)
+		w, err := parquetio.NewFileWriter(ctx, f.src, key, fileSchema, parquetio.DefaultWriteOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Write(ctx, rows); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+		f.clock = f.clock.Add(time.Second)
+		f.src.SetModTime(key, f.clock)
 	}
+	t.Run("file schema", func(t *testing.T) {
+		f.cp = memstore.New("cp1")
+		s := f.open(t, Options{Format: FormatParquet})
+		end, _ := s.LatestOffset(ctx, ReadLimit{})
+		b, stats, err := s.GetBatch(ctx, "", end)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := [][]any{{"DTW", int64(66)}, {"LAS", nil}, {"SFO", int64(-3)}}
+		if !reflect.DeepEqual(b.Rows, want) || schemaString(b.Schema) != "origin:string delay:long" || stats.NumBytes == 0 {
+			t.Errorf("rows %v schema %s stats %+v", b.Rows, schemaString(b.Schema), stats)
+		}
+	})
+	t.Run("given schema by name", func(t *testing.T) {
+		f.cp = memstore.New("cp2")
+		s := f.open(t, Options{Format: FormatParquet, Schema: flightsSchema})
+		end, _ := s.LatestOffset(ctx, ReadLimit{MaxFiles: 1})
+		b, _, err := s.GetBatch(ctx, "", end)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := [][]any{{nil, int64(66), nil, "DTW", nil}, {nil, nil, nil, "LAS", nil}}
+		if !reflect.DeepEqual(b.Rows, want) {
+			t.Errorf("rows %v", b.Rows)
+		}
+	})
 }
