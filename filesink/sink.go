@@ -22,6 +22,9 @@ type Sink struct {
 	log   *Log
 	opts  Options
 	root  string // qualified URI of the output directory, escaped
+	// newID returns the UUID of a data file name (uuid.NewString; tests
+	// fix it to compare a batch byte for byte).
+	newID func() string
 }
 
 var _ sink.Sink = (*Sink)(nil)
@@ -47,7 +50,7 @@ func New(ctx context.Context, store storage.Store, opts Options) (*Sink, error) 
 	if _, err := l.Snapshot(ctx); err != nil {
 		return nil, fmt.Errorf("filesink: open log of %s: %w", store.URL(), err)
 	}
-	return &Sink{store: store, log: l, opts: opts, root: root}, nil
+	return &Sink{store: store, log: l, opts: opts, root: root, newID: uuid.NewString}, nil
 }
 
 // Log returns the sink's _spark_metadata log.
@@ -133,8 +136,8 @@ type writtenFile struct {
 // sparkFileName is ManifestFileCommitProtocol.newTaskTempFile's name
 // "part-%05d-<uuid><ext>" with FileFormatDataWriter's "-c%03d" counter:
 // each file is its own task, so the counter is 0.
-func sparkFileName(task int, ext string) string {
-	return fmt.Sprintf("part-%05d-%s-c000%s", task, uuid.NewString(), ext)
+func (s *Sink) sparkFileName(task int, ext string) string {
+	return fmt.Sprintf("part-%05d-%s-c000%s", task, s.newID(), ext)
 }
 
 func (s *Sink) writeData(ctx context.Context, batch *sink.Batch) ([]writtenFile, error) {
@@ -147,7 +150,7 @@ func (s *Sink) writeData(ctx context.Context, batch *sink.Batch) ([]writtenFile,
 	wo.Compression = s.opts.Compression
 	wo.NoStats = true
 	wo.FileName = func(part int, codecExt string) string {
-		return sparkFileName(part, codecExt+".parquet")
+		return s.sparkFileName(part, codecExt+".parquet")
 	}
 	written, err := parquetio.WriteFiles(ctx, s.store, batch, wo)
 	if err != nil {
@@ -225,7 +228,7 @@ func (s *Sink) writeJSON(ctx context.Context, batch *sink.Batch) (out []writtenF
 		dir := parquetio.PartitionPath(s.opts.PartitionColumns, vals)
 		f := open[dir]
 		if f == nil {
-			key := sparkFileName(task, ext)
+			key := s.sparkFileName(task, ext)
 			task++
 			if dir != "" {
 				key = dir + "/" + key

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -407,6 +408,8 @@ func TestEscapeURIPath(t *testing.T) {
 	}
 	for _, tc := range []struct{ url, scheme, want string }{
 		{"file:///tmp/my dir", "s3a", "file:///tmp/my%20dir"},
+		{"file:///tmp/my%20dir/k=a%252Fb", "s3a", "file:///tmp/my%20dir/k=a%252Fb"},
+		{"file://localhost/tmp/x", "s3a", "file:///tmp/x"},
 		{"s3://bucket/pre/fix?region=x", "s3a", "s3a://bucket/pre/fix"},
 		{"s3://bucket", "s3", "s3://bucket"},
 		{"mem://name/d", "s3a", "mem://name/d"},
@@ -415,4 +418,70 @@ func TestEscapeURIPath(t *testing.T) {
 			t.Errorf("rootURI(%q) = %q, %v; want %q", tc.url, got, err, tc.want)
 		}
 	}
+}
+
+// TestBatchGoldenBytes writes a batch with a fixed clock and fixed file ids
+// and compares the log file byte for byte, and its key order with the lines
+// of Spark's own log files.
+func TestBatchGoldenBytes(t *testing.T) {
+	ctx := context.Background()
+	clock := &fakeClock{t: time.Date(2026, 1, 2, 3, 4, 5, 678_000_000, time.UTC)}
+	m := newMemStore("file:///data/stream out", clock.Now)
+	o := testOptions(clock)
+	o.Format, o.Compression = FormatJSON, ""
+	o.PartitionColumns = []string{"country"}
+	s, err := New(ctx, m, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	s.newID = func() string { n++; return fmt.Sprintf("00000000-0000-0000-0000-%012d", n) }
+	b := rows(0, 2, func(i int64) any { return []any{"FR", "a/b"}[i] })
+	if _, err := s.AddBatch(ctx, 0, b); err != nil {
+		t.Fatal(err)
+	}
+	got, err := m.Read(ctx, MetadataDir+"/0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "v1\n" +
+		`{"path":"file:///data/stream%20out/country=FR/part-00000-00000000-0000-0000-0000-000000000001-c000.json","size":21,"isDir":false,"modificationTime":1767323045678,"blockReplication":1,"blockSize":33554432,"action":"add"}` + "\n" +
+		`{"path":"file:///data/stream%20out/country=a%252Fb/part-00001-00000000-0000-0000-0000-000000000002-c000.json","size":21,"isDir":false,"modificationTime":1767323045678,"blockReplication":1,"blockSize":33554432,"action":"add"}`
+	if string(got) != want {
+		t.Fatalf("log file 0:\n got %s\nwant %s", got, want)
+	}
+	if d, _ := m.Read(ctx, "country=a%2Fb/part-00001-00000000-0000-0000-0000-000000000002-c000.json"); string(d) != `{"id":1,"name":"n1"}`+"\n" {
+		t.Fatalf("data file = %q", d)
+	}
+	spark, err := os.ReadFile(filepath.Join(sparkLogDir, "9"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sparkKeys := jsonKeys(t, strings.Split(strings.TrimSpace(string(spark)), "\n")[1])
+	for _, l := range strings.Split(string(got), "\n")[1:] {
+		if k := jsonKeys(t, l); !slices.Equal(k, sparkKeys) {
+			t.Fatalf("key order %v, Spark's %v", k, sparkKeys)
+		}
+	}
+}
+
+func jsonKeys(t *testing.T, line string) []string {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(line))
+	var keys []string
+	if _, err := dec.Token(); err != nil {
+		t.Fatal(err)
+	}
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, k.(string))
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return keys
 }

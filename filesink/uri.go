@@ -25,9 +25,21 @@ func schemeFamily(s string) string {
 	return s
 }
 
-// parseStoreURL splits storage.Store.URL(), which is not escaped
-// ("file:///abs/my dir", "mem://name/dir", "s3://bucket/prefix?region=..").
+// parseStoreURL splits storage.Store.URL() ("file:///abs/my%20dir",
+// "mem://name/dir", "s3://bucket/prefix?region=.."). A URL that parses is
+// taken as escaped; one that does not (a raw path with a stray "%") is split
+// as it is.
 func parseStoreURL(u string) (location, error) {
+	if pu, err := url.Parse(u); err == nil && pu.Scheme != "" && pu.Opaque == "" {
+		loc := location{scheme: pu.Scheme, host: pu.Host, path: strings.TrimSuffix(pu.Path, "/")}
+		if loc.scheme == "file" && loc.host == "localhost" {
+			loc.host = ""
+		}
+		if !strings.HasPrefix(loc.path, "/") {
+			loc.path = "/" + loc.path
+		}
+		return loc, nil
+	}
 	scheme, rest, ok := strings.Cut(u, "://")
 	if !ok {
 		return location{}, fmt.Errorf("filesink: store URL %q has no scheme", u)
