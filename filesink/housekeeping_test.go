@@ -212,3 +212,20 @@ func FuzzDecodeLog(f *testing.F) {
 		}
 	})
 }
+
+func TestHasLog(t *testing.T) {
+	ctx := context.Background()
+	m := newMemStore("file:///out", nil)
+	if ok, err := HasLog(ctx, m); ok || err != nil {
+		t.Fatalf("empty dir: HasLog = %v, %v", ok, err)
+	}
+	m.putAt("part-0", []byte("x"), time.Unix(0, 0))
+	m.putAt("_spark_metadataX/0", []byte("v1"), time.Unix(0, 0))
+	if ok, _ := HasLog(ctx, m); ok {
+		t.Fatal("a sibling with a common prefix is not the log")
+	}
+	m.putAt(MetadataDir+"/0", []byte("v1"), time.Unix(0, 0))
+	if ok, err := HasLog(ctx, m); !ok || err != nil {
+		t.Fatalf("HasLog = %v, %v", ok, err)
+	}
+}

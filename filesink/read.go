@@ -49,6 +49,13 @@ func Open(ctx context.Context, url string, opts Options) (*Listing, error) {
 	return ListFiles(ctx, st, opts)
 }
 
+// HasLog reports whether the output directory store has a _spark_metadata
+// folder, i.e. is a file-sink directory to be read through its log
+// (FileStreamSink.hasMetadata).
+func HasLog(ctx context.Context, store storage.Store) (bool, error) {
+	return hasMetadataDir(ctx, store)
+}
+
 // hasMetadataDir reports whether _spark_metadata has any object
 // (FileStreamSink.hasMetadata: the folder exists).
 func hasMetadataDir(ctx context.Context, store storage.Store) (bool, error) {
