@@ -273,4 +273,3 @@ func TestConcurrentSinks(t *testing.T) {
 		}
 	}
 }
-
