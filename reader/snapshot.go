@@ -349,6 +349,13 @@ func (s *Snapshot) mayMatch(pred *expr.Predicate, f *File) bool {
 		if f.Stats == nil {
 			return expr.UnknownDomain()
 		}
-		return f.Stats.Domain(c.PhysicalPath(), c.Type)
+		phys := c.PhysicalPath()
+		d := f.Stats.Domain(phys, c.Type)
+		if d.Min == nil && d.Max == nil && d.NullCount < 0 && !slices.Equal(phys, c.Path) {
+			// Some writers key statistics by logical names even with
+			// column mapping; they still describe the column.
+			d = f.Stats.Domain(c.Path, c.Type)
+		}
+		return d
 	})
 }
