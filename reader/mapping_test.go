@@ -112,4 +112,3 @@ func TestColumnMapping(t *testing.T) {
 		})
 	}
 }
-
