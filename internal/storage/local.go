@@ -40,8 +40,9 @@ const fileblobAttrsExt = ".attrs"
 // (PutIfAbsent), because fileblob's IfNotExist is a check-then-rename that
 // two processes can both win.
 type localBackend struct {
-	dir string // absolute and clean
-	mu  struct {
+	dir    string // absolute and clean
+	noSync bool   // Options.LocalSkipFsync
+	mu     struct {
 		sync.Mutex
 		b *blob.Bucket
 	}
@@ -120,7 +121,7 @@ func binaryRand(b []byte) {
 // returns its name.
 func (l *localBackend) writeTemp(final string, data []byte) (string, error) {
 	dir := filepath.Dir(final)
-	if err := mkdirAllSync(dir); err != nil {
+	if err := l.mkdirAllSync(dir); err != nil {
 		return "", err
 	}
 	f, err := createTemp(dir, filepath.Base(final))
@@ -129,7 +130,7 @@ func (l *localBackend) writeTemp(final string, data []byte) (string, error) {
 	}
 	name := f.Name()
 	_, err = f.Write(data)
-	if err == nil {
+	if err == nil && !l.noSync {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
@@ -143,7 +144,10 @@ func (l *localBackend) writeTemp(final string, data []byte) (string, error) {
 }
 
 // syncDir fsyncs a directory so that a rename or link in it is durable.
-func syncDir(dir string) error {
+func (l *localBackend) syncDir(dir string) error {
+	if l.noSync {
+		return nil
+	}
 	d, err := os.Open(dir)
 	if err != nil {
 		return err
@@ -169,7 +173,7 @@ func (l *localBackend) put(ctx context.Context, key string, data []byte) error {
 		_ = os.Remove(tmp)
 		return err
 	}
-	return syncDir(filepath.Dir(final))
+	return l.syncDir(filepath.Dir(final))
 }
 
 // putIfAbsent: temp file, fsync, link to the final name (the link fails with
@@ -191,7 +195,7 @@ func (l *localBackend) putIfAbsent(ctx context.Context, key string, data []byte)
 		}
 		return err
 	}
-	if err := syncDir(filepath.Dir(final)); err != nil {
+	if err := l.syncDir(filepath.Dir(final)); err != nil {
 		// The object is in place; only its durability is in doubt.
 		return &classErr{class: ErrCommitStateUnknown, cause: err}
 	}
@@ -201,14 +205,14 @@ func (l *localBackend) putIfAbsent(ctx context.Context, key string, data []byte)
 func (l *localBackend) newWriter(ctx context.Context, key string) (Writer, error) {
 	final := l.filename(key)
 	dir := filepath.Dir(final)
-	if err := mkdirAllSync(dir); err != nil {
+	if err := l.mkdirAllSync(dir); err != nil {
 		return nil, err
 	}
 	f, err := createTemp(dir, filepath.Base(final))
 	if err != nil {
 		return nil, err
 	}
-	return &localWriter{ctx: ctx, f: f, final: final}, nil
+	return &localWriter{ctx: ctx, l: l, f: f, final: final}, nil
 }
 
 // localWriter writes a temp file and renames it into place on Close. It keeps
@@ -216,6 +220,7 @@ func (l *localBackend) newWriter(ctx context.Context, key string) (Writer, error
 // Close; it is only checked, never stored beyond the writer's life.
 type localWriter struct {
 	ctx   context.Context //nolint:containedctx // the Writer contract ties the write to NewWriter's ctx
+	l     *localBackend
 	mu    sync.Mutex
 	f     *os.File
 	final string
@@ -243,7 +248,7 @@ func (w *localWriter) Close() error {
 	w.done = true
 	tmp := w.f.Name()
 	err := w.ctx.Err()
-	if err == nil {
+	if err == nil && !w.l.noSync {
 		err = w.f.Sync()
 	}
 	if cerr := w.f.Close(); err == nil {
@@ -256,7 +261,7 @@ func (w *localWriter) Close() error {
 		_ = os.Remove(tmp)
 		return err
 	}
-	return syncDir(filepath.Dir(w.final))
+	return w.l.syncDir(filepath.Dir(w.final))
 }
 
 func (w *localWriter) Abort() error {
@@ -360,7 +365,7 @@ func (l *localBackend) url(root string) string {
 // every directory it created, so that a file fsynced into a new directory
 // (the first commit's _delta_log/) survives a crash together with the
 // directory entries leading to it.
-func mkdirAllSync(dir string) error {
+func (l *localBackend) mkdirAllSync(dir string) error {
 	if _, err := os.Stat(dir); err == nil {
 		return nil
 	}
@@ -380,7 +385,7 @@ func mkdirAllSync(dir string) error {
 		return err
 	}
 	for _, d := range created {
-		if err := syncDir(filepath.Dir(d)); err != nil {
+		if err := l.syncDir(filepath.Dir(d)); err != nil {
 			return err
 		}
 	}

@@ -25,6 +25,11 @@ type Options struct {
 	// S3RetryBackoff is the first back-off between those retries; it
 	// doubles each time. Default 50ms.
 	S3RetryBackoff time.Duration
+	// LocalSkipFsync skips every fsync on local disk. Writes stay atomic
+	// (temp file + rename/link) and PutIfAbsent stays exclusive, but an
+	// acknowledged write may be lost on power failure or kernel crash. For
+	// tests only (an fsync costs milliseconds). Default false.
+	LocalSkipFsync bool
 }
 
 // DefaultOptions returns the documented defaults.
@@ -91,7 +96,7 @@ func (o *Opener) Open(ctx context.Context, rawURL string) (Store, error) {
 		return nil, fmt.Errorf("%w: empty URL", ErrUnsupportedURL)
 	}
 	if !strings.Contains(rawURL, "://") {
-		return openLocal(rawURL)
+		return o.openLocal(rawURL)
 	}
 	u, err := url.Parse(rawURL)
 	if err != nil {
@@ -112,7 +117,7 @@ func (o *Opener) Open(ctx context.Context, rawURL string) (Store, error) {
 		if !strings.HasPrefix(u.Path, "/") {
 			return nil, fmt.Errorf("%w: file URL path %q is not absolute", ErrUnsupportedURL, u.Path)
 		}
-		return openLocal(u.Path)
+		return o.openLocal(u.Path)
 	case "mem":
 		if u.RawQuery != "" {
 			return nil, fmt.Errorf("%w: mem URL with a query", ErrUnsupportedURL)
@@ -126,12 +131,12 @@ func (o *Opener) Open(ctx context.Context, rawURL string) (Store, error) {
 	}
 }
 
-func openLocal(p string) (Store, error) {
+func (o *Opener) openLocal(p string) (Store, error) {
 	abs, err := filepath.Abs(p)
 	if err != nil {
 		return nil, fmt.Errorf("%w: local path %q: %w", ErrUnsupportedURL, p, err)
 	}
-	return newStore(&localBackend{dir: filepath.Clean(abs)}), nil
+	return newStore(&localBackend{dir: filepath.Clean(abs), noSync: o.opts.LocalSkipFsync}), nil
 }
 
 // subRoot roots s at the URL path p ("", "/", "/a/b").

@@ -32,3 +32,18 @@ func TestMemConformance(t *testing.T) {
 		return s
 	})
 }
+
+// The helpers other packages use pass the suite too (fsync off changes
+// durability only, not semantics).
+func TestHelperStoresConformance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("same backends as TestLocalConformance/TestMemConformance")
+	}
+	cfg := storagetest.Config{ConcurrentRounds: 50}
+	t.Run("NewLocal", func(t *testing.T) {
+		storagetest.RunConfig(t, cfg, func(t *testing.T) storage.Store { return storagetest.NewLocal(t) })
+	})
+	t.Run("NewMem", func(t *testing.T) {
+		storagetest.RunConfig(t, cfg, func(t *testing.T) storage.Store { return storagetest.NewMem(t) })
+	})
+}
