@@ -287,7 +287,18 @@ func (l *FileSourceLog) Add(ctx context.Context, id int64, entries []FileEntry) 
 		all = append(prev, entries...)
 	}
 	name := l.pathOf(id, interval)
-	if err := l.store.PutIfAbsent(ctx, name, MarshalFileSourceLog(all)); err != nil {
+	data := MarshalFileSourceLog(all)
+	err = l.store.PutIfAbsent(ctx, name, data)
+	if errors.Is(err, storage.ErrCommitStateUnknown) {
+		// The answer was lost: the file is ours if it holds our bytes.
+		if got, rerr := l.store.Read(ctx, name); rerr == nil {
+			if bytes.Equal(got, data) {
+				return nil
+			}
+			err = storage.ErrAlreadyExists
+		}
+	}
+	if err != nil {
 		if errors.Is(err, storage.ErrAlreadyExists) {
 			return fmt.Errorf("%w: source log %s/%s already exists: %w", ErrCheckpointInUse, l.store.URL(), name, err)
 		}
