@@ -372,7 +372,13 @@ func (l *Log) streamEntries(ctx context.Context, keys []string, latest string, e
 			return err
 		}
 	}
+	n := 0
 	emit := func(e SinkFileStatus, raw []byte) error {
+		if n++; n%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		if !l.retained(&e, nowMs) {
 			return nil
 		}
@@ -398,10 +404,10 @@ func (l *Log) streamEntries(ctx context.Context, keys []string, latest string, e
 
 // Entries yields the entries of the log's latest state in log order
 // (CompactibleFileStreamLog.allFiles), streaming: memory does not grow with
-// the log. If a file vanishes while reading (a concurrent cleanup after a
-// newer compaction), the log is listed again and the read restarts, as Spark
-// does; entries already yielded are then yielded again, so a caller that
-// cannot tolerate this should use AllFiles.
+// the log. If a file vanishes before the first entry is yielded (a
+// concurrent cleanup after a newer compaction), the log is listed again and
+// the read restarts, as Spark does; once entries have been yielded, a
+// vanished file is an error (AllFiles retries from scratch instead).
 func (l *Log) Entries(ctx context.Context) iter.Seq2[SinkFileStatus, error] {
 	return func(yield func(SinkFileStatus, error) bool) {
 		stop := errors.New("stop")
@@ -414,7 +420,9 @@ func (l *Log) Entries(ctx context.Context) iter.Seq2[SinkFileStatus, error] {
 			if len(snap.Keys) == 0 {
 				return
 			}
+			yielded := false
 			err = l.streamEntries(ctx, snap.Keys, snap.Keys[len(snap.Keys)-1], nil, func(e SinkFileStatus, _ []byte) error {
+				yielded = true
 				if !yield(e, nil) {
 					return stop
 				}
@@ -423,7 +431,7 @@ func (l *Log) Entries(ctx context.Context) iter.Seq2[SinkFileStatus, error] {
 			if errors.Is(err, stop) {
 				return
 			}
-			if !errors.Is(err, storage.ErrNotFound) {
+			if yielded || !errors.Is(err, storage.ErrNotFound) {
 				break
 			}
 		}
