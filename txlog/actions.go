@@ -231,9 +231,16 @@ func jsonKeys(t reflect.Type) map[string]bool {
 	return keys
 }
 
-// splitExtra decodes data into v (an alias struct) and returns the keys that
-// v does not know.
+// splitExtra decodes data into v (a pointer to a zero alias struct) and
+// returns the keys that v does not know. The common case, no unknown keys,
+// costs one strict decode; only objects with unknown keys are decoded twice.
 func splitExtra(data []byte, v any, known map[string]bool) (map[string]json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err == nil {
+		return nil, nil
+	}
+	reflect.ValueOf(v).Elem().SetZero()
 	if err := json.Unmarshal(data, v); err != nil {
 		return nil, err
 	}

@@ -153,6 +153,18 @@ func EncodeCommit(actions []Action) ([]byte, error) {
 // and the 1-based line; errors returned by fn are returned unchanged.
 // maxLine <= 0 means DefaultMaxLineBytes.
 func DecodeCommit(r io.Reader, path string, version int64, maxLine int, fn func(line int, a *Action) error) error {
+	return DecodeCommitLines(r, path, version, maxLine, func(line int, b []byte) error {
+		var a Action
+		if err := json.Unmarshal(b, &a); err != nil {
+			return &CorruptLogError{Path: path, Version: version, Line: line, Err: err}
+		}
+		return fn(line, &a)
+	})
+}
+
+// DecodeCommitLines splits a commit stream into its non-blank lines
+// (trimmed; valid only during the call), bounding each at maxLine bytes.
+func DecodeCommitLines(r io.Reader, path string, version int64, maxLine int, fn func(line int, b []byte) error) error {
 	if maxLine <= 0 {
 		maxLine = DefaultMaxLineBytes
 	}
@@ -165,11 +177,7 @@ func DecodeCommit(r io.Reader, path string, version int64, maxLine int, fn func(
 		if len(b) == 0 {
 			continue
 		}
-		var a Action
-		if err := json.Unmarshal(b, &a); err != nil {
-			return &CorruptLogError{Path: path, Version: version, Line: line, Err: err}
-		}
-		if err := fn(line, &a); err != nil {
+		if err := fn(line, b); err != nil {
 			return err
 		}
 	}

@@ -1,7 +1,9 @@
 package txlog
 
 import (
+	"bytes"
 	"cmp"
+	"encoding/json"
 	"context"
 	"errors"
 	"fmt"
@@ -23,6 +25,7 @@ type Snapshot struct {
 	protocol   Protocol
 	metadata   Metadata
 	files      map[fileKey]*Add
+	byPath     map[string]*Add // live add by storage key (a path is live at most once)
 	tombstones map[fileKey]*Remove
 	txns       map[string]Txn
 	domains    map[string]*DomainMetadata
@@ -100,12 +103,8 @@ func (s *Snapshot) SizeInBytes() int64 {
 // File returns the live add for a storage key (decoded path relative to the
 // table root), if any.
 func (s *Snapshot) File(key string) (*Add, bool) {
-	for k, a := range s.files {
-		if k.path == key {
-			return a, true
-		}
-	}
-	return nil, false
+	a, ok := s.byPath[key]
+	return a, ok
 }
 
 // FileKey returns the storage key (decoded, relative to the table root) of a
@@ -309,6 +308,10 @@ func (l *Log) replay(ctx context.Context, seg *segment) (*Snapshot, error) {
 	}
 	r.s.protocol = *r.protocol
 	r.s.metadata = *r.metadata
+	r.s.byPath = make(map[string]*Add, len(r.s.files))
+	for k, a := range r.s.files {
+		r.s.byPath[k.path] = a
+	}
 	// commitInfo of a version covered only by the checkpoint.
 	if seg.last != nil && (seg.checkpoint != nil && seg.checkpoint.version == seg.version) {
 		ci, err := l.readCommitInfo(ctx, *seg.last)
@@ -346,10 +349,25 @@ func commitTimestamp(m Metadata, ci CommitInfo, modTime time.Time) time.Time {
 
 var errStop = errors.New("stop")
 
-// readCommitInfo returns the first commitInfo of a commit file (nil if none).
+// readCommitInfo returns the first commitInfo of a commit file (nil if
+// none). Only lines whose first key is "commitInfo" are decoded, so a large
+// commit costs a scan, not a full JSON decode.
 func (l *Log) readCommitInfo(ctx context.Context, lf logFile) (CommitInfo, error) {
+	rc, err := l.store.NewRangeReader(ctx, lf.info.Path, 0, -1)
+	if err != nil {
+		return nil, fmt.Errorf("txlog: read commit %s: %w", lf.info.Path, err)
+	}
+	defer rc.Close()
 	var ci CommitInfo
-	err := readCommit(ctx, l.store, lf.info.Path, lf.version, l.opts.MaxLineBytes, func(_ int, a *Action) error {
+	err = DecodeCommitLines(rc, lf.info.Path, lf.version, l.opts.MaxLineBytes, func(line int, b []byte) error {
+		head := b[:min(len(b), 32)]
+		if !bytes.Contains(head, []byte(`"commitInfo"`)) {
+			return nil
+		}
+		var a Action
+		if err := json.Unmarshal(b, &a); err != nil {
+			return &CorruptLogError{Path: lf.info.Path, Version: lf.version, Line: line, Err: err}
+		}
 		if a.CommitInfo != nil {
 			ci = a.CommitInfo
 			return errStop
