@@ -65,6 +65,9 @@
 // directory holds only data files and logs); S3 writes are single or
 // multipart uploads that become visible on completion.
 //
+// Options.LocalSkipFsync (tests only; storagetest.NewLocal uses it) keeps
+// all of this atomic but skips the fsyncs, which cost milliseconds each.
+//
 // # Listing
 //
 // List yields keys in byte order, across all pages, strictly after

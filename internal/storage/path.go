@@ -50,6 +50,9 @@ func validateElems(p string, allowTrailingSlash bool) error {
 			}
 			return fmt.Errorf("%w: %q has an empty element", ErrInvalidPath, p)
 		case ".", "..":
+			if allowTrailingSlash && i == len(elems)-1 {
+				continue // a prefix's last element is a partial name (".crc" files)
+			}
 			return fmt.Errorf("%w: %q has a %q element", ErrInvalidPath, p, e)
 		}
 	}

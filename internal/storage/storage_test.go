@@ -7,8 +7,16 @@ import (
 	"github.com/lakesink/lakesink/internal/storage/storagetest"
 )
 
+// suiteConfig keeps -short runs quick: fewer race rounds.
+func suiteConfig() storagetest.Config {
+	if testing.Short() {
+		return storagetest.Config{ConcurrentRounds: 30}
+	}
+	return storagetest.Config{}
+}
+
 func TestLocalConformance(t *testing.T) {
-	storagetest.Run(t, func(t *testing.T) storage.Store {
+	storagetest.RunConfig(t, suiteConfig(), func(t *testing.T) storage.Store {
 		s, err := storage.Open(t.Context(), t.TempDir())
 		if err != nil {
 			t.Fatal(err)

@@ -246,6 +246,7 @@ func testInvalidPath(t *testing.T, s storage.Store) {
 // No key is also a "directory" of another: a file system cannot hold both.
 var orderKeys = []string{
 	"b", "a/b", "a-b", "a.b", "a0", "a/c/d", "a/b0", "_delta_log/00000000000000000010.json",
+	"_delta_log/.00000000000000000010.json.crc",
 	"_delta_log/00000000000000000002.json", "_delta_log/00000000000000000002.checkpoint.parquet",
 	"_delta_log/_last_checkpoint", "z/y/x", "A", "~tilde",
 }
@@ -272,7 +273,7 @@ func filterPrefix(keys []string, prefix, startAfter string) []string {
 
 func testListOrder(t *testing.T, s storage.Store) {
 	sorted := putAll(t, s, orderKeys)
-	for _, prefix := range []string{"", "a", "a/", "a/b", "_delta_log/", "_delta_log/0000", "z/", "nothing/", "A"} {
+	for _, prefix := range []string{"", "a", "a/", "a/b", "_delta_log/", "_delta_log/0000", "_delta_log/.", "z/", "nothing/", "A"} {
 		got := listAll(t, s, prefix, "")
 		want := filterPrefix(sorted, prefix, "")
 		if !slices.Equal(got, want) {
