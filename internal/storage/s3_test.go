@@ -62,7 +62,7 @@ func TestS3Conformance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	storagetest.Run(t, func(t *testing.T) storage.Store {
+	storagetest.RunConfig(t, suiteConfig(), func(t *testing.T) storage.Store {
 		s, err := o.Open(t.Context(), s3URL("lake", subtestPrefix(t), endpoint))
 		if err != nil {
 			t.Fatal(err)
