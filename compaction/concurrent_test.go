@@ -142,72 +142,106 @@ func TestOptimizeWhileAppending(t *testing.T) {
 	t.Logf("%d versions, %d compactions removing %d files", latest.Version()+1, len(results), removed)
 }
 
-// A concurrent commit removes an input of one bin between planning and
-// committing: that bin is abandoned, the others commit, and the removed rows
+// A concurrent commit removes an input of one bin before or while OPTIMIZE
+// rewrites it: that bin is abandoned, the others commit, and the removed rows
 // stay removed.
 func TestOptimizeAbandonsBinWithRemovedInput(t *testing.T) {
-	ctx := context.Background()
-	tb, st := newTable(t, []string{"origin"}, nil)
-	for i := range 4 {
-		appendRows(t, tb, flightsRows(int64(i*30), 30, origins))
-	}
-	snap, err := tb.Snapshot(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan, err := NewPlan(snap, PlanOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(plan.Bins) != 3 {
-		t.Fatalf("bins %d", len(plan.Bins))
-	}
-	// Remove one input of the first bin, and append, in two commits.
-	victim := plan.Bins[0].Files[1]
-	tx := tb.Log().Begin(snap)
-	ts := time.Now().UnixMilli()
-	tx.Add(txlog.Action{Remove: &txlog.Remove{Path: victim.Path, DeletionTimestamp: &ts, DataChange: true, PartitionValues: victim.PartitionValues}})
-	if _, err := tx.Commit(ctx, "DELETE", nil, nil); err != nil {
-		t.Fatal(err)
-	}
-	appendRows(t, tb, flightsRows(1000, 30, origins))
-	beforeExec, err := tb.Snapshot(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantRows, err := readSnapshot(ctx, st, beforeExec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Execute(ctx, tb, plan, ExecOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.AbandonedBins != 1 || res.NumBins != 2 || res.CommitAttempts != 2 || res.Version < 0 {
-		t.Fatalf("result %+v", res)
-	}
-	after, err := tb.Snapshot(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := readSnapshot(ctx, st, after)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !equalRowSets(rowSet(got), rowSet(wantRows)) {
-		t.Fatalf("rows changed: %d vs %d", len(got), len(wantRows))
-	}
-	// The abandoned bin's output files were deleted; live files all exist.
-	keys := listKeys(t, st)
-	n := 0
-	for _, k := range keys {
-		if len(k) > 0 && k[0] != '_' {
-			n++
-		}
-	}
-	// inputs (12 + 3 appended) stay until VACUUM; plus 2 new files.
-	if n != 12+3+2 {
-		t.Fatalf("%d data files in the store, want %d: %v", n, 12+3+2, keys)
+	for _, tc := range []struct {
+		name         string
+		duringWrite  bool
+		wantAttempts int
+	}{
+		{name: "removed before execute", duringWrite: false, wantAttempts: 1},
+		{name: "removed while rewriting", duringWrite: true, wantAttempts: 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			tb, st := newTable(t, []string{"origin"}, nil)
+			for i := range 4 {
+				appendRows(t, tb, flightsRows(int64(i*30), 30, origins))
+			}
+			snap, err := tb.Snapshot(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan, err := NewPlan(snap, PlanOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(plan.Bins) != 3 {
+				t.Fatalf("bins %d", len(plan.Bins))
+			}
+			victim := plan.Bins[0].Files[1]
+			var concurrentErr error
+			concurrent := func() {
+				// Remove one input of the first bin, then append: two commits.
+				s, err := tb.Snapshot(ctx)
+				if err != nil {
+					concurrentErr = err
+					return
+				}
+				tx := tb.Log().Begin(s)
+				ts := time.Now().UnixMilli()
+				tx.Add(txlog.Action{Remove: &txlog.Remove{Path: victim.Path, DeletionTimestamp: &ts, DataChange: true, PartitionValues: victim.PartitionValues}})
+				if _, err := tx.Commit(ctx, "DELETE", nil, nil); err != nil {
+					concurrentErr = err
+					return
+				}
+				_, concurrentErr = tb.Write(ctx, &parquetio.Batch{Schema: flightsSchema(), Rows: flightsRows(1000, 30, origins)}, table.WriteOptions{})
+			}
+			var once sync.Once
+			eo := ExecOptions{Workers: 1}
+			if tc.duringWrite {
+				eo.Progress = func(e ProgressEvent) {
+					if e.Phase == PhaseRewrite {
+						once.Do(concurrent)
+					}
+				}
+			} else {
+				concurrent()
+			}
+			res, err := Execute(ctx, tb, plan, eo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if concurrentErr != nil {
+				t.Fatal(concurrentErr)
+			}
+			if res.AbandonedBins != 1 || res.NumBins != 2 || res.CommitAttempts != tc.wantAttempts || res.Version < 0 {
+				t.Fatalf("result %+v", res)
+			}
+			// Expected rows: everything but the victim's, plus the append.
+			after, err := tb.Snapshot(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			beforeOpt, err := tb.SnapshotAt(ctx, res.Version-1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := readSnapshot(ctx, st, beforeOpt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := readSnapshot(ctx, st, after)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 4*30-10+30 || !equalRowSets(rowSet(got), rowSet(want)) {
+				t.Fatalf("rows changed: %d vs %d", len(got), len(want))
+			}
+			// The abandoned bin's output files were deleted: the store holds
+			// the inputs (12 + 3 appended, until VACUUM) and 2 new files.
+			n := 0
+			for _, k := range listKeys(t, st) {
+				if k[0] != '_' {
+					n++
+				}
+			}
+			if n != 12+3+2 {
+				t.Fatalf("%d data files in the store, want %d", n, 12+3+2)
+			}
+		})
 	}
 }
 

@@ -14,6 +14,10 @@ var (
 	// delta.deletedFileRetentionDuration without Force (Delta's
 	// spark.databricks.delta.retentionDurationCheck).
 	ErrRetentionTooShort = errors.New("compaction: retention shorter than the table's deletedFileRetentionDuration")
+	// ErrUnconvertedBatches: VACUUM of a file-sink directory published as a
+	// Delta table (convert) whose _spark_metadata log has batches that the
+	// table does not hold yet; their files would look unreferenced.
+	ErrUnconvertedBatches = errors.New("compaction: file-sink log has batches not yet converted")
 	// ErrPlanStale: a plan cannot be executed because the snapshot it was made
 	// from cannot be loaded (cleaned-up log) or its table changed identity.
 	ErrPlanStale = errors.New("compaction: plan is stale")

@@ -197,6 +197,26 @@ func Execute(ctx context.Context, t *table.Table, plan *Plan, opts ExecOptions) 
 		snap = s
 	}
 	md := snap.Metadata()
+	// Skip the bins whose inputs are already gone from the latest snapshot
+	// (a plan made earlier, or fed back from --dry-run output).
+	bins := plan.Bins
+	if latest, err := t.Snapshot(ctx); err == nil && latest.Version() != snap.Version() {
+		bins = nil
+		for i := range plan.Bins {
+			if inputsLive(latest, &plan.Bins[i]) {
+				bins = append(bins, plan.Bins[i])
+			} else {
+				res.AbandonedBins++
+			}
+		}
+		if len(bins) == 0 {
+			if opts.Progress != nil {
+				opts.Progress(ProgressEvent{Phase: PhaseDone})
+			}
+			res.Duration = time.Since(start)
+			return res, nil
+		}
+	}
 	if plan.TableID != "" && md.ID != plan.TableID {
 		return nil, fmt.Errorf("compaction: optimize %s: %w: plan for table %s, table is %s", t.URL(), ErrPlanStale, plan.TableID, md.ID)
 	}
@@ -220,14 +240,20 @@ func Execute(ctx context.Context, t *table.Table, plan *Plan, opts ExecOptions) 
 	}
 
 	// Rewrite.
-	prog := &progress{fn: opts.Progress, ev: ProgressEvent{Phase: PhaseRewrite, BinsTotal: len(plan.Bins), FilesTotal: plan.NumFiles, BytesTotal: plan.Bytes}}
+	var numFiles int
+	var numBytes int64
+	for _, b := range bins {
+		numFiles += len(b.Files)
+		numBytes += b.Bytes
+	}
+	prog := &progress{fn: opts.Progress, ev: ProgressEvent{Phase: PhaseRewrite, BinsTotal: len(bins), FilesTotal: numFiles, BytesTotal: numBytes}}
 	prog.send(func(*ProgressEvent) {})
-	outs := make([]*binOutput, len(plan.Bins))
+	outs := make([]*binOutput, len(bins))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(opts.Workers)
-	for i := range plan.Bins {
+	for i := range bins {
 		g.Go(func() error {
-			out, err := rewriteBin(gctx, t, snap, &plan.Bins[i], dataSchema, wopts, prog)
+			out, err := rewriteBin(gctx, t, snap, &bins[i], dataSchema, wopts, prog)
 			if err != nil {
 				return err
 			}

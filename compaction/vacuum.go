@@ -16,6 +16,10 @@ import (
 	"github.com/lakesink/lakesink/txlog"
 )
 
+// ConvertAppID is the txn appId with which converting a file-sink directory
+// into a Delta table records the last converted batch (txn.version).
+const ConvertAppID = "filesink-convert"
+
 // VacuumOptions configure Vacuum. The zero value vacuums with the table's
 // retention.
 type VacuumOptions struct {
@@ -26,8 +30,9 @@ type VacuumOptions struct {
 	// RetainZero makes a zero Retention explicit (VACUUM ... RETAIN 0 HOURS).
 	RetainZero bool
 	// Force allows a retention shorter than the table's (Delta's
-	// spark.databricks.delta.retentionDurationCheck.enabled=false). Readers
-	// of old versions and writers still writing files may then lose files.
+	// spark.databricks.delta.retentionDurationCheck.enabled=false), and a
+	// VACUUM of a file-sink directory with unconverted batches. Readers of
+	// old versions and writers still writing files may then lose files.
 	Force bool
 	// DryRun lists what would be deleted and deletes nothing.
 	DryRun bool
@@ -91,7 +96,9 @@ type VacuumResult struct {
 //   - every other file whose modification time is older than now - retention
 //     is deleted; younger files (a writer may be about to commit them) stay;
 //   - in a converted Spark file-sink directory, files that _spark_metadata
-//     names are kept too.
+//     names are kept too, and VACUUM refuses to run (ErrUnconvertedBatches,
+//     unless Force) while the log has batches the table's txn for
+//     ConvertAppID does not cover yet.
 //
 // A retention below the table's delta.deletedFileRetentionDuration is refused
 // with ErrRetentionTooShort unless Force is set. Keys come from listing the
@@ -175,6 +182,10 @@ func Vacuum(ctx context.Context, t *table.Table, opts VacuumOptions) (*VacuumRes
 		}
 		for _, f := range l.Files {
 			keep[f.Key] = true
+		}
+		if cv, ok := snap.TxnVersion(ConvertAppID); (!ok || cv < l.LatestBatchID) && !opts.Force {
+			return nil, fmt.Errorf("compaction: vacuum %s: %w: %s is at batch %d, the table's %s txn at %d; convert first or use Force",
+				t.URL(), ErrUnconvertedBatches, filesink.MetadataDir, l.LatestBatchID, ConvertAppID, cv)
 		}
 	}
 

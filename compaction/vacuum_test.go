@@ -298,7 +298,14 @@ func TestVacuumKeepsSparkMetadataFiles(t *testing.T) {
 	if err := st.Put(ctx, filesink.MetadataDir+"/0", data); err != nil {
 		t.Fatal(err)
 	}
-	res, err := Vacuum(ctx, tb, VacuumOptions{Now: func() time.Time { return time.Now().Add(8 * 24 * time.Hour) }})
+	later := func() time.Time { return time.Now().Add(8 * 24 * time.Hour) }
+	if _, err := Vacuum(ctx, tb, VacuumOptions{Now: later}); !errors.Is(err, ErrUnconvertedBatches) {
+		t.Fatalf("vacuum with an unconverted batch: %v", err)
+	}
+	if got := listKeys(t, st); !slices.Contains(got, "orphan.parquet") {
+		t.Fatal("refused vacuum deleted files")
+	}
+	res, err := Vacuum(ctx, tb, VacuumOptions{Now: later, Force: true})
 	if err != nil {
 		t.Fatal(err)
 	}
