@@ -62,6 +62,18 @@ func envInt(name string, def int) int {
 // recovery paths were exercised. LAKESINK_KILL_TRIALS sets the minimum
 // number of kills (default 20; `make soak` runs more).
 func TestKillDashNineIngestIsExactlyOnce(t *testing.T) {
+	killTest(t, "--table", "", envInt("LAKESINK_KILL_TRIALS", 20))
+}
+
+// TestKillDashNineFileSinkIsExactlyOnce is the same against Spark's file
+// sink, read back through _spark_metadata.
+func TestKillDashNineFileSinkIsExactlyOnce(t *testing.T) {
+	killTest(t, "--file-sink", "", envInt("LAKESINK_KILL_TRIALS", 20))
+}
+
+// killTest runs the kill -9 loop with the target flag (--table or
+// --file-sink); outURL, when set, is the target URL (else a local folder).
+func killTest(t *testing.T, targetFlag, outURL string, minTrials int) {
 	files := flightFiles(t)
 	dir := t.TempDir()
 	src := filepath.Join(dir, "source")
@@ -85,15 +97,18 @@ func TestKillDashNineIngestIsExactlyOnce(t *testing.T) {
 			n++
 		}
 	}
+	out := outURL
+	if out == "" {
+		out = filepath.Join(dir, "out")
+	}
 	args := []string{"ingest", "--json", "--source", src, "--format", "json",
 		"--schema", "../testdata/flights-schema.json", "--timestamp-format", "2006/01/02 15:04",
-		"--checkpoint", filepath.Join(dir, "checkpoint"), "--table", filepath.Join(dir, "table"),
+		"--checkpoint", filepath.Join(dir, "checkpoint"), targetFlag, out,
 		"--trigger", "available-now", "--max-files-per-trigger", "1"}
 
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewSource(seed))
-	minTrials := envInt("LAKESINK_KILL_TRIALS", 20)
 	maxTrials := minTrials * 10
 	var counts recoveryCounts
 	kills, completions := 0, 0
@@ -157,15 +172,15 @@ func TestKillDashNineIngestIsExactlyOnce(t *testing.T) {
 		}
 	}
 	// Finish the stream without interference.
-	out, err := exec.Command(lakesinkBin, args...).Output()
+	final, err := exec.Command(lakesinkBin, args...).Output()
 	if err != nil {
 		t.Fatalf("final ingest: %v", err)
 	}
-	counts.add(out)
-	t.Logf("%d kills, %d batches reported, %d reruns committed, %d reruns skipped by txn",
+	counts.add(final)
+	t.Logf("%d kills, %d batches reported, %d reruns committed, %d reruns skipped (commit had landed)",
 		kills, counts.batches, counts.rerunCommitted, counts.rerunSkipped)
 
-	compareKeys(t, tableKeys(t, filepath.Join(dir, "table")), sourceKeys(t, files))
+	compareKeys(t, tableKeys(t, out), sourceKeys(t, files))
 	if kills < minTrials {
 		t.Fatalf("only %d kills before the stream finished, want at least %d", kills, minTrials)
 	}

@@ -11,8 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
-	"github.com/lakesink/lakesink/table"
+	"github.com/lakesink/lakesink/reader"
 )
 
 // flightKey is a flight row rendered with all its columns.
@@ -48,75 +47,30 @@ func sourceKeys(t *testing.T, files []string) map[string]int {
 	return keys
 }
 
-// tableKeys reads every live row of the Delta table at dir (partition values
-// from the log) and returns key -> count.
+// tableKeys reads every live row of the Delta table or file-sink directory
+// at dir through the reader (the log decides which files are live) and
+// returns key -> count.
 func tableKeys(t *testing.T, dir string) map[string]int {
 	t.Helper()
 	ctx := context.Background()
-	tb, err := table.Open(ctx, dir)
+	snap, err := reader.Open(ctx, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tb.Close()
-	snap, err := tb.Snapshot(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	schema, err := snap.Schema()
-	if err != nil {
-		t.Fatal(err)
-	}
-	part := map[string]bool{}
-	for _, c := range snap.Metadata().PartitionColumns {
-		part[c] = true
-	}
-	data := &parquetio.StructType{}
-	for _, f := range schema.Fields {
-		if !part[f.Name] {
-			data.Fields = append(data.Fields, f)
-		}
-	}
+	defer snap.Close()
 	keys := map[string]int{}
-	for _, a := range snap.Files() {
-		key, err := snap.FileKey(a.Path)
+	for rec, err := range snap.Rows(ctx, reader.ReadOptions{Columns: []string{"date", "delay", "distance", "origin", "destination"}}) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f, err := parquetio.OpenFile(ctx, tb.Store(), key, a.Size)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rows, err := f.ReadAll(ctx, data, parquetio.ReadOptions{})
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range rows {
-			vals := map[string]any{}
-			for i, fl := range data.Fields {
-				vals[fl.Name] = r[i]
-			}
-			for c := range part {
-				v, err := parquetio.ParsePartitionValue(a.PartitionValues[c], mustField(t, schema, c))
-				if err != nil {
-					t.Fatal(err)
-				}
-				vals[c] = v
-			}
-			ts, _ := vals["date"].(time.Time)
-			keys[flightKey(ts.UTC().Format("2006/01/02 15:04"), vals["delay"].(int64), vals["distance"].(int64),
-				vals["origin"].(string), vals["destination"].(string))]++
-		}
+		ts, _ := rec.Values[0].(time.Time)
+		delay, _ := rec.Values[1].(int64)
+		dist, _ := rec.Values[2].(int64)
+		origin, _ := rec.Values[3].(string)
+		dest, _ := rec.Values[4].(string)
+		keys[flightKey(ts.UTC().Format("2006/01/02 15:04"), delay, dist, origin, dest)]++
 	}
 	return keys
-}
-
-func mustField(t *testing.T, s *parquetio.StructType, name string) parquetio.DataType {
-	f, ok := s.Field(name)
-	if !ok {
-		t.Fatalf("no column %s", name)
-	}
-	return f.Type
 }
 
 // compareKeys fails the test unless got holds each key of want exactly as often.

@@ -10,6 +10,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/lakesink/lakesink/filesink"
+	"github.com/lakesink/lakesink/internal/storage"
+	"github.com/lakesink/lakesink/reader"
 	"github.com/lakesink/lakesink/table"
 	"github.com/lakesink/lakesink/txlog"
 )
@@ -137,6 +140,18 @@ func nonNil(s []string) []string {
 }
 
 func runDescribe(ctx context.Context, p *printer, url string, o DescribeOptions) error {
+	if st, err := storage.Open(ctx, url); err == nil {
+		isFileSink, err := filesink.HasLog(ctx, st)
+		hasDelta := false
+		for _, lerr := range st.List(ctx, "_delta_log/", "") {
+			hasDelta = lerr == nil
+			break
+		}
+		st.Close()
+		if err == nil && isFileSink && !hasDelta {
+			return describeFileSink(ctx, p, url)
+		}
+	}
 	t, err := table.Open(ctx, url)
 	if err != nil {
 		return err
@@ -201,5 +216,53 @@ func runDescribe(ctx context.Context, p *printer, url string, o DescribeOptions)
 			p.textf("  %s -> %d\n", k, d.Txns[k])
 		}
 	}
+	return nil
+}
+
+// FileSinkDescription is the --json shape of describe for a Spark file-sink
+// directory (read through its _spark_metadata log).
+type FileSinkDescription struct {
+	Directory        string          `json:"directory"`
+	Kind             string          `json:"kind"`
+	LatestBatchID    int64           `json:"latestBatchId"`
+	Schema           json.RawMessage `json:"schema"`
+	PartitionColumns []string        `json:"partitionColumns"`
+	NumFiles         int             `json:"numFiles"`
+	SizeInBytes      int64           `json:"sizeInBytes"`
+}
+
+func describeFileSink(ctx context.Context, p *printer, url string) error {
+	snap, err := reader.Open(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer snap.Close()
+	files, err := snap.Files(ctx, nil)
+	if err != nil {
+		return err
+	}
+	d := FileSinkDescription{Directory: url, Kind: string(snap.Kind()), LatestBatchID: snap.Version(),
+		PartitionColumns: nonNil(snap.PartitionColumns()), NumFiles: len(files)}
+	for _, f := range files {
+		d.SizeInBytes += f.Size
+	}
+	if s := snap.Schema(); s != nil {
+		if d.Schema, err = s.MarshalJSON(); err != nil {
+			return err
+		}
+	}
+	if p.json {
+		return p.emitValue("filesink", d)
+	}
+	p.textf("file-sink    %s (Spark file sink, read through _spark_metadata)\n", url)
+	p.textf("batch        %d (latest in the log)\n", d.LatestBatchID)
+	if s := snap.Schema(); s != nil {
+		p.textf("schema\n")
+		for _, f := range s.Fields {
+			p.textf("  %-20s %s\n", f.Name, f.Type.TypeName())
+		}
+	}
+	p.textf("partitioned  [%s]\n", strings.Join(d.PartitionColumns, ", "))
+	p.textf("files        %d (%s)\n", d.NumFiles, humanBytes(d.SizeInBytes))
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/lakesink/lakesink/filesink"
 	"github.com/lakesink/lakesink/internal/parquetio"
 	"github.com/lakesink/lakesink/internal/storage"
 	"github.com/lakesink/lakesink/sink"
@@ -130,39 +131,84 @@ func runIngest(ctx context.Context, p *printer, o IngestOptions) error {
 			return err
 		}
 	}
+	lazy := &lazySink{allowReset: o.AllowReset}
+	if d, err := time.ParseDuration(os.Getenv("LAKESINK_TEST_AFTER_COMMIT_DELAY")); err == nil {
+		lazy.afterCommitDelay = d
+	}
+	var (
+		sinkKind, sinkURL string
+		firstBatchID      int64
+	)
 	if o.FileSink != "" {
-		return fmt.Errorf("--file-sink: not available yet in this build (the file-sink target lands with the file-sink issue)")
-	}
-
-	t, err := table.Open(ctx, o.Table)
-	if err != nil {
-		return err
-	}
-	defer t.Close()
-	if schema == nil {
-		if snap, err := t.Snapshot(ctx); err == nil {
-			if schema, err = snap.Schema(); err != nil {
-				return err
+		fsStore, err := storage.Open(ctx, o.FileSink)
+		if err != nil {
+			return fmt.Errorf("--file-sink: %w", err)
+		}
+		defer fsStore.Close()
+		fopts := filesink.DefaultOptions()
+		fopts.Format = o.FileFormat
+		fopts.PartitionColumns = o.PartitionBy
+		if o.FileFormat == "parquet" {
+			fopts.Compression = o.Compression
+		}
+		if target > 0 {
+			fopts.TargetFileSizeBytes = target
+		}
+		if o.OutputMode != "" {
+			fopts.OutputMode = o.OutputMode
+		}
+		if err := fopts.Validate(); err != nil {
+			return err
+		}
+		if firstBatchID, err = fileSinkFirstBatch(ctx, chkStore, fsStore, fopts, o.AllowReset); err != nil {
+			return err
+		}
+		lazy.build = func(ctx context.Context, queryID string, fresh bool) (sink.Sink, error) {
+			fo := fopts
+			fo.QueryID = queryID
+			return filesink.New(ctx, fsStore, fo)
+		}
+		sinkKind, sinkURL = "filesink", fsStore.URL()
+	} else {
+		t, err := table.Open(ctx, o.Table)
+		if err != nil {
+			return err
+		}
+		defer t.Close()
+		if schema == nil {
+			if snap, err := t.Snapshot(ctx); err == nil {
+				if schema, err = snap.Schema(); err != nil {
+					return err
+				}
 			}
 		}
+		dopts := sink.Options{
+			OutputMode: sink.OutputMode(o.OutputMode), PartitionColumns: o.PartitionBy,
+			TargetFileSizeBytes: target, Compression: o.Compression, MergeSchema: o.MergeSchema,
+			OperationParameters: map[string]string{"sourceUrl": srcStore.URL()},
+		}
+		if err := dopts.Validate(); err != nil && !errors.Is(err, sink.ErrInvalidOptions) {
+			return err // an output mode error; the missing query id comes from the checkpoint
+		}
+		lazy.build = func(ctx context.Context, queryID string, fresh bool) (sink.Sink, error) {
+			if fresh && !o.AllowReset {
+				if err := checkSourceNotIngested(ctx, t, srcStore.URL(), queryID); err != nil {
+					return nil, err
+				}
+			}
+			do := dopts
+			do.QueryID = queryID
+			return sink.NewDeltaTable(t, do), nil
+		}
+		sinkKind, sinkURL = "delta", t.URL()
 	}
+
 	srcOpts := source.DefaultOptions(source.Format(o.Format))
 	srcOpts.Schema = schema
 	srcOpts.TimestampFormat = o.TimestampFormat
 	src, err := source.NewFileSource(srcStore, srcOpts)
 	if err != nil {
 		return err
-	}
-
-	lazy := &lazyDeltaSink{table: t, sourceURL: srcStore.URL(), allowReset: o.AllowReset, opts: sink.Options{
-		OutputMode: sink.OutputMode(o.OutputMode), PartitionColumns: o.PartitionBy,
-		TargetFileSizeBytes: target, Compression: o.Compression, MergeSchema: o.MergeSchema,
-	}}
-	if d, err := time.ParseDuration(os.Getenv("LAKESINK_TEST_AFTER_COMMIT_DELAY")); err == nil {
-		lazy.afterCommitDelay = d
-	}
-	if err := lazy.opts.Validate(); err != nil && !errors.Is(err, sink.ErrInvalidOptions) {
-		return err // an output mode error; the missing query id comes from the checkpoint
 	}
 
 	var (
@@ -173,8 +219,9 @@ func runIngest(ctx context.Context, p *printer, o IngestOptions) error {
 	qopts.CheckpointStore = chkStore
 	qopts.Source = src
 	qopts.Sink = lazy
-	qopts.SinkKind = "delta"
-	qopts.SinkURL = t.URL()
+	qopts.SinkKind = sinkKind
+	qopts.SinkURL = sinkURL
+	qopts.FirstBatchID = firstBatchID
 	qopts.Trigger = trig
 	qopts.MaxFilesPerTrigger = o.MaxFilesPerTrigger
 	qopts.AllowReset = o.AllowReset
@@ -193,8 +240,14 @@ func runIngest(ctx context.Context, p *printer, o IngestOptions) error {
 			return
 		}
 		state := fmt.Sprintf("committed version %d", pr.Sink.Version)
+		if sinkKind == "filesink" {
+			state = fmt.Sprintf("logged as _spark_metadata/%d", pr.BatchID)
+		}
 		if pr.Sink.Skipped {
-			state = fmt.Sprintf("skipped: already committed (table version %d)", pr.Sink.Version)
+			state = "skipped: already committed"
+			if sinkKind == "delta" {
+				state += fmt.Sprintf(" (table version %d)", pr.Sink.Version)
+			}
 		}
 		rec := ""
 		if pr.Recovery != "" {
@@ -214,76 +267,53 @@ func runIngest(ctx context.Context, p *printer, o IngestOptions) error {
 	runErr := q.Run(ctx)
 	if p.json {
 		_ = p.emit("summary", map[string]any{"queryId": q.ID(), "batches": batches, "skippedBatches": skipped,
-			"numInputRows": rows, "table": t.URL(), "durationMs": time.Since(started).Milliseconds(), "ok": runErr == nil})
+			"numInputRows": rows, "sink": sinkURL, "durationMs": time.Since(started).Milliseconds(), "ok": runErr == nil})
 	} else if !p.quiet {
 		if batches == 0 && runErr == nil {
 			fmt.Fprintf(p.err, "no new input: nothing to do (query %s)\n", q.ID())
 		} else {
 			fmt.Fprintf(p.err, "ingested %d rows in %d batches (%d skipped) into %s in %s (query %s)\n",
-				rows, batches, skipped, t.URL(), time.Since(started).Round(time.Millisecond), q.ID())
+				rows, batches, skipped, sinkURL, time.Since(started).Round(time.Millisecond), q.ID())
 		}
 	}
 	return runErr
 }
 
-// lazyDeltaSink builds the Delta sink once the query id is known (it lives in
-// the checkpoint's metadata file, opened by the driver), and guards a fresh
-// checkpoint against re-ingesting a source the table already holds.
-type lazyDeltaSink struct {
-	table      *table.Table
-	sourceURL  string
-	allowReset bool
-	opts       sink.Options
-
+// lazySink builds the sink once the query id is known (it lives in the
+// checkpoint's metadata file, opened by the driver): build runs from
+// stream.Options.CheckFresh, before the first batch.
+type lazySink struct {
+	build            func(ctx context.Context, queryID string, fresh bool) (sink.Sink, error)
+	allowReset       bool
 	afterCommitDelay time.Duration
 
-	mu    sync.Mutex
-	delta *sink.Delta
+	mu   sync.Mutex
+	sink sink.Sink
 }
 
-// checkFresh is stream.Options.CheckFresh: it creates the sink for queryID,
-// and for a fresh checkpoint refuses a source that another query id already
-// ingested into the table (found through commitInfo.operationParameters.sourceUrl).
-func (l *lazyDeltaSink) checkFresh(ctx context.Context, queryID string, fresh bool) error {
-	o := l.opts
-	o.QueryID = queryID
-	o.OperationParameters = map[string]string{"sourceUrl": l.sourceURL}
-	l.mu.Lock()
-	l.delta = sink.NewDeltaTable(l.table, o)
-	l.mu.Unlock()
-	if !fresh || l.allowReset {
-		return nil
-	}
-	exists, err := l.table.Exists(ctx)
-	if err != nil || !exists {
-		return err
-	}
-	hist, err := l.table.History(ctx, 0)
+// checkFresh is stream.Options.CheckFresh.
+func (l *lazySink) checkFresh(ctx context.Context, queryID string, fresh bool) error {
+	s, err := l.build(ctx, queryID, fresh)
 	if err != nil {
 		return err
 	}
-	for _, c := range hist {
-		params := c.CommitInfo.StringMap("operationParameters")
-		if params["sourceUrl"] == l.sourceURL && params["queryId"] != "" && params["queryId"] != queryID {
-			return fmt.Errorf("%w: version %d of %s holds source %s from query %s, and checkpoint query %s is new: "+
-				"reusing the source would write its rows again. Use the original checkpoint, or pass --allow-reset if you really want a second copy",
-				errDuplicateSource, c.Version, l.table.URL(), l.sourceURL, params["queryId"], queryID)
-		}
-	}
+	l.mu.Lock()
+	l.sink = s
+	l.mu.Unlock()
 	return nil
 }
 
-func (l *lazyDeltaSink) AddBatch(ctx context.Context, batchID int64, b *sink.Batch) (sink.Result, error) {
+func (l *lazySink) AddBatch(ctx context.Context, batchID int64, b *sink.Batch) (sink.Result, error) {
 	l.mu.Lock()
-	d := l.delta
+	s := l.sink
 	l.mu.Unlock()
-	if d == nil {
+	if s == nil {
 		return sink.Result{}, fmt.Errorf("ingest: sink used before the checkpoint was opened")
 	}
-	res, err := d.AddBatch(ctx, batchID, b)
+	res, err := s.AddBatch(ctx, batchID, b)
 	if err == nil && l.afterCommitDelay > 0 {
 		// Test knob (LAKESINK_TEST_AFTER_COMMIT_DELAY): widens the window
-		// between the table commit and commits/N so that crash tests reach
+		// between the sink's commit and commits/N so that crash tests reach
 		// the "commit landed, checkpoint not yet" recovery path often.
 		// Sleeping here is always safe: it only delays commits/N.
 		select {
@@ -292,4 +322,62 @@ func (l *lazyDeltaSink) AddBatch(ctx context.Context, batchID int64, b *sink.Bat
 		}
 	}
 	return res, err
+}
+
+// checkSourceNotIngested refuses a fresh checkpoint over a source that another
+// query id already ingested into the table (commitInfo.operationParameters
+// sourceUrl and queryId of earlier STREAMING UPDATE commits): its rows would
+// be written again under the new query id.
+func checkSourceNotIngested(ctx context.Context, t *table.Table, sourceURL, queryID string) error {
+	exists, err := t.Exists(ctx)
+	if err != nil || !exists {
+		return err
+	}
+	hist, err := t.History(ctx, 0)
+	if err != nil {
+		return err
+	}
+	for _, c := range hist {
+		params := c.CommitInfo.StringMap("operationParameters")
+		if params["sourceUrl"] == sourceURL && params["queryId"] != "" && params["queryId"] != queryID {
+			return fmt.Errorf("%w: version %d of %s holds source %s from query %s, and the checkpoint's query %s is new: "+
+				"reusing the source would write its rows again. Use the original checkpoint, or pass --allow-reset to write a second copy",
+				errDuplicateSource, c.Version, t.URL(), sourceURL, params["queryId"], queryID)
+		}
+	}
+	return nil
+}
+
+// errFileSinkAhead: a fresh checkpoint against a _spark_metadata log that is
+// already ahead would have every batch silently skipped.
+var errFileSinkAhead = errors.New("file-sink log is ahead of a fresh checkpoint")
+
+// fileSinkFirstBatch returns the first batch id of the query: 0, unless the
+// checkpoint is fresh (no offsets yet) and the file sink's log already has
+// batches: then every new batch would be skipped as "already committed", so it
+// is refused unless allowReset, which continues after the log's latest batch.
+func fileSinkFirstBatch(ctx context.Context, chk, out storage.Store, opts filesink.Options, allowReset bool) (int64, error) {
+	for _, err := range chk.List(ctx, "offsets/", "") {
+		if err != nil {
+			return 0, err
+		}
+		return 0, nil // not fresh: the checkpoint decides
+	}
+	has, err := filesink.HasLog(ctx, out)
+	if err != nil || !has {
+		return 0, err
+	}
+	log, err := filesink.NewLog(out, opts)
+	if err != nil {
+		return 0, err
+	}
+	latest, err := log.LatestBatchID(ctx)
+	if err != nil || latest < 0 {
+		return 0, err
+	}
+	if !allowReset {
+		return 0, fmt.Errorf("%w: %s/_spark_metadata ends at batch %d but the checkpoint has no batch: batches 0..%d would be skipped as already written. "+
+			"Use the checkpoint that wrote this directory, or pass --allow-reset to continue numbering at batch %d", errFileSinkAhead, out.URL(), latest, latest, latest+1)
+	}
+	return latest + 1, nil
 }
