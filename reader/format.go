@@ -1,0 +1,185 @@
+package reader
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"math"
+	"math/big"
+	"strconv"
+	"time"
+
+	"github.com/lakesink/lakesink/internal/parquetio"
+)
+
+// Output helpers for the CLI (`lakesink scan --format json|csv|table`,
+// `lakesink files --json`): timestamps as RFC 3339, dates as yyyy-mm-dd,
+// decimals as strings (exact), binary as base64, NaN and infinities as the
+// strings "NaN", "Infinity", "-Infinity" (JSON has no such numbers).
+
+// JSONValue converts a value of type t (nil: infer from the Go value) into
+// something encoding/json writes as above: structs become objects keyed by
+// field name (json.RawMessage, field order kept), maps with string keys
+// objects, other maps arrays of {"key","value"} objects.
+func JSONValue(v any, t parquetio.DataType) any {
+	switch x := v.(type) {
+	case nil:
+		return nil
+	case time.Time:
+		if t == parquetio.TypeTimestampNTZ {
+			return x.UTC().Format("2006-01-02T15:04:05.999999")
+		}
+		return x.UTC().Format(time.RFC3339Nano)
+	case parquetio.Date:
+		return time.Unix(int64(x)*86400, 0).UTC().Format("2006-01-02")
+	case parquetio.Decimal:
+		return decimalString(x)
+	case []byte:
+		return base64.StdEncoding.EncodeToString(x)
+	case float64:
+		return floatJSON(x)
+	case float32:
+		return floatJSON(float64(x))
+	case []any:
+		if st, ok := t.(*parquetio.StructType); ok {
+			return structJSON(x, st)
+		}
+		var elem parquetio.DataType
+		if at, ok := t.(*parquetio.ArrayType); ok {
+			elem = at.ElementType
+		}
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = JSONValue(e, elem)
+		}
+		return out
+	case []parquetio.MapEntry:
+		var kt, vt parquetio.DataType
+		if mt, ok := t.(*parquetio.MapType); ok {
+			kt, vt = mt.KeyType, mt.ValueType
+		}
+		allStrings := true
+		for _, e := range x {
+			if _, ok := e.Key.(string); !ok {
+				allStrings = false
+			}
+		}
+		if allStrings {
+			var buf bytes.Buffer
+			buf.WriteByte('{')
+			for i, e := range x {
+				if i > 0 {
+					buf.WriteByte(',')
+				}
+				k, _ := json.Marshal(e.Key)
+				buf.Write(k)
+				buf.WriteByte(':')
+				val, err := json.Marshal(JSONValue(e.Value, vt))
+				if err != nil {
+					val = []byte("null")
+				}
+				buf.Write(val)
+			}
+			buf.WriteByte('}')
+			return json.RawMessage(buf.Bytes())
+		}
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = map[string]any{"key": JSONValue(e.Key, kt), "value": JSONValue(e.Value, vt)}
+		}
+		return out
+	}
+	return v
+}
+
+func floatJSON(f float64) any {
+	switch {
+	case math.IsNaN(f):
+		return "NaN"
+	case math.IsInf(f, 1):
+		return "Infinity"
+	case math.IsInf(f, -1):
+		return "-Infinity"
+	}
+	return f
+}
+
+func decimalString(d parquetio.Decimal) string {
+	if d.Unscaled == nil {
+		return ""
+	}
+	if d.Scale <= 0 {
+		return new(big.Int).Mul(d.Unscaled, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(-d.Scale)), nil)).String()
+	}
+	r := new(big.Rat).SetFrac(d.Unscaled, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(d.Scale)), nil))
+	return r.FloatString(d.Scale)
+}
+
+// structJSON renders a struct value as a JSON object in field order.
+func structJSON(vals []any, st *parquetio.StructType) json.RawMessage {
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	for i, f := range st.Fields {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		k, _ := json.Marshal(f.Name)
+		buf.Write(k)
+		buf.WriteByte(':')
+		var v any
+		if i < len(vals) {
+			v = vals[i]
+		}
+		b, err := json.Marshal(JSONValue(v, f.Type))
+		if err != nil {
+			b = []byte("null")
+		}
+		buf.Write(b)
+	}
+	buf.WriteByte('}')
+	return buf.Bytes()
+}
+
+// MarshalJSON writes the record as one JSON object, columns in schema order
+// (see JSONValue).
+func (r Record) MarshalJSON() ([]byte, error) {
+	return structJSON(r.Values, r.Schema), nil
+}
+
+// FormatValue renders a value as text for CSV and table output: the JSON
+// forms above for scalars ("" for null), and compact JSON for nested values.
+func FormatValue(v any, t parquetio.DataType) string {
+	j := JSONValue(v, t)
+	switch x := j.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case bool:
+		return strconv.FormatBool(x)
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case int64, int32, int16, int8:
+		b, _ := json.Marshal(x)
+		return string(b)
+	}
+	b, err := json.Marshal(j)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// MarshalJSON writes the file with its partition values in the JSON forms
+// of JSONValue.
+func (f File) MarshalJSON() ([]byte, error) {
+	type plain File // without this method
+	pv := make(map[string]any, len(f.PartitionValues))
+	for k, v := range f.PartitionValues {
+		pv[k] = JSONValue(v, nil)
+	}
+	return json.Marshal(struct {
+		plain
+		PartitionValues map[string]any `json:"partitionValues,omitempty"`
+	}{plain(f), pv})
+}
