@@ -362,43 +362,127 @@ func rescale(d Decimal, scale int) (*big.Int, error) {
 	return q, nil
 }
 
-// shredder appends the parquet values of records to a row buffer.
+// shredder appends the parquet values of records to per-column buffers,
+// which are handed to the column writers whole rows at a time.
 type shredder struct {
 	plan  *writePlan
 	stats []colStats
-	// flat schemas append to out directly (depth-first order is column
-	// order); nested ones regroup through cols.
-	out  []parquet.Value
-	cols [][]parquet.Value
+	cols  [][]parquet.Value
 }
 
 func newShredder(p *writePlan) *shredder {
-	s := &shredder{plan: p, stats: make([]colStats, len(p.stats))}
-	if p.repeated {
-		s.cols = make([][]parquet.Value, p.numCols)
-	}
-	return s
+	return &shredder{plan: p, stats: make([]colStats, len(p.stats)), cols: make([][]parquet.Value, p.numCols)}
 }
 
 func (s *shredder) emit(col int, v parquet.Value) {
-	if s.cols != nil {
-		s.cols[col] = append(s.cols[col], v)
-	} else {
-		s.out = append(s.out, v)
+	s.cols[col] = append(s.cols[col], v)
+}
+
+// records appends validated records; field j of the plan is rows[r][idx[j]].
+// Top-level primitive columns go through tight per-column loops; nested
+// ones through the recursive shredder.
+func (s *shredder) records(rows [][]any, idx []int) {
+	for j, n := range s.plan.fields {
+		fi := idx[j]
+		if n.kind == nkLeaf && s.leafColumn(n, rows, fi) {
+			continue
+		}
+		for _, row := range rows {
+			s.value(row[fi], n, 0, 0)
+		}
 	}
 }
 
-// record appends one validated record (values in plan field order).
-func (s *shredder) record(vals []any) {
-	for i, n := range s.plan.fields {
-		s.value(vals[i], n, 0, 0)
+// lv sets the levels of a top-level value. Values of a required top-level
+// column keep the zero levels: they reach their column writer directly, which
+// reads neither levels nor the column index of non-repeated, non-optional
+// values, so the bounds-checked Level call is skipped on the hot path.
+func lv(v parquet.Value, d, c int) parquet.Value {
+	if d == 0 {
+		return v
 	}
-	if s.cols != nil {
-		for c := range s.cols {
-			s.out = append(s.out, s.cols[c]...)
-			s.cols[c] = s.cols[c][:0]
+	return v.Level(0, d, c)
+}
+
+// leafColumn shreds a top-level primitive column; false if it has no fast
+// path (the caller then uses value).
+func (s *shredder) leafColumn(n *wnode, rows [][]any, fi int) bool {
+	c := n.col
+	col := s.cols[c]
+	var st *colStats
+	if n.stat >= 0 {
+		st = &s.stats[n.stat]
+	} else {
+		st = &colStats{} // discarded
+	}
+	null := parquet.Value{}.Level(0, 0, c)
+	d := n.def
+	switch n.leaf {
+	case lkString:
+		for _, row := range rows {
+			v := row[fi]
+			if v == nil {
+				col = append(col, null)
+				st.nulls++
+				continue
+			}
+			x := v.(string)
+			col = append(col, lv(parquet.ByteArrayValue(stringBytes(x)), d, c))
+			st.addString(x)
 		}
+	case lkLong:
+		for _, row := range rows {
+			v := row[fi]
+			if v == nil {
+				col = append(col, null)
+				st.nulls++
+				continue
+			}
+			x := v.(int64)
+			col = append(col, lv(parquet.Int64Value(x), d, c))
+			st.addInt(x)
+		}
+	case lkInt:
+		for _, row := range rows {
+			v := row[fi]
+			if v == nil {
+				col = append(col, null)
+				st.nulls++
+				continue
+			}
+			x := v.(int32)
+			col = append(col, lv(parquet.Int32Value(x), d, c))
+			st.addInt(int64(x))
+		}
+	case lkDouble:
+		for _, row := range rows {
+			v := row[fi]
+			if v == nil {
+				col = append(col, null)
+				st.nulls++
+				continue
+			}
+			x := v.(float64)
+			col = append(col, lv(parquet.DoubleValue(x), d, c))
+			st.addFloat(x)
+		}
+	case lkTimestamp:
+		for _, row := range rows {
+			v := row[fi]
+			if v == nil {
+				col = append(col, null)
+				st.nulls++
+				continue
+			}
+			x := v.(time.Time).UnixMicro()
+			col = append(col, lv(parquet.Int64Value(x), d, c))
+			st.addInt(x)
+		}
+	default:
+		return false
 	}
+	s.cols[c] = col
+	return true
 }
 
 func (s *shredder) nulls(n *wnode, rl, dl int) {

@@ -181,52 +181,16 @@ func WriteFiles(ctx context.Context, store storage.Store, batch *Batch, opts Wri
 	if err != nil {
 		return nil, err
 	}
-	// Validate every row and compute its partition first.
-	type group struct {
-		values map[string]*string
-		rows   []int
+	// Validate every row first: nothing is written if one does not fit.
+	if err := checkArity(batch.Rows, len(batch.Schema.Fields)); err != nil {
+		return nil, err
 	}
-	var groups []*group
-	byKey := map[string]*group{}
-	var key strings.Builder
-	pvals := make([]*string, len(lay.partIdx))
-	for i, row := range batch.Rows {
-		if len(row) != len(batch.Schema.Fields) {
-			return nil, &RowError{Row: i, Err: fmt.Errorf("record has %d values, schema has %d fields", len(row), len(batch.Schema.Fields))}
-		}
-		key.Reset()
-		for j, fi := range lay.partIdx {
-			f := batch.Schema.Fields[fi]
-			if row[fi] == nil && !f.Nullable {
-				return nil, &RowError{Row: i, Field: f.Name, Err: errNull}
-			}
-			s, err := SerializePartitionValue(row[fi], f.Type)
-			if err != nil {
-				return nil, &RowError{Row: i, Field: f.Name, Err: err}
-			}
-			pvals[j] = s
-			if s == nil {
-				key.WriteString("\x00N")
-			} else {
-				key.WriteString("\x00V")
-				key.WriteString(*s)
-			}
-		}
-		for j, fi := range lay.dataIdx {
-			if fe := validate(row[fi], lay.plan.fields[j]); fe != nil {
-				return nil, &RowError{Row: i, Field: fe.at(lay.plan.fields[j].name).dotted(), Err: fe.err}
-			}
-		}
-		g := byKey[key.String()]
-		if g == nil {
-			g = &group{values: make(map[string]*string, len(lay.partIdx))}
-			for j, fi := range lay.partIdx {
-				g.values[batch.Schema.Fields[fi].Name] = pvals[j]
-			}
-			byKey[key.String()] = g
-			groups = append(groups, g)
-		}
-		g.rows = append(g.rows, i)
+	if err := validateColumns(lay.plan, batch.Rows, lay.dataIdx); err != nil {
+		return nil, err
+	}
+	groups, err := lay.partitionGroups(batch)
+	if err != nil {
+		return nil, err
 	}
 
 	var out []WrittenFile
@@ -236,11 +200,14 @@ func WriteFiles(ctx context.Context, store storage.Store, batch *Batch, opts Wri
 		}
 	}
 	seq := 0
-	scratch := make([]any, len(lay.dataIdx))
 	for _, g := range groups {
 		dir := PartitionPath(opts.PartitionColumns, g.values)
+		n := len(batch.Rows)
+		if g.rows != nil {
+			n = len(g.rows)
+		}
 		var fw *FileWriter
-		for start := 0; start < len(g.rows); {
+		for start := 0; start < n; {
 			if err := ctx.Err(); err != nil {
 				if fw != nil {
 					_ = fw.Abort()
@@ -265,22 +232,18 @@ func WriteFiles(ctx context.Context, store storage.Store, batch *Batch, opts Wri
 				}
 				fw.partValues = g.values
 			}
-			end := min(start+writeChunkRows, len(g.rows))
-			for _, ri := range g.rows[start:end] {
-				row := batch.Rows[ri]
-				for j, fi := range lay.dataIdx {
-					scratch[j] = row[fi]
-				}
-				fw.shred.record(scratch)
-				fw.endRow()
+			end := min(start+fw.chunkRows(), n)
+			var sel []int
+			if g.rows != nil {
+				sel = g.rows[start:end]
 			}
-			if err := fw.flushRows(); err != nil {
+			if err := fw.writeValidated(batch.Rows, sel, start, end, lay.dataIdx); err != nil {
 				_ = fw.Abort()
 				cleanup()
 				return nil, err
 			}
 			start = end
-			if fw.pw.Size() >= opts.TargetFileSizeBytes || start == len(g.rows) {
+			if fw.pw.Size() >= opts.TargetFileSizeBytes || start == n {
 				wf, err := fw.Close(ctx)
 				if err != nil {
 					cleanup()
@@ -292,6 +255,133 @@ func WriteFiles(ctx context.Context, store storage.Store, batch *Batch, opts Wri
 		}
 	}
 	return out, nil
+}
+
+func checkArity(rows [][]any, n int) error {
+	for i, row := range rows {
+		if len(row) != n {
+			return &RowError{Row: i, Err: fmt.Errorf("record has %d values, schema has %d fields", len(row), n)}
+		}
+	}
+	return nil
+}
+
+// validateColumns checks every value of the data columns (column by column,
+// which is faster) and reports the failure with the lowest row index.
+func validateColumns(p *writePlan, rows [][]any, idx []int) error {
+	var first *RowError
+	for j, n := range p.fields {
+		fi := idx[j]
+		limit := len(rows)
+		if first != nil {
+			limit = first.Row + 1
+		}
+		if n.kind == nkLeaf && n.leaf != lkDec32 && n.leaf != lkDec64 && n.leaf != lkDecFixed {
+			if i := firstMismatch(n, rows[:limit], fi); i >= 0 {
+				fe := validate(rows[i][fi], n)
+				if first == nil || i < first.Row {
+					first = &RowError{Row: i, Field: fe.at(n.name).dotted(), Err: fe.err}
+				}
+			}
+			continue
+		}
+		for i, row := range rows[:limit] {
+			if fe := validate(row[fi], n); fe != nil {
+				if first == nil || i < first.Row {
+					first = &RowError{Row: i, Field: fe.at(n.name).dotted(), Err: fe.err}
+				}
+				break
+			}
+		}
+	}
+	if first != nil {
+		return first
+	}
+	return nil
+}
+
+// firstMismatch is the index of the first row whose value in column fi does
+// not fit the primitive leaf n, or -1.
+func firstMismatch(n *wnode, rows [][]any, fi int) int {
+	for i, row := range rows {
+		v := row[fi]
+		if v == nil {
+			if !n.optional {
+				return i
+			}
+			continue
+		}
+		var ok bool
+		switch n.leaf {
+		case lkString:
+			_, ok = v.(string)
+		case lkLong:
+			_, ok = v.(int64)
+		case lkInt:
+			_, ok = v.(int32)
+		case lkDouble:
+			_, ok = v.(float64)
+		case lkTimestamp, lkTimestampNTZ:
+			_, ok = v.(time.Time)
+		default:
+			ok = validate(v, n) == nil
+		}
+		if !ok {
+			return i
+		}
+	}
+	return -1
+}
+
+type partGroup struct {
+	values map[string]*string
+	rows   []int // nil: every row of the batch (unpartitioned)
+}
+
+// partitionGroups validates and serializes partition values and groups the
+// rows by partition, in order of first appearance.
+func (l *layout) partitionGroups(batch *Batch) ([]*partGroup, error) {
+	if len(l.partIdx) == 0 {
+		if len(batch.Rows) == 0 {
+			return nil, nil
+		}
+		return []*partGroup{{values: map[string]*string{}}}, nil
+	}
+	var groups []*partGroup
+	byKey := map[string]*partGroup{}
+	var key strings.Builder
+	pvals := make([]*string, len(l.partIdx))
+	for i, row := range batch.Rows {
+		key.Reset()
+		for j, fi := range l.partIdx {
+			f := batch.Schema.Fields[fi]
+			if row[fi] == nil && !f.Nullable {
+				return nil, &RowError{Row: i, Field: f.Name, Err: errNull}
+			}
+			s, err := SerializePartitionValue(row[fi], f.Type)
+			if err != nil {
+				return nil, &RowError{Row: i, Field: f.Name, Err: err}
+			}
+			pvals[j] = s
+			if s == nil {
+				key.WriteString("\x00N")
+			} else {
+				key.WriteString("\x00V")
+				key.WriteString(*s)
+			}
+		}
+		g := byKey[key.String()]
+		if g == nil {
+			g = &partGroup{values: make(map[string]*string, len(l.partIdx))}
+			for j, fi := range l.partIdx {
+				g.values[batch.Schema.Fields[fi].Name] = pvals[j]
+			}
+			byKey[key.String()] = g
+			groups = append(groups, g)
+		}
+		g.rows = append(g.rows, i)
+	}
+	return groups, nil
 }
 
 // writeChunkRows is how many rows are shredded before each WriteRows call.
@@ -364,9 +454,6 @@ func (l *layout) newFileWriter(ctx context.Context, store storage.Store, path st
 		parquet.Compression(l.codec),
 		parquet.CreatedBy("lakesink", "0", ""),
 	}
-	if l.opts.RowGroupRows > 0 {
-		wopts = append(wopts, parquet.MaxRowsPerRowGroup(l.opts.RowGroupRows))
-	}
 	if !l.opts.PhysicalNames {
 		if js, err := l.dataSchema.MarshalJSON(); err == nil {
 			wopts = append(wopts, parquet.KeyValueMetadata(sparkRowMetadataKey, string(js)))
@@ -389,6 +476,10 @@ func (l *layout) newFileWriter(ctx context.Context, store storage.Store, path st
 		pw:    parquet.NewWriter(cw, cfg),
 		shred: newShredder(l.plan),
 	}
+	fw.identity = make([]int, len(l.plan.fields))
+	for i := range fw.identity {
+		fw.identity[i] = i
+	}
 	return fw, nil
 }
 
@@ -403,8 +494,10 @@ type FileWriter struct {
 	cw         *countingWriter
 	pw         *parquet.Writer
 	shred      *shredder
-	rowEnds    []int
-	rows       []parquet.Row
+	pending    int   // shredded records not yet handed to the column writers
+	chunk      [][]any
+	identity   []int // 0..n-1: field indexes for records of the data schema
+	groupRows  int64 // records in the current row group
 	numRecords int64
 	partValues map[string]*string
 	closed     bool
@@ -432,39 +525,28 @@ func NewFileWriter(ctx context.Context, store storage.Store, path string, schema
 // SetPartitionValues sets the PartitionValues reported by Close.
 func (w *FileWriter) SetPartitionValues(v map[string]*string) { w.partValues = v }
 
-// Write validates and writes records (each with one value per schema field).
-// A record that does not fit fails with a *RowError whose Row indexes rows;
-// the records before it in this call are written.
+// Write validates and writes records (each with one value per schema
+// field). If one does not fit, it fails with a *RowError whose Row indexes
+// rows, and none of these rows is written.
 func (w *FileWriter) Write(ctx context.Context, rows [][]any) error {
 	if w.closed {
 		return fmt.Errorf("parquetio: write %s: file writer is closed", w.path)
 	}
-	fields := w.lay.plan.fields
-	for start := 0; start < len(rows); start += writeChunkRows {
+	if err := checkArity(rows, len(w.lay.plan.fields)); err != nil {
+		return err
+	}
+	if err := validateColumns(w.lay.plan, rows, w.identity); err != nil {
+		return err
+	}
+	for start := 0; start < len(rows); {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		end := min(start+writeChunkRows, len(rows))
-		for i := start; i < end; i++ {
-			row := rows[i]
-			if len(row) != len(fields) {
-				_ = w.flushRows()
-				return &RowError{Row: i, Err: fmt.Errorf("record has %d values, schema has %d fields", len(row), len(fields))}
-			}
-			for j, n := range fields {
-				if fe := validate(row[j], n); fe != nil {
-					if err := w.flushRows(); err != nil {
-						return err
-					}
-					return &RowError{Row: i, Field: fe.at(n.name).dotted(), Err: fe.err}
-				}
-			}
-			w.shred.record(row)
-			w.endRow()
-		}
-		if err := w.flushRows(); err != nil {
+		end := min(start+w.chunkRows(), len(rows))
+		if err := w.writeValidated(rows, nil, start, end, w.identity); err != nil {
 			return err
 		}
+		start = end
 	}
 	return nil
 }
@@ -476,33 +558,58 @@ func (w *FileWriter) EstimatedSize() int64 { return w.pw.Size() }
 // NumRecords is the number of records written so far.
 func (w *FileWriter) NumRecords() int64 { return w.numRecords }
 
-func (w *FileWriter) endRow() {
-	w.rowEnds = append(w.rowEnds, len(w.shred.out))
-	w.numRecords++
+// chunkRows is how many rows the next writeValidated call may take: a
+// chunk, cut short at the RowGroupRows boundary.
+func (w *FileWriter) chunkRows() int {
+	n := writeChunkRows
+	if rg := w.lay.opts.RowGroupRows; rg > 0 && rg-w.groupRows < int64(n) {
+		n = int(max(rg-w.groupRows, 1))
+	}
+	return n
 }
 
-// flushRows hands the shredded rows to the Parquet writer.
+// writeValidated shreds validated rows [lo,hi) (of sel's indexes into rows
+// when sel is not nil; fields idx of each row) and hands them to the column
+// writers.
+func (w *FileWriter) writeValidated(rows [][]any, sel []int, lo, hi int, idx []int) error {
+	chunk := w.chunk[:0]
+	if sel != nil {
+		for _, ri := range sel {
+			chunk = append(chunk, rows[ri])
+		}
+	} else {
+		chunk = append(chunk, rows[lo:hi]...)
+	}
+	w.shred.records(chunk, idx)
+	clear(chunk)
+	w.chunk = chunk[:0]
+	w.pending += hi - lo
+	w.numRecords += int64(hi - lo)
+	return w.flushRows()
+}
+
+// flushRows hands the shredded values to the column writers (whole rows per
+// column, as ColumnWriter.WriteRowValues requires) and ends the row group
+// when it reached RowGroupSizeBytes or RowGroupRows.
 func (w *FileWriter) flushRows() error {
-	if len(w.rowEnds) == 0 {
+	if w.pending == 0 {
 		return nil
 	}
-	w.rows = w.rows[:0]
-	start := 0
-	for _, e := range w.rowEnds {
-		w.rows = append(w.rows, parquet.Row(w.shred.out[start:e:e]))
-		start = e
+	cws := w.pw.ColumnWriters()
+	for c, vals := range w.shred.cols {
+		if _, err := cws[c].WriteRowValues(vals); err != nil {
+			return fmt.Errorf("write rows to %s: %w", w.path, err)
+		}
+		w.shred.cols[c] = vals[:0]
 	}
-	_, err := w.pw.WriteRows(w.rows)
-	clear(w.shred.out)
-	w.shred.out = w.shred.out[:0]
-	w.rowEnds = w.rowEnds[:0]
-	if err != nil {
-		return fmt.Errorf("write rows to %s: %w", w.path, err)
-	}
-	if rg := w.lay.opts.RowGroupSizeBytes; rg > 0 && w.pw.Size()-w.cw.n >= rg {
+	w.groupRows += int64(w.pending)
+	w.pending = 0
+	rgBytes, rgRows := w.lay.opts.RowGroupSizeBytes, w.lay.opts.RowGroupRows
+	if (rgBytes > 0 && w.pw.Size()-w.cw.n >= rgBytes) || (rgRows > 0 && w.groupRows >= rgRows) {
 		if err := w.pw.Flush(); err != nil {
 			return fmt.Errorf("flush row group of %s: %w", w.path, err)
 		}
+		w.groupRows = 0
 	}
 	return nil
 }
