@@ -494,7 +494,7 @@ type FileWriter struct {
 	cw         *countingWriter
 	pw         *parquet.Writer
 	shred      *shredder
-	pending    int   // shredded records not yet handed to the column writers
+	pending    int // shredded records not yet handed to the column writers
 	chunk      [][]any
 	identity   []int // 0..n-1: field indexes for records of the data schema
 	groupRows  int64 // records in the current row group
