@@ -52,6 +52,11 @@ EXIT STATUS
 		newIngestCommand(g),
 		newScanCommand(g),
 		newFilesCommand(g),
+		newCompactCommand(g),
+		newVacuumCommand(g),
+		newCheckpointCommand(g),
+		newCleanupLogCommand(g),
+		newMaintainCommand(g),
 	)
 	return r
 }

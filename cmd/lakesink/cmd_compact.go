@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/lakesink/lakesink/compaction"
+	"github.com/lakesink/lakesink/table"
+)
+
+// CompactOptions are the flags of `lakesink compact`.
+type CompactOptions struct {
+	TargetSize string
+	Where      string
+	DryRun     bool
+	MaxBins    int
+	MaxBytes   string
+	Workers    int
+}
+
+// AddFlags registers the flags.
+func (o *CompactOptions) AddFlags(f *pflag.FlagSet) {
+	f.StringVar(&o.TargetSize, "target-size", "", "target file size (default: delta.targetFileSize, else 128MiB)")
+	f.StringVar(&o.Where, "where", "", `limit to partitions matching a predicate over partition columns, e.g. "origin = 'SFO'"`)
+	f.BoolVar(&o.DryRun, "dry-run", false, "print the plan (bins of small files per partition) and change nothing")
+	f.IntVar(&o.MaxBins, "max-bins", 0, "rewrite at most N bins in this run (0: all)")
+	f.StringVar(&o.MaxBytes, "max-bytes", "", "rewrite at most this many input bytes in this run (e.g. 10GiB)")
+	f.IntVar(&o.Workers, "workers", 0, "bins rewritten at once (default: number of CPUs)")
+}
+
+func newCompactCommand(g *globalOptions) *cobra.Command {
+	var o CompactOptions
+	cmd := &cobra.Command{
+		Use:   "compact URL",
+		Short: "OPTIMIZE: bin-pack small files into target-size files in ONE commit",
+		Long: `Compact the Delta table at URL (Delta's OPTIMIZE): per partition, live files
+smaller than the target size are grouped into bins up to the target size
+(bins of one file are dropped), each bin is rewritten by streaming its row
+groups, and all removes and adds are committed with dataChange=false in ONE
+commit (operation OPTIMIZE). Readers see the table before or after, never in
+between; appends committed meanwhile are kept; a bin whose input was removed
+concurrently is abandoned, never resurrected.
+
+EXAMPLE
+  lakesink compact ./demo/flights
+  lakesink compact s3://bucket/events --where "day = '2024-01-31'" --dry-run
+
+EXIT STATUS
+  0 ok (also when there is nothing to compact), 1 error, 3 conflict, 4 corrupt or unsupported table`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCompact(cmd.Context(), newPrinter(g, cmd.OutOrStdout(), cmd.ErrOrStderr()), args[0], o)
+		},
+	}
+	o.AddFlags(cmd.Flags())
+	return cmd
+}
+
+func runCompact(ctx context.Context, p *printer, url string, o CompactOptions) error {
+	po := compaction.PlanOptions{Where: o.Where, MaxBins: o.MaxBins}
+	var err error
+	if o.TargetSize != "" {
+		if po.TargetFileSizeBytes, err = parseBytes(o.TargetSize); err != nil {
+			return fmt.Errorf("--target-size: %w", err)
+		}
+	}
+	if o.MaxBytes != "" {
+		if po.MaxBytes, err = parseBytes(o.MaxBytes); err != nil {
+			return fmt.Errorf("--max-bytes: %w", err)
+		}
+	}
+	t, err := table.Open(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	snap, err := t.Snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	plan, err := compaction.NewPlan(snap, po)
+	if err != nil {
+		return err
+	}
+	if o.DryRun {
+		if p.json {
+			for _, b := range plan.Bins {
+				if err := p.emit("bin", map[string]any{"partition": b.Partition, "files": len(b.Files), "bytes": b.Bytes, "rows": b.Rows}); err != nil {
+					return err
+				}
+			}
+			return p.emit("summary", map[string]any{"dryRun": true, "readVersion": plan.ReadVersion, "bins": len(plan.Bins),
+				"numFiles": plan.NumFiles, "bytes": plan.Bytes, "consideredFiles": plan.ConsideredFiles, "skippedBins": plan.SkippedBins,
+				"targetFileSizeBytes": plan.TargetFileSizeBytes})
+		}
+		p.textf("plan for version %d: %d bins, %d of %d files, %s (target %s)\n", plan.ReadVersion, len(plan.Bins),
+			plan.NumFiles, plan.ConsideredFiles, humanBytes(plan.Bytes), humanBytes(plan.TargetFileSizeBytes))
+		for _, b := range plan.Bins {
+			part := b.Partition
+			if part == "" {
+				part = "(unpartitioned)"
+			}
+			p.textf("  %-40s %4d files  %10s\n", part, len(b.Files), humanBytes(b.Bytes))
+		}
+		return nil
+	}
+	eo := compaction.DefaultExecOptions()
+	eo.Workers = o.Workers
+	var bar *progressbar.ProgressBar
+	if p.progressEnabled() && plan.Bytes > 0 {
+		bar = progressbar.NewOptions64(plan.Bytes, progressbar.OptionSetWriter(p.err), progressbar.OptionShowBytes(true),
+			progressbar.OptionSetDescription(fmt.Sprintf("compacting %d bins", len(plan.Bins))), progressbar.OptionClearOnFinish())
+	}
+	eo.Progress = func(ev compaction.ProgressEvent) {
+		if bar != nil {
+			_ = bar.Set64(ev.BytesRewritten)
+			bar.Describe(fmt.Sprintf("%s: bin %d/%d", ev.Phase, ev.BinsDone, ev.BinsTotal))
+		}
+		if p.json {
+			_ = p.emitValue("status", ev)
+		}
+	}
+	start := time.Now()
+	res, err := compaction.Execute(ctx, t, plan, eo)
+	if bar != nil {
+		_ = bar.Finish()
+	}
+	if err != nil {
+		return err
+	}
+	if p.json {
+		return p.emitValue("summary", res)
+	}
+	if res.Version < 0 {
+		p.textf("nothing to compact (%d live files considered)\n", plan.ConsideredFiles)
+		return nil
+	}
+	p.textf("compacted %d files (%s) into %d files (%s) in %d bins, %d rows, committed version %d in %s",
+		res.NumRemovedFiles, humanBytes(res.NumRemovedBytes), res.NumAddedFiles, humanBytes(res.NumAddedBytes),
+		res.NumBins, res.NumRows, res.Version, time.Since(start).Round(time.Millisecond))
+	if res.AbandonedBins > 0 {
+		p.textf(" (%d bins abandoned: an input was removed concurrently)", res.AbandonedBins)
+	}
+	p.textf("\n")
+	return nil
+}

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/lakesink/lakesink/compaction"
+	"github.com/lakesink/lakesink/table"
+)
+
+// MaintainOptions are the flags of `lakesink maintain`.
+type MaintainOptions struct {
+	Interval           time.Duration
+	Once               bool
+	SmallFileThreshold int
+	VacuumInterval     time.Duration
+}
+
+// AddFlags registers the flags.
+func (o *MaintainOptions) AddFlags(f *pflag.FlagSet) {
+	f.DurationVar(&o.Interval, "interval", 5*time.Minute, "time between two maintenance passes over a table")
+	f.BoolVar(&o.Once, "once", false, "run one pass over every table and exit")
+	f.IntVar(&o.SmallFileThreshold, "small-files", 50, "OPTIMIZE a partition holding more than N small files")
+	f.DurationVar(&o.VacuumInterval, "vacuum-interval", 24*time.Hour, "time between two VACUUM and log cleanups of a table (negative: never)")
+}
+
+func newMaintainCommand(g *globalOptions) *cobra.Command {
+	var o MaintainOptions
+	cmd := &cobra.Command{
+		Use:   "maintain URL...",
+		Short: "Run the maintenance service: OPTIMIZE, checkpoints, VACUUM and log cleanup on a schedule",
+		Long: `Keep the Delta tables at URL... healthy beside their writers: OPTIMIZE a
+partition when it holds more than --small-files small files, checkpoint when
+delta.checkpointInterval versions have passed, VACUUM and clean up the log
+every --vacuum-interval. Runs until SIGINT/SIGTERM (which finishes or
+abandons the current step with the table consistent), or one pass with --once.
+
+EXAMPLE
+  lakesink maintain ./demo/flights --once
+  lakesink maintain s3://bucket/a s3://bucket/b --interval 1m
+
+EXIT STATUS
+  0 ok, 1 error, 130 interrupted`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runMaintain(cmd.Context(), newPrinter(g, cmd.OutOrStdout(), cmd.ErrOrStderr()), args, o)
+		},
+	}
+	o.AddFlags(cmd.Flags())
+	return cmd
+}
+
+func runMaintain(ctx context.Context, p *printer, urls []string, o MaintainOptions) error {
+	var tables []*table.Table
+	defer func() {
+		for _, t := range tables {
+			t.Close()
+		}
+	}()
+	for _, u := range urls {
+		t, err := table.Open(ctx, u)
+		if err != nil {
+			return err
+		}
+		tables = append(tables, t)
+	}
+	so := compaction.DefaultServiceOptions()
+	so.Interval, so.SmallFileThreshold, so.VacuumInterval = o.Interval, o.SmallFileThreshold, o.VacuumInterval
+	if !p.quiet {
+		var h slog.Handler = slog.NewTextHandler(p.err, nil)
+		if p.json {
+			h = slog.NewJSONHandler(p.err, nil)
+		}
+		so.Logger = slog.New(h)
+	}
+	svc, err := compaction.NewService(tables, so)
+	if err != nil {
+		return err
+	}
+	if !o.Once {
+		return svc.Run(ctx)
+	}
+	reports, err := svc.RunOnce(ctx)
+	for _, r := range reports {
+		if p.json {
+			_ = p.emitValue("table", r)
+			continue
+		}
+		line := r.Table + ":"
+		if r.Optimize != nil && r.Optimize.Version >= 0 {
+			line += fmt.Sprintf(" optimized %d->%d files (v%d);", r.Optimize.NumRemovedFiles, r.Optimize.NumAddedFiles, r.Optimize.Version)
+		}
+		if r.Checkpoint != nil {
+			line += fmt.Sprintf(" checkpoint v%d;", r.Checkpoint.Version)
+		}
+		if r.Vacuum != nil {
+			line += fmt.Sprintf(" vacuumed %d files;", r.Vacuum.FilesDeleted)
+		}
+		if r.CleanupLog != nil {
+			line += fmt.Sprintf(" cleaned %d log files;", r.CleanupLog.FilesDeleted)
+		}
+		if r.Error != "" {
+			line += " error: " + r.Error
+		}
+		p.textf("%s\n", line)
+	}
+	return err
+}

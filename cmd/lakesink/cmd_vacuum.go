@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/lakesink/lakesink/compaction"
+	"github.com/lakesink/lakesink/table"
+)
+
+// VacuumOptions are the flags of `lakesink vacuum`.
+type VacuumOptions struct {
+	Retain string
+	DryRun bool
+	Force  bool
+}
+
+// AddFlags registers the flags.
+func (o *VacuumOptions) AddFlags(f *pflag.FlagSet) {
+	f.StringVar(&o.Retain, "retain", "", "retention, e.g. 168h (default: delta.deletedFileRetentionDuration, else 7 days)")
+	f.BoolVar(&o.DryRun, "dry-run", false, "list the files that would be deleted; delete nothing")
+	f.BoolVar(&o.Force, "force", false, "allow a retention shorter than the table's (readers of old versions may lose files)")
+}
+
+func newVacuumCommand(g *globalOptions) *cobra.Command {
+	var o VacuumOptions
+	cmd := &cobra.Command{
+		Use:   "vacuum URL",
+		Short: "Delete data files no snapshot within the retention window references",
+		Long: `VACUUM the Delta table at URL: delete files in the table directory that are
+not referenced by the latest snapshot and were removed (tombstone
+deletionTimestamp) or written (modification time) longer ago than the
+retention. Never touches _delta_log, other names starting with _ or . that are
+not partition directories, or files younger than the retention. A retention
+below the table's delta.deletedFileRetentionDuration needs --force.
+
+EXAMPLE
+  lakesink vacuum ./demo/flights --dry-run
+  lakesink vacuum ./demo/flights --retain 0h --force
+
+EXIT STATUS
+  0 ok, 1 error (e.g. retention too short without --force), 4 corrupt or unsupported table`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runVacuum(cmd.Context(), newPrinter(g, cmd.OutOrStdout(), cmd.ErrOrStderr()), args[0], o)
+		},
+	}
+	o.AddFlags(cmd.Flags())
+	return cmd
+}
+
+func runVacuum(ctx context.Context, p *printer, url string, o VacuumOptions) error {
+	vo := compaction.VacuumOptions{DryRun: o.DryRun, Force: o.Force}
+	if o.Retain != "" {
+		d, err := time.ParseDuration(o.Retain)
+		if err != nil {
+			if d, err = compaction.ParseInterval(o.Retain); err != nil {
+				return fmt.Errorf("--retain %q: want a duration such as 168h", o.Retain)
+			}
+		}
+		vo.Retention = d
+		vo.RetainZero = d == 0
+	}
+	t, err := table.Open(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	res, err := compaction.Vacuum(ctx, t, vo)
+	if err != nil {
+		return err
+	}
+	if p.json {
+		for _, f := range res.Files {
+			if err := p.emitValue("file", f); err != nil {
+				return err
+			}
+		}
+		res.Files = nil
+		return p.emitValue("summary", res)
+	}
+	verb := "deleted"
+	if res.DryRun {
+		verb = "would delete"
+		for _, f := range res.Files {
+			p.textf("  %v\n", f)
+		}
+	}
+	p.textf("%s %d files (%s) of %d examined; retention %s (cutoff %s), kept %d\n", verb, res.FilesDeleted,
+		humanBytes(res.BytesDeleted), res.FilesListed, res.Retention, res.Cutoff.UTC().Format(time.RFC3339), res.FilesKept)
+	return nil
+}
