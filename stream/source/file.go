@@ -216,8 +216,12 @@ func (s *FileSource) fileURL(key string) string {
 	return s.base + "/" + strings.Join(parts, "/")
 }
 
-// keyOf inverts fileURL.
+// keyOf inverts fileURL. Spark (Hadoop Path.toUri) writes local paths as
+// "file:/abs/path"; they are read as "file:///abs/path".
 func (s *FileSource) keyOf(p string) (string, error) {
+	if rest, ok := strings.CutPrefix(p, "file:/"); ok && !strings.HasPrefix(rest, "/") {
+		p = "file:///" + rest
+	}
 	rest, ok := strings.CutPrefix(p, s.base+"/")
 	if !ok {
 		return "", fmt.Errorf("%w: %s is not under %s", ErrForeignPath, p, s.base)

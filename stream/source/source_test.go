@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -424,4 +426,73 @@ func TestParquet(t *testing.T) {
 			t.Errorf("rows %v", b.Rows)
 		}
 	})
+}
+
+// The demo's input: the committed flight records with their schema file.
+func TestFlightsSample(t *testing.T) {
+	ctx := context.Background()
+	root := filepath.Join("..", "..", "testdata")
+	schemaJSON, err := os.ReadFile(filepath.Join(root, "flights-schema.json"))
+	if err != nil {
+		t.Skipf("flights sample not in this checkout: %v", err)
+	}
+	sch, err := parquetio.ParseSchema(schemaJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := memstore.LoadDir("flights", filepath.Join(root, "flights"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = in.Delete(ctx, "README.md") // not input
+	s, err := NewFileSource(in, Options{Format: FormatJSON, Schema: sch, TimestampFormat: "yyyy/MM/dd HH:mm"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(ctx, memstore.New("cp")); err != nil {
+		t.Fatal(err)
+	}
+	end, err := s.LatestOffset(ctx, ReadLimit{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, stats, err := s.GetBatch(ctx, "", end)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.NumFiles != 20 || len(b.Rows) != 20000 {
+		t.Fatalf("%d files, %d rows; want 20 and 20000", stats.NumFiles, len(b.Rows))
+	}
+	seen := map[string]bool{}
+	for _, r := range b.Rows {
+		if _, ok := r[0].(time.Time); !ok || r[3] == nil || r[4] == nil {
+			t.Fatalf("row %v", r)
+		}
+		seen[fmt.Sprint(r...)] = true
+	}
+	if len(seen) < 19900 {
+		t.Errorf("only %d distinct rows", len(seen))
+	}
+}
+
+func TestKeyOf(t *testing.T) {
+	s := &FileSource{base: "file:///data/in"}
+	cases := []struct {
+		path, key string
+		ok        bool
+	}{
+		{"file:///data/in/a%20b.json", "a b.json", true},
+		{"file:/data/in/x/y.json", "x/y.json", true}, // Spark's form
+		{"file:///data/other/y.json", "", false},
+		{"/a/b/0", "", false},
+	}
+	for _, c := range cases {
+		key, err := s.keyOf(c.path)
+		if (err == nil) != c.ok || key != c.key || (!c.ok && !errors.Is(err, ErrForeignPath)) {
+			t.Errorf("keyOf(%q) = %q, %v", c.path, key, err)
+		}
+	}
+	if got := s.fileURL("dir/a b#1.json"); got != "file:///data/in/dir/a%20b%231.json" {
+		t.Errorf("fileURL = %q", got)
+	}
 }
