@@ -18,6 +18,9 @@ func TestOpenURLs(t *testing.T) {
 		t.Fatal(err)
 	}
 	tmp := t.TempDir()
+	t.Setenv("AWS_REGION", "")
+	t.Setenv("AWS_DEFAULT_REGION", "")
+	t.Setenv("AWS_CONFIG_FILE", os.DevNull)
 	for _, tc := range []struct {
 		name, raw, wantURL string
 		wantErr            error
@@ -36,6 +39,7 @@ func TestOpenURLs(t *testing.T) {
 		{"s3 without a bucket", "s3:///prefix?region=us-east-1", "", storage.ErrUnsupportedURL},
 		{"s3 unknown parameter", "s3://b/p?region=us-east-1&colour=blue", "", storage.ErrUnsupportedURL},
 		{"s3 bad path style", "s3://b/p?region=us-east-1&use_path_style=maybe", "", storage.ErrUnsupportedURL},
+		{"s3 without a region", "s3://b/p?endpoint=http://127.0.0.1:1", "", storage.ErrUnsupportedURL},
 		{"unknown scheme", "gopher://x/y", "", storage.ErrUnsupportedURL},
 		{"empty", "", "", storage.ErrUnsupportedURL},
 	} {

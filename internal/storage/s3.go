@@ -74,6 +74,11 @@ func (o *Opener) openS3(ctx context.Context, u *url.URL) (Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: s3://%s: %w", ErrUnsupportedURL, name, err)
 	}
+	if cfg.Region == "" {
+		// Without a region every request fails before it is sent; say so
+		// now rather than as an ambiguous commit later.
+		return nil, fmt.Errorf("%w: s3://%s: no region (add region=... to the URL or set AWS_REGION)", ErrUnsupportedURL, name)
+	}
 	client := s3.NewFromConfig(cfg, clientOpts...)
 	b, err := s3blob.OpenBucket(ctx, client, name, &s3blob.Options{
 		// The transfer manager does not take this from the client; without
@@ -84,7 +89,7 @@ func (o *Opener) openS3(ctx context.Context, u *url.URL) (Store, error) {
 		return nil, fmt.Errorf("%w: s3://%s: %w", ErrUnsupportedURL, name, err)
 	}
 	query := shown.Encode()
-	s := newStore(&s3Backend{name: name, client: client, b: b, opts: o.opts, query: query})
+	s := newStore(&s3Backend{name: name, client: client, creds: cfg.Credentials, b: b, opts: o.opts, query: query})
 	st, err := subRoot(s, u.Path)
 	if err != nil {
 		_ = b.Close()
@@ -98,6 +103,7 @@ func (o *Opener) openS3(ctx context.Context, u *url.URL) (Store, error) {
 type s3Backend struct {
 	name   string
 	client *s3.Client
+	creds  aws.CredentialsProvider // nil: anonymous
 	b      *blob.Bucket
 	opts   Options
 	query  string // "" or "region=...", rendered by url
@@ -185,6 +191,13 @@ func classifyPut(err error) s3Outcome {
 // S3UnknownRetries times, and once an attempt was ambiguous a later 412 can
 // no longer tell our write from a rival's, so it is ErrCommitStateUnknown.
 func (s *s3Backend) putIfAbsent(ctx context.Context, key string, data []byte) error {
+	if s.creds != nil {
+		// A credentials failure means the request was never sent: report it
+		// as a plain failure, not as an ambiguous commit. (Cached: cheap.)
+		if _, err := s.creds.Retrieve(ctx); err != nil {
+			return fmt.Errorf("retrieve S3 credentials: %w", err)
+		}
+	}
 	backoff := s.opts.S3RetryBackoff
 	conflicts, unknowns := 0, 0
 	var ambiguous error // the first ambiguous failure, if any

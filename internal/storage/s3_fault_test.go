@@ -157,3 +157,24 @@ func TestS3PutIfAbsentFaults(t *testing.T) {
 		})
 	}
 }
+
+// Without credentials the request is never sent: a plain failure, not an
+// ambiguous commit.
+func TestS3PutIfAbsentWithoutCredentials(t *testing.T) {
+	_, endpoint := newFaultyS3(t)
+	t.Setenv("AWS_ACCESS_KEY_ID", "")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "")
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	t.Setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", "")
+	t.Setenv("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "")
+	t.Setenv("AWS_WEB_IDENTITY_TOKEN_FILE", "")
+	s, err := storage.Open(t.Context(), s3URL("lake", "t", endpoint))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	err = s.PutIfAbsent(t.Context(), "_delta_log/00000000000000000000.json", []byte("c"))
+	if err == nil || errors.Is(err, storage.ErrCommitStateUnknown) || errors.Is(err, storage.ErrAlreadyExists) {
+		t.Errorf("PutIfAbsent without credentials: got %v, want a plain error", err)
+	}
+}
