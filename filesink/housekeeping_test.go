@@ -229,3 +229,69 @@ func TestHasLog(t *testing.T) {
 		t.Fatalf("HasLog = %v, %v", ok, err)
 	}
 }
+
+// TestReadRacesLogCleanup: a reader lists the log, then a writer commits a
+// newer compaction and deletes the files the reader was about to read. The
+// reader lists again and reads the new state, as Spark's allFiles does.
+func TestReadRacesLogCleanup(t *testing.T) {
+	ctx := context.Background()
+	clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	m := newMemStore("file:///out", clock.Now)
+	o := testOptions(clock)
+	o.CompactInterval, o.MinBatchesToRetain, o.CleanupDelay = 2, 1, 0
+	w, _ := NewLog(m, o)
+	for b := int64(0); b < 3; b++ {
+		if err := w.Add(ctx, b, []SinkFileStatus{entry(fmt.Sprintf("file:///out/p%d", b), clock.Now())}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raced := false
+	m.beforeRangeRead = func(path string) {
+		if raced || path != MetadataDir+"/1.compact" {
+			return
+		}
+		raced = true
+		// Batches 3..5: 5.compact, and 1.compact and 2 are deleted
+		// (minCompactionBatchId 3).
+		for b := int64(3); b <= 5; b++ {
+			if err := w.Add(ctx, b, []SinkFileStatus{entry(fmt.Sprintf("file:///out/p%d", b), clock.Now())}); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	r, _ := NewLog(m, o)
+	all, err := r.AllFiles(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !raced {
+		t.Fatal("the race did not happen")
+	}
+	if _, err := m.Stat(ctx, MetadataDir+"/1.compact"); err == nil {
+		t.Fatal("the writer should have deleted 1.compact")
+	}
+	if want := []string{"file:///out/p0", "file:///out/p1", "file:///out/p2", "file:///out/p3", "file:///out/p4", "file:///out/p5"}; !slices.Equal(paths(all), want) {
+		t.Fatalf("AllFiles after the race = %v, want %v", paths(all), want)
+	}
+}
+
+func TestCompactionHonoursCancel(t *testing.T) {
+	m := newMemStore("file:///out", nil)
+	es := make([]SinkFileStatus, 10000)
+	for i := range es {
+		es[i] = entry(fmt.Sprintf("file:///out/p%d", i), time.Unix(1, 0))
+	}
+	data, _ := EncodeLog(es)
+	m.putAt(MetadataDir+"/0", data, time.Unix(0, 0))
+	o := DefaultOptions()
+	o.CompactInterval = 2
+	l, _ := NewLog(m, o)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := l.Add(ctx, 1, nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("compaction with a cancelled ctx: %v", err)
+	}
+	if _, err := m.Stat(context.Background(), MetadataDir+"/1.compact"); err == nil {
+		t.Fatal("a cancelled compaction left a compaction file")
+	}
+}

@@ -25,6 +25,9 @@ type memStore struct {
 	url     string
 	now     func() time.Time
 
+	// beforeRangeRead, if set, runs before NewRangeReader (outside the lock).
+	beforeRangeRead func(path string)
+
 	calls     *int // storage calls so far (shared by Sub views)
 	crashAt   *int // calls numbered >= crashAt fail; -1 = never
 	callNames *[]string
@@ -83,6 +86,9 @@ func (m *memStore) Read(ctx context.Context, path string) ([]byte, error) {
 func (m *memStore) NewRangeReader(ctx context.Context, path string, offset, length int64) (io.ReadCloser, error) {
 	if err := m.op("NewRangeReader", path); err != nil {
 		return nil, err
+	}
+	if m.beforeRangeRead != nil {
+		m.beforeRangeRead(path)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
