@@ -48,18 +48,16 @@ type localBackend struct {
 	}
 }
 
-func (l *localBackend) bucket(_ context.Context, create bool) (*blob.Bucket, error) {
+func (l *localBackend) bucket(context.Context) (*blob.Bucket, error) {
 	l.mu.Lock()
 	b := l.mu.b
 	l.mu.Unlock()
 	if b != nil {
 		return b, nil
 	}
-	if create {
-		if err := os.MkdirAll(l.dir, 0o777); err != nil {
-			return nil, err
-		}
-	} else if _, err := os.Stat(l.dir); errors.Is(err, fs.ErrNotExist) {
+	// The directory is created by the first write, not here: a store may
+	// be opened (and read) before anything exists.
+	if _, err := os.Stat(l.dir); errors.Is(err, fs.ErrNotExist) {
 		return nil, errNoLocation
 	}
 	nb, err := fileblob.OpenBucket(l.dir, &fileblob.Options{

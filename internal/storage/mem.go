@@ -40,7 +40,7 @@ type memBackend struct {
 	b    *blob.Bucket
 }
 
-func (m *memBackend) bucket(context.Context, bool) (*blob.Bucket, error) { return m.b, nil }
+func (m *memBackend) bucket(context.Context) (*blob.Bucket, error) { return m.b, nil }
 
 func (m *memBackend) put(ctx context.Context, key string, data []byte) error {
 	return gcPut(ctx, m.b, key, data)

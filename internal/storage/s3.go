@@ -109,7 +109,7 @@ type s3Backend struct {
 	query  string // "" or "region=...", rendered by url
 }
 
-func (s *s3Backend) bucket(context.Context, bool) (*blob.Bucket, error) { return s.b, nil }
+func (s *s3Backend) bucket(context.Context) (*blob.Bucket, error) { return s.b, nil }
 
 func (s *s3Backend) put(ctx context.Context, key string, data []byte) error {
 	return gcPut(ctx, s.b, key, data)

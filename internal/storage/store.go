@@ -20,9 +20,9 @@ import (
 // (classErr, context errors) or raw gocloud/driver errors; the wrapper
 // translates and wraps them with the op and path.
 type backend interface {
-	// bucket returns the gocloud bucket. If the location does not exist yet
-	// and create is false it returns errNoLocation.
-	bucket(ctx context.Context, create bool) (*blob.Bucket, error)
+	// bucket returns the gocloud bucket for reads, stats and deletes. If
+	// the location does not exist yet it returns errNoLocation.
+	bucket(ctx context.Context) (*blob.Bucket, error)
 	put(ctx context.Context, key string, data []byte) error
 	putIfAbsent(ctx context.Context, key string, data []byte) error
 	newWriter(ctx context.Context, key string) (Writer, error)
@@ -137,7 +137,7 @@ func (s *store) Read(ctx context.Context, path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := s.be.bucket(ctx, false)
+	b, err := s.be.bucket(ctx)
 	if err != nil {
 		return nil, wrapErr(op, path, err)
 	}
@@ -157,7 +157,7 @@ func (s *store) NewRangeReader(ctx context.Context, path string, offset, length 
 	if offset < 0 {
 		return nil, &PathError{Op: op, Path: path, Err: fmt.Errorf("storage: negative offset %d", offset)}
 	}
-	b, err := s.be.bucket(ctx, false)
+	b, err := s.be.bucket(ctx)
 	if err != nil {
 		return nil, wrapErr(op, path, err)
 	}
@@ -281,7 +281,7 @@ func (s *store) Stat(ctx context.Context, path string) (FileInfo, error) {
 	if err != nil {
 		return FileInfo{}, err
 	}
-	b, err := s.be.bucket(ctx, false)
+	b, err := s.be.bucket(ctx)
 	if err != nil {
 		return FileInfo{}, wrapErr(op, path, err)
 	}
@@ -298,7 +298,7 @@ func (s *store) Delete(ctx context.Context, path string) error {
 	if err != nil {
 		return err
 	}
-	b, err := s.be.bucket(ctx, false)
+	b, err := s.be.bucket(ctx)
 	if errors.Is(err, errNoLocation) {
 		return nil
 	}
