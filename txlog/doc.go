@@ -1,28 +1,50 @@
 // Package txlog implements the Delta Lake transaction log (delta-io/delta
 // PROTOCOL.md): the actions (protocol, metaData, add, remove, txn,
 // commitInfo, domainMetadata, cdc and the V2 checkpoint actions), commit
-// files _delta_log/%020d.json, checkpoints (classic, multi-part, V2) and
-// _last_checkpoint, log replay into an immutable Snapshot (PROTOCOL.md,
-// "Action Reconciliation"), optimistic commits with Delta's conflict rules,
-// and log cleanup.
+// files _delta_log/%020d.json, checkpoints and _last_checkpoint, log replay
+// into an immutable Snapshot ("Action Reconciliation"), optimistic commits
+// with Delta's conflict rules, and log cleanup ("Metadata Cleanup").
 //
 // Lifecycle:
 //
-//	log, err := txlog.New(store, txlog.DefaultOptions()) // store rooted at the table root
+//	log, err := txlog.New(store, txlog.DefaultOptions()) // store rooted at the TABLE ROOT
 //	snap, err := log.Snapshot(ctx)                       // latest; ErrTableNotFound if none
 //	tx := log.Begin(snap)                                // nil snapshot: create the table (version 0)
-//	tx.ReadWholeTable()                                  // what the transaction depends on
-//	tx.Add(txlog.Action{Add: &txlog.Add{...}})
-//	v, err := tx.Commit(ctx, "WRITE", params, metrics)
+//	tx.ReadTxn(appID)                                    // what the commit depends on
+//	tx.Add(txlog.Action{Add: &txlog.Add{...}}, txlog.Action{Txn: &txlog.Txn{...}})
+//	v, err := tx.Commit(ctx, "STREAMING UPDATE", params, metrics)
+//
+// Reading: Snapshot loads the newest complete checkpoint (classic,
+// multi-part with all parts present, or V2 UUID-named JSON/Parquet with
+// sidecars) and the commits after it. _last_checkpoint is only a hint: the
+// listing starts after its version's key, and a missing, stale or corrupt
+// hint falls back to a full listing. Versions after the checkpoint must be
+// contiguous (else *CorruptLogError "versions not contiguous"). Paths in
+// actions are URIs (RFC 2396): Snapshot.FileKey decodes them to storage keys
+// relative to the table root; absolute URIs inside the root are accepted,
+// anything outside is ErrPathOutsideTable. Log compaction files are
+// recognised but not read (optional for readers).
+//
+// Writing: Commit writes commitInfo first, then protocol/metaData, then the
+// other actions, with put-if-absent. A lost race is checked against every
+// winning commit (ConflictChecker rules) and retried at the next version up
+// to Options.CommitAttempts. After a commit whose version is a multiple of
+// the checkpoint interval (delta.checkpointInterval, default 10) a classic
+// V1 checkpoint is written; its failure does not fail the commit.
+//
+// Table features: CheckReadSupported / CheckWriteSupported (and
+// Snapshot.CheckReadSupported) name the first feature lakesink cannot honour.
+// Loading a snapshot never refuses a protocol: the log of a column-mapping or
+// deletion-vector table replays correctly; readers of rows must call the check.
 //
 // Concurrency: a Log holds no mutable state and may be shared by goroutines;
 // every guarantee rests on the store's put-if-absent, so many processes may
-// write one table. A Snapshot never changes. A Transaction is used by one
+// write one table. A Snapshot never changes. A Transaction belongs to one
 // goroutine.
 //
-// Errors: *CorruptLogError (ErrCorruptLog) for unreadable log files,
-// *UnsupportedFeatureError (ErrUnsupportedFeature), *ConflictError
-// (ErrConcurrentModification), ErrVersionAlreadyExists,
-// ErrCommitStateUnknown, ErrTableNotFound, ErrTableExists,
-// ErrPathOutsideTable. See errors.go.
+// Errors: *CorruptLogError (ErrCorruptLog), *UnsupportedFeatureError
+// (ErrUnsupportedFeature), *ConflictError (ErrConcurrentModification),
+// ErrVersionAlreadyExists, ErrCommitStateUnknown, ErrTableNotFound,
+// ErrTableExists, ErrVersionNotFound, ErrTimestampOutOfRange,
+// ErrPathOutsideTable, ErrInvalidTransaction. See errors.go.
 package txlog

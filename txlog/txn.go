@@ -47,6 +47,7 @@ type Transaction struct {
 	isolation   Isolation
 	done        bool
 	txnID       string
+	extraInfo   CommitInfo
 }
 
 // Begin starts a transaction on snap. A nil snap creates the table: the
@@ -103,6 +104,18 @@ func (t *Transaction) Add(actions ...Action) {
 		t.actions = append(t.actions, a)
 	}
 }
+
+// SetCommitInfo adds an extra field to the commitInfo action (e.g.
+// "userMetadata"); the fields Commit writes itself take precedence.
+func (t *Transaction) SetCommitInfo(key string, value any) error {
+	if t.extraInfo == nil {
+		t.extraInfo = CommitInfo{}
+	}
+	return t.extraInfo.Set(key, value)
+}
+
+// Snapshot is the snapshot the transaction read (nil for a new table).
+func (t *Transaction) Snapshot() *Snapshot { return t.snap }
 
 // Actions returns the actions added so far.
 func (t *Transaction) Actions() []Action { return t.actions }
@@ -212,9 +225,11 @@ func (t *Transaction) checkConflict(win commitSummary, ours commitSummary) error
 		return conflict(ConflictMetadataChanged, "", "the metadata was changed by a concurrent commit")
 	}
 	// Added files: only a transaction that read the whole table depends on
-	// new files (we record no partition predicates). Under WriteSerializable
-	// blind appends are ignored unless this transaction changes metadata.
-	if t.readWhole && len(win.addedData) > 0 {
+	// new files (we record no partition predicates); a metadata or protocol
+	// change counts as reading the whole table (files written under the old
+	// schema must not slip in). Under WriteSerializable blind appends are
+	// ignored unless this transaction changes metadata.
+	if (t.readWhole || ours.metadata || ours.protocol) && len(win.addedData) > 0 {
 		ignoreBlind := t.isolation == WriteSerializable && !ours.metadata
 		if !(ignoreBlind && win.blindAppend) {
 			return conflict(ConflictConcurrentAppend, win.addedData[0], "files were added by a concurrent commit to data this transaction read")
@@ -449,6 +464,9 @@ func pathOf(a Action) string {
 // commitInfo builds the commitInfo action.
 func (t *Transaction) commitInfo(operation string, params, metrics map[string]any, ours commitSummary) (CommitInfo, error) {
 	ci := CommitInfo{}
+	for k, v := range t.extraInfo {
+		ci[k] = v
+	}
 	set := func(k string, v any) error { return ci.Set(k, v) }
 	blind := !t.readWhole && len(t.readPaths) == 0 && len(ours.removed) == 0 && !ours.metadata && !ours.protocol
 	for _, a := range t.actions {

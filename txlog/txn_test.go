@@ -508,3 +508,52 @@ func TestFeatureChecks(t *testing.T) {
 		})
 	}
 }
+
+func TestMetadataChangeConflictsWithAppend(t *testing.T) {
+	ctx := context.Background()
+	st := newMemStore()
+	l := newTestLog(t, st, Options{DisableAutoCheckpoint: true})
+	s0 := createTable(t, l)
+	mustCommit(t, l, s0, addAction("w", true)) // a concurrent blind append
+	tx := l.Begin(s0)
+	md := s0.Metadata()
+	md.Configuration = map[string]string{"delta.appendOnly": "true"}
+	tx.Add(Action{MetaData: &md})
+	_, err := tx.Commit(ctx, "SET TBLPROPERTIES", nil, nil)
+	var ce *ConflictError
+	if !errors.As(err, &ce) || ce.Kind != ConflictConcurrentAppend {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestSetCommitInfoAndAppendOnly(t *testing.T) {
+	ctx := context.Background()
+	st := newMemStore()
+	l := newTestLog(t, st, Options{DisableAutoCheckpoint: true})
+	s0 := createTable(t, l)
+	tx := l.Begin(s0)
+	if err := tx.SetCommitInfo("userMetadata", "hello"); err != nil {
+		t.Fatal(err)
+	}
+	md := s0.Metadata()
+	md.Configuration = map[string]string{"delta.appendOnly": "true"}
+	tx.Add(Action{MetaData: &md}, addAction("a", true))
+	if _, err := tx.Commit(ctx, "WRITE", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := l.Snapshot(ctx)
+	if u, _ := s.CommitInfo().String("userMetadata"); u != "hello" {
+		t.Errorf("userMetadata %q", u)
+	}
+	tx = l.Begin(s)
+	tx.Add(removeAction("a", true))
+	if _, err := tx.Commit(ctx, "DELETE", nil, nil); !errors.Is(err, ErrInvalidTransaction) {
+		t.Fatalf("remove on append-only table: %v", err)
+	}
+	tx = l.Begin(s) // dataChange=false rearrangement is allowed
+	tx.ReadFiles("a")
+	tx.Add(removeAction("a", false), addAction("b", false))
+	if _, err := tx.Commit(ctx, "OPTIMIZE", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+}
