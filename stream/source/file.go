@@ -422,9 +422,13 @@ func (s *FileSource) GetBatch(ctx context.Context, start, end string) (*parqueti
 		} else {
 			schema = s.infer(files)
 		}
-		s.schemaOnce.Lock()
-		s.schema = schema
-		s.schemaOnce.Unlock()
+		// Fix the schema for the run, unless the files held no record at
+		// all: then the next batch infers again.
+		if len(schema.Fields) > 0 {
+			s.schemaOnce.Lock()
+			s.schema = schema
+			s.schemaOnce.Unlock()
+		}
 	}
 	// Decode all files.
 	g, gctx = errgroup.WithContext(ctx)

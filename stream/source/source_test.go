@@ -496,3 +496,21 @@ func TestKeyOf(t *testing.T) {
 		t.Errorf("fileURL = %q", got)
 	}
 }
+
+func TestInferenceWaitsForRecords(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture()
+	f.put(t, "empty.json", "\n")
+	s := f.open(t, Options{Format: FormatJSON})
+	end, _ := s.LatestOffset(ctx, ReadLimit{})
+	b, _, err := s.GetBatch(ctx, "", end)
+	if err != nil || len(b.Rows) != 0 || s.Schema() != nil {
+		t.Fatalf("empty batch: rows %v schema %v err %v", b, s.Schema(), err)
+	}
+	f.put(t, "a.json", `{"x":1}`)
+	end2, _ := s.LatestOffset(ctx, ReadLimit{})
+	b, _, err = s.GetBatch(ctx, end, end2)
+	if err != nil || len(b.Rows) != 1 || schemaString(s.Schema()) != "x:long" {
+		t.Fatalf("rows %v schema %v err %v", b, s.Schema(), err)
+	}
+}
