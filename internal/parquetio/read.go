@@ -70,7 +70,8 @@ const footerPrefetch = 64 << 10
 // OpenFile opens the Parquet file at path in store. size is the file's size
 // in bytes (from the log); size < 0 asks the store. It reads the footer only.
 // Errors wrap ErrCorruptFile for unreadable files and name the path.
-func OpenFile(ctx context.Context, store storage.Store, path string, size int64) (*File, error) {
+func OpenFile(ctx context.Context, store storage.Store, path string, size int64) (_ *File, err error) {
+	defer recoverCorrupt(path, &err)
 	if size < 0 {
 		fi, err := store.Stat(ctx, path)
 		if err != nil {
@@ -427,7 +428,8 @@ func (r *segReaderAt) ReadAt(p []byte, off int64) (int, error) {
 // requested columns are fetched and decoded. Values use the Batch
 // representation. Errors wrap ErrCorruptFile or ErrUnsupported and name the
 // path.
-func (f *File) ReadRowGroup(ctx context.Context, i int, want *StructType, opts ReadOptions) ([][]any, error) {
+func (f *File) ReadRowGroup(ctx context.Context, i int, want *StructType, opts ReadOptions) (_ [][]any, err error) {
+	defer recoverCorrupt(f.path, &err)
 	rgs := f.pf.RowGroups()
 	if i < 0 || i >= len(rgs) {
 		return nil, fmt.Errorf("parquetio: %s: row group %d out of range [0,%d)", f.path, i, len(rgs))
@@ -1050,4 +1052,12 @@ func fromTwosComplement(b []byte) *big.Int {
 		x.Sub(x, new(big.Int).Lsh(big.NewInt(1), uint(8*len(b))))
 	}
 	return x
+}
+
+// recoverCorrupt turns a panic of the Parquet decoder on malformed input
+// into ErrCorruptFile: a corrupt file must fail its read, not the process.
+func recoverCorrupt(path string, err *error) {
+	if r := recover(); r != nil {
+		*err = fmt.Errorf("%w: %s: decoder failure: %v", ErrCorruptFile, path, r)
+	}
 }

@@ -4,9 +4,12 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"math/big"
 	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -284,4 +287,62 @@ func valuesEqual(a, b any) bool {
 		return true
 	}
 	return reflect.DeepEqual(a, b)
+}
+
+func readFixtureBytes(p string) ([]byte, error) { return os.ReadFile(p) }
+
+func errorsIsAny(err error, targets ...error) bool {
+	for _, t := range targets {
+		if errors.Is(err, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestReadSharedCorpus reads every data and checkpoint Parquet file of the
+// shared Spark/Delta/delta-rs tables with the file's own schema. The corpus
+// lives outside the repository; the test skips without it.
+func TestReadSharedCorpus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads ~400 files; skipped with -short")
+	}
+	const root = "../../../shared/testdata"
+	if _, err := os.Stat(root); err != nil {
+		t.Skipf("shared test corpus not present at %s", root)
+	}
+	var files []string
+	_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".parquet") && !strings.Contains(p, "/expected/") {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if len(files) < 50 {
+		t.Fatalf("only %d parquet files under %s", len(files), root)
+	}
+	read := 0
+	for _, p := range files {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := newMemStore()
+		_ = st.Put(context.Background(), "f.parquet", b)
+		f, err := OpenFile(context.Background(), st, "f.parquet", int64(len(b)))
+		if err != nil {
+			t.Errorf("%s: %v", p, err)
+			continue
+		}
+		rows, err := f.ReadAll(context.Background(), nil, ReadOptions{})
+		if err != nil {
+			t.Errorf("%s: %v", p, err)
+			continue
+		}
+		if int64(len(rows)) != f.NumRows() {
+			t.Errorf("%s: %d rows, footer says %d", p, len(rows), f.NumRows())
+		}
+		read++
+	}
+	t.Logf("read %d Parquet files", read)
 }

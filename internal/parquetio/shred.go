@@ -45,7 +45,8 @@ const (
 
 // wnode is a compiled schema node for writing.
 type wnode struct {
-	name     string
+	name     string // logical name (error paths)
+	statName string // name in stats JSON: the physical name with column mapping
 	kind     nodeKind
 	leaf     leafKind
 	typ      DataType
@@ -79,13 +80,13 @@ type statSpec struct {
 
 // compilePlan compiles the data schema s. numIndexed leaf columns (in
 // depth-first order, arrays and maps counting as one) get statistics; -1 = all.
-func compilePlan(s *StructType, numIndexed int) (*writePlan, error) {
+func compilePlan(s *StructType, numIndexed int, physical bool) (*writePlan, error) {
 	p := &writePlan{}
 	col := 0
 	budget := numIndexed
-	var build func(t DataType, name string, optional bool, def, rep int, path []string, inRepeated bool) (*wnode, error)
-	build = func(t DataType, name string, optional bool, def, rep int, path []string, inRepeated bool) (*wnode, error) {
-		n := &wnode{name: name, typ: t, optional: optional, firstCol: col, stat: -1}
+	var build func(t DataType, name, statName string, optional bool, def, rep int, path []string, inRepeated bool) (*wnode, error)
+	build = func(t DataType, name, statName string, optional bool, def, rep int, path []string, inRepeated bool) (*wnode, error) {
+		n := &wnode{name: name, statName: statName, typ: t, optional: optional, firstCol: col, stat: -1}
 		if optional {
 			def++
 		}
@@ -154,7 +155,7 @@ func compilePlan(s *StructType, numIndexed int) (*writePlan, error) {
 		case *StructType:
 			n.kind = nkStruct
 			for _, f := range t.Fields {
-				c, err := build(f.Type, f.Name, f.Nullable, def, rep, append(path, f.Name), inRepeated)
+				c, err := build(f.Type, f.Name, fieldStatName(f, physical), f.Nullable, def, rep, append(path, f.Name), inRepeated)
 				if err != nil {
 					return nil, err
 				}
@@ -165,7 +166,7 @@ func compilePlan(s *StructType, numIndexed int) (*writePlan, error) {
 			n.kind = nkList
 			addStat(statSpec{minmax: false})
 			n.rep = rep + 1
-			e, err := build(t.ElementType, "element", t.ContainsNull, def+1, rep+1, append(path, "element"), true)
+			e, err := build(t.ElementType, "element", "element", t.ContainsNull, def+1, rep+1, append(path, "element"), true)
 			if err != nil {
 				return nil, err
 			}
@@ -175,11 +176,11 @@ func compilePlan(s *StructType, numIndexed int) (*writePlan, error) {
 			n.kind = nkMap
 			addStat(statSpec{minmax: false})
 			n.rep = rep + 1
-			k, err := build(t.KeyType, "key", false, def+1, rep+1, append(path, "key"), true)
+			k, err := build(t.KeyType, "key", "key", false, def+1, rep+1, append(path, "key"), true)
 			if err != nil {
 				return nil, err
 			}
-			v, err := build(t.ValueType, "value", t.ValueContainsNull, def+1, rep+1, append(path, "value"), true)
+			v, err := build(t.ValueType, "value", "value", t.ValueContainsNull, def+1, rep+1, append(path, "value"), true)
 			if err != nil {
 				return nil, err
 			}
@@ -197,7 +198,7 @@ func compilePlan(s *StructType, numIndexed int) (*writePlan, error) {
 		return n, nil
 	}
 	for _, f := range s.Fields {
-		n, err := build(f.Type, f.Name, f.Nullable, 0, 0, []string{f.Name}, false)
+		n, err := build(f.Type, f.Name, fieldStatName(f, physical), f.Nullable, 0, 0, []string{f.Name}, false)
 		if err != nil {
 			return nil, err
 		}
@@ -205,6 +206,13 @@ func compilePlan(s *StructType, numIndexed int) (*writePlan, error) {
 	}
 	p.numCols = col
 	return p, nil
+}
+
+func fieldStatName(f StructField, physical bool) string {
+	if physical {
+		return f.PhysicalName()
+	}
+	return f.Name
 }
 
 func joinPathSlice(p []string) string {

@@ -165,13 +165,13 @@ func statsOf(n *wnode, p *writePlan, st []colStats, minV, maxV, nulls *ordered) 
 			statsOf(c, p, st, cmin, cmax, cnull)
 		}
 		if len(cmin.keys) > 0 {
-			minV.add(n.name, cmin)
+			minV.add(n.statName, cmin)
 		}
 		if len(cmax.keys) > 0 {
-			maxV.add(n.name, cmax)
+			maxV.add(n.statName, cmax)
 		}
 		if len(cnull.keys) > 0 {
-			nulls.add(n.name, cnull)
+			nulls.add(n.statName, cnull)
 		}
 		return
 	}
@@ -179,7 +179,7 @@ func statsOf(n *wnode, p *writePlan, st []colStats, minV, maxV, nulls *ordered) 
 		return
 	}
 	spec, c := p.stats[n.stat], &st[n.stat]
-	nulls.add(n.name, c.nulls)
+	nulls.add(n.statName, c.nulls)
 	if !spec.minmax || c.n == 0 {
 		return
 	}
@@ -187,8 +187,8 @@ func statsOf(n *wnode, p *writePlan, st []colStats, minV, maxV, nulls *ordered) 
 	if !ok {
 		return
 	}
-	minV.add(n.name, lo)
-	maxV.add(n.name, hi)
+	minV.add(n.statName, lo)
+	maxV.add(n.statName, hi)
 }
 
 const (

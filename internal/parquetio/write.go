@@ -201,7 +201,7 @@ func WriteFiles(ctx context.Context, store storage.Store, batch *Batch, opts Wri
 	}
 	seq := 0
 	for _, g := range groups {
-		dir := PartitionPath(opts.PartitionColumns, g.values)
+		dir := PartitionPath(lay.partKeys, g.values)
 		n := len(batch.Rows)
 		if g.rows != nil {
 			n = len(g.rows)
@@ -374,7 +374,7 @@ func (l *layout) partitionGroups(batch *Batch) ([]*partGroup, error) {
 		if g == nil {
 			g = &partGroup{values: make(map[string]*string, len(l.partIdx))}
 			for j, fi := range l.partIdx {
-				g.values[batch.Schema.Fields[fi].Name] = pvals[j]
+				g.values[l.partKey(batch.Schema.Fields[fi])] = pvals[j]
 			}
 			byKey[key.String()] = g
 			groups = append(groups, g)
@@ -393,6 +393,7 @@ type layout struct {
 	schema     *StructType // full schema
 	dataSchema *StructType
 	partIdx    []int
+	partKeys   []string // PartitionValues keys, in partition column order
 	dataIdx    []int
 	plan       *writePlan
 	pschema    *parquet.Schema
@@ -416,6 +417,7 @@ func newLayout(s *StructType, opts WriteOptions) (*layout, error) {
 		}
 		isPart[i] = true
 		l.partIdx = append(l.partIdx, i)
+		l.partKeys = append(l.partKeys, l.partKey(s.Fields[i]))
 	}
 	l.dataSchema = &StructType{}
 	for i, f := range s.Fields {
@@ -428,7 +430,7 @@ func newLayout(s *StructType, opts WriteOptions) (*layout, error) {
 		return nil, fmt.Errorf("%w: every column is a partition column; a data file needs at least one data column", ErrSchema)
 	}
 	var err error
-	if l.plan, err = compilePlan(l.dataSchema, opts.NumIndexedCols); err != nil {
+	if l.plan, err = compilePlan(l.dataSchema, opts.NumIndexedCols, opts.PhysicalNames); err != nil {
 		return nil, err
 	}
 	if l.pschema, err = ParquetSchema(l.dataSchema, SchemaOptions{PhysicalNames: opts.PhysicalNames}); err != nil {
@@ -438,6 +440,16 @@ func newLayout(s *StructType, opts WriteOptions) (*layout, error) {
 		return nil, err
 	}
 	return l, nil
+}
+
+// partKey is a partition column's key in PartitionValues and its directory
+// name: the physical name with column mapping (PROTOCOL.md, "Column
+// Mapping": partitionValues use physical names), else the logical name.
+func (l *layout) partKey(f StructField) string {
+	if l.opts.PhysicalNames {
+		return f.PhysicalName()
+	}
+	return f.Name
 }
 
 // sparkRowMetadataKey is the footer key where Spark stores its schema JSON.

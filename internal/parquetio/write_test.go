@@ -429,3 +429,52 @@ func TestDecimalTwosComplement(t *testing.T) {
 		}
 	}
 }
+
+// TestWritePhysicalNames writes a column-mapped table's rows as Delta does:
+// Parquet columns, stats keys and partition values use physical names, and
+// the Parquet field ids are the column-mapping ids.
+func TestWritePhysicalNames(t *testing.T) {
+	schema, add := logInfo(t, "testdata/deltars/column_mapping.json")
+	f := openFixture(t, "testdata/deltars/column_mapping.parquet")
+	data := &StructType{Fields: []StructField{schema.Fields[1]}}
+	rows, err := f.ReadAll(context.Background(), data, ReadOptions{ByPhysicalName: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := make([][]any, len(rows))
+	for i, r := range rows {
+		full[i] = []any{"BMS", r[0]}
+	}
+	st := newMemStore()
+	files, err := WriteFiles(context.Background(), st, &Batch{Schema: schema, Rows: full},
+		WriteOptions{PhysicalNames: true, PartitionColumns: []string{schema.Fields[0].Name}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 1 {
+		t.Fatalf("%d files", len(files))
+	}
+	wf := files[0]
+	var got, want any
+	_ = json.Unmarshal([]byte(wf.Stats), &got)
+	_ = json.Unmarshal([]byte(add["stats"].(string)), &want)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("stats\n got %s\nwant %s", wf.Stats, add["stats"])
+	}
+	pk := schema.Fields[0].PhysicalName()
+	if v := wf.PartitionValues[pk]; v == nil || *v != "BMS" || !strings.HasPrefix(wf.Path, pk+"=BMS/") {
+		t.Errorf("partition values %v path %s", wf.PartitionValues, wf.Path)
+	}
+	back, err := OpenFile(context.Background(), st, wf.Path, wf.Size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fld := back.Schema().Fields[0]
+	if id, _ := fld.ColumnMappingID(); fld.Name != data.Fields[0].PhysicalName() || id != 2 {
+		t.Errorf("written column %s id %d", fld.Name, id)
+	}
+	again, err := back.ReadAll(context.Background(), data, ReadOptions{ByFieldID: true})
+	if err != nil || !valuesEqual(again, rows) {
+		t.Errorf("read back by field id: %v %v", again, err)
+	}
+}
