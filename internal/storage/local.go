@@ -83,10 +83,10 @@ func (l *localBackend) filename(key string) string {
 
 func (l *localBackend) checkKey(key string) error {
 	if strings.HasSuffix(key, fileblobAttrsExt) {
-		return fmt.Errorf("%w: %q ends in %q, reserved on local disk", ErrInvalidPath, key, fileblobAttrsExt)
+		return fmt.Errorf("%q ends in %q, reserved on local disk", key, fileblobAttrsExt)
 	}
 	if isTempName(path.Base(key)) {
-		return fmt.Errorf("%w: %q uses the reserved temporary-file prefix %q", ErrInvalidPath, key, tempPrefix)
+		return fmt.Errorf("%q uses the reserved temporary-file prefix %q", key, tempPrefix)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -10,50 +11,46 @@ import (
 // element, no backslash, no control character and no trailing slash.
 // The error wraps ErrInvalidPath.
 func ValidatePath(p string) error {
-	if p == "" {
-		return fmt.Errorf("%w: empty path", ErrInvalidPath)
+	if reason := pathProblem(p, false); reason != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidPath, reason)
 	}
-	if strings.HasPrefix(p, "/") {
-		return fmt.Errorf("%w: %q is absolute", ErrInvalidPath, p)
-	}
-	return validateElems(p, false)
+	return nil
 }
 
-// validatePrefix checks a List prefix: "" is allowed, and so is a trailing
-// slash ("_delta_log/") or a partial last element ("_delta_log/0000").
-func validatePrefix(p string) error {
+// pathProblem says what is wrong with a key (or, with isPrefix, a List
+// prefix), without the ErrInvalidPath class. A prefix may be "" and its last
+// element is a partial name: it may be empty ("_delta_log/"), "." or "..".
+func pathProblem(p string, isPrefix bool) error {
 	if p == "" {
-		return nil
+		if isPrefix {
+			return nil
+		}
+		return errors.New("empty path")
 	}
 	if strings.HasPrefix(p, "/") {
-		return fmt.Errorf("%w: prefix %q is absolute", ErrInvalidPath, p)
+		return fmt.Errorf("%q is absolute", p)
 	}
-	return validateElems(p, true)
-}
-
-func validateElems(p string, allowTrailingSlash bool) error {
 	for i := 0; i < len(p); i++ {
 		c := p[i]
 		if c == '\\' {
-			return fmt.Errorf("%w: %q contains a backslash", ErrInvalidPath, p)
+			return fmt.Errorf("%q contains a backslash", p)
 		}
 		if c < 0x20 || c == 0x7f {
-			return fmt.Errorf("%w: %q contains a control character", ErrInvalidPath, p)
+			return fmt.Errorf("%q contains a control character", p)
 		}
 	}
 	elems := strings.Split(p, "/")
 	for i, e := range elems {
+		partial := isPrefix && i == len(elems)-1
 		switch e {
 		case "":
-			if allowTrailingSlash && i == len(elems)-1 {
-				continue
+			if !partial {
+				return fmt.Errorf("%q has an empty element", p)
 			}
-			return fmt.Errorf("%w: %q has an empty element", ErrInvalidPath, p)
 		case ".", "..":
-			if allowTrailingSlash && i == len(elems)-1 {
-				continue // a prefix's last element is a partial name (".crc" files)
+			if !partial {
+				return fmt.Errorf("%q has a %q element", p, e)
 			}
-			return fmt.Errorf("%w: %q has a %q element", ErrInvalidPath, p, e)
 		}
 	}
 	return nil

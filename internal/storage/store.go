@@ -115,8 +115,8 @@ func newStore(be backend) *store {
 
 // begin runs the checks every operation starts with and returns the full key.
 func (s *store) begin(ctx context.Context, op, path string) (string, error) {
-	if err := ValidatePath(path); err != nil {
-		return "", &PathError{Op: op, Path: path, Err: ErrInvalidPath, Cause: err}
+	if reason := pathProblem(path, false); reason != nil {
+		return "", &PathError{Op: op, Path: path, Err: ErrInvalidPath, Cause: reason}
 	}
 	key := s.root + path
 	if err := s.be.checkKey(key); err != nil {
@@ -239,8 +239,8 @@ func (w *pathWriter) Abort() error { return wrapErr("abort-write", w.path, w.w.A
 func (s *store) List(ctx context.Context, prefix, startAfter string) iter.Seq2[FileInfo, error] {
 	const op = "list"
 	return func(yield func(FileInfo, error) bool) {
-		if err := validatePrefix(prefix); err != nil {
-			yield(FileInfo{}, &PathError{Op: op, Path: prefix, Err: ErrInvalidPath, Cause: err})
+		if reason := pathProblem(prefix, true); reason != nil {
+			yield(FileInfo{}, &PathError{Op: op, Path: prefix, Err: ErrInvalidPath, Cause: reason})
 			return
 		}
 		if s.closed.Load() {
@@ -321,8 +321,8 @@ func (s *store) Sub(dir string) Store {
 	if dir == "" {
 		return &store{be: s.be, root: s.root, owner: false, closed: s.closed}
 	}
-	if err := ValidatePath(dir); err != nil {
-		return &errStore{err: &PathError{Op: "sub", Path: dir, Err: ErrInvalidPath, Cause: err}, url: s.URL()}
+	if reason := pathProblem(dir, false); reason != nil {
+		return &errStore{err: &PathError{Op: "sub", Path: dir, Err: ErrInvalidPath, Cause: reason}, url: s.URL()}
 	}
 	return &store{be: s.be, root: s.root + dir + "/", owner: false, closed: s.closed}
 }

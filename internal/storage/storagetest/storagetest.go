@@ -228,6 +228,9 @@ func testInvalidPath(t *testing.T, s storage.Store) {
 			}
 		}
 	}
+	if _, err := s.Read(ctx, "a/../b"); err == nil || err.Error() != `storage: read a/../b: invalid path: "a/../b" has a ".." element` {
+		t.Errorf("invalid path message = %v", err)
+	}
 	for _, prefix := range []string{"/abs", "../x", "a/../", `a\`, "a//"} {
 		var gotErr error
 		for _, err := range s.List(ctx, prefix, "") {
