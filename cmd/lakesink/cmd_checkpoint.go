@@ -81,6 +81,6 @@ func runCleanupLog(ctx context.Context, p *printer, url string) error {
 	if p.json {
 		return p.emitValue("summary", res)
 	}
-	p.textf("deleted %d expired log files (retention %s, cutoff %s)\n", res.FilesDeleted, res.Retention, res.Cutoff.UTC().Format(time.RFC3339))
+	p.textf("deleted %d expired log files (commits at or before %s, reachable from checkpoint %d)\n", res.FilesDeleted, res.Cutoff.UTC().Format(time.RFC3339), res.CheckpointVersion)
 	return nil
 }

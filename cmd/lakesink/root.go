@@ -57,6 +57,7 @@ EXIT STATUS
 		newCheckpointCommand(g),
 		newCleanupLogCommand(g),
 		newMaintainCommand(g),
+		newFileSinkCommand(g),
 	)
 	return r
 }

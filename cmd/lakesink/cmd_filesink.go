@@ -1,0 +1,195 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lakesink/lakesink/filesink"
+	"github.com/lakesink/lakesink/internal/storage"
+)
+
+// newFileSinkCommand groups the verbs over Spark file-sink directories.
+func newFileSinkCommand(g *globalOptions) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "filesink",
+		Short: "Inspect and maintain Spark file-sink directories (_spark_metadata)",
+		Long: `Verbs over a Spark Structured Streaming file-sink directory: data files plus
+the _spark_metadata log (one file per batch, N.compact every compactInterval
+batches). Readers must list the directory through its log, never by listing
+data files: ls does that; orphans finds the files the log does not name.`,
+	}
+	cmd.AddCommand(newFileSinkLsCommand(g), newFileSinkCompactLogCommand(g), newFileSinkOrphansCommand(g))
+	return cmd
+}
+
+func newFileSinkLsCommand(g *globalOptions) *cobra.Command {
+	var legacy, ignoreLog bool
+	cmd := &cobra.Command{
+		Use:   "ls DIR",
+		Short: "List the live files of a file-sink directory through its _spark_metadata log",
+		Long: `List the live data files of DIR as Spark reads them: the latest N.compact
+plus the batch files after it. "action":"delete" lines are ignored as Spark
+3.1+ does (--legacy-delete honours them as Spark up to 3.0 did). Without a
+_spark_metadata folder the directory is listed, as Spark does.
+
+EXAMPLE
+  lakesink filesink ls ./out --json
+
+EXIT STATUS
+  0 ok, 1 error, 4 corrupt log`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p := newPrinter(g, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			opts := filesink.DefaultOptions()
+			opts.LegacyDeleteAction, opts.IgnoreLog = legacy, ignoreLog
+			return runFileSinkLs(cmd.Context(), p, args[0], opts)
+		},
+	}
+	cmd.Flags().BoolVar(&legacy, "legacy-delete", false, `honour "action":"delete" lines (Spark <= 3.0)`)
+	cmd.Flags().BoolVar(&ignoreLog, "ignore-log", false, "list the data files instead of reading _spark_metadata")
+	return cmd
+}
+
+func runFileSinkLs(ctx context.Context, p *printer, dir string, opts filesink.Options) error {
+	st, err := storage.Open(ctx, dir)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	ls, err := filesink.ListFiles(ctx, st, opts)
+	if err != nil {
+		return err
+	}
+	var total int64
+	for _, f := range ls.Files {
+		total += f.Size
+		if p.json {
+			parts := map[string]any{}
+			for _, kv := range f.Partition {
+				parts[kv.Column] = kv.Value
+			}
+			if err := p.emit("file", map[string]any{"path": f.Key, "size": f.Size, "modificationTime": f.ModificationTime.UnixMilli(), "partition": parts}); err != nil {
+				return err
+			}
+			continue
+		}
+		p.textf("%-80s %10s  %s\n", f.Key, humanBytes(f.Size), f.ModificationTime.UTC().Format(time.RFC3339))
+	}
+	if p.json {
+		return p.emit("summary", map[string]any{"fromLog": ls.FromLog, "latestBatchId": ls.LatestBatchID, "numFiles": len(ls.Files), "sizeInBytes": total})
+	}
+	src := "listing (no _spark_metadata)"
+	if ls.FromLog {
+		src = fmt.Sprintf("_spark_metadata through batch %d", ls.LatestBatchID)
+	}
+	p.textf("%d files, %s, from %s\n", len(ls.Files), humanBytes(total), src)
+	return nil
+}
+
+func newFileSinkCompactLogCommand(g *globalOptions) *cobra.Command {
+	var retention string
+	cmd := &cobra.Command{
+		Use:   "compact-log DIR",
+		Short: "Rewrite the latest N.compact now, applying the retention, and delete expired log files",
+		Long: `Compact the _spark_metadata log of DIR now, outside a batch: the latest
+compaction file is rewritten applying --retention (entries whose
+modificationTime is older are dropped; data files are never deleted), then
+expired batch files are deleted as after a batch. Run it only while no query
+writes the directory.
+
+EXAMPLE
+  lakesink filesink compact-log ./out --retention 7d
+
+EXIT STATUS
+  0 ok, 1 error, 4 corrupt log`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p := newPrinter(g, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			opts := filesink.DefaultOptions()
+			if retention != "" {
+				d, err := filesink.ParseRetention(retention)
+				if err != nil {
+					return err
+				}
+				opts.Retention = d
+			}
+			st, err := storage.Open(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			res, deleted, err := filesink.CompactLog(cmd.Context(), st, opts)
+			if err != nil {
+				return err
+			}
+			if p.json {
+				return p.emit("summary", map[string]any{"batchId": res.BatchID, "file": res.Key, "entries": res.EntriesWritten, "streamed": res.Streamed, "deletedLogFiles": deleted})
+			}
+			p.textf("compacted into %s (%d entries); deleted %d expired log files\n", res.Key, res.EntriesWritten, len(deleted))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&retention, "retention", "", "drop entries older than this (12h, 7d; a bare number is milliseconds)")
+	return cmd
+}
+
+func newFileSinkOrphansCommand(g *globalOptions) *cobra.Command {
+	var olderThan time.Duration
+	var del bool
+	cmd := &cobra.Command{
+		Use:   "orphans DIR",
+		Short: "List (or delete) data files the _spark_metadata log does not name",
+		Long: `List the files of DIR that the log does not name (failed tasks, crashed
+batches) and that are older than --older-than. With --delete, remove them.
+Never touches a file the log names, a file younger than the threshold, or
+names starting with _ or .
+
+EXAMPLE
+  lakesink filesink orphans ./out --older-than 24h --delete
+
+EXIT STATUS
+  0 ok, 1 error, 4 corrupt log`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p := newPrinter(g, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			ctx := cmd.Context()
+			st, err := storage.Open(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			opts := filesink.DefaultOptions()
+			orphans, err := filesink.Orphans(ctx, st, olderThan, time.Now(), opts)
+			if err != nil {
+				return err
+			}
+
+			for _, o := range orphans {
+
+				if p.json {
+					_ = p.emit("orphan", map[string]any{"path": o.Path, "size": o.Size, "modTime": o.ModTime})
+				} else {
+					p.textf("%s\n", o.Path)
+				}
+			}
+			var deleted []string
+			if del && len(orphans) > 0 {
+				if deleted, err = filesink.DeleteOrphans(ctx, st, orphans, opts); err != nil {
+					return err
+				}
+			}
+			if p.json {
+				return p.emit("summary", map[string]any{"orphans": len(orphans), "deleted": len(deleted)})
+			}
+			p.textf("%d orphans older than %s%s\n", len(orphans), olderThan, map[bool]string{true: fmt.Sprintf(", %d deleted", len(deleted)), false: ""}[del])
+
+			return nil
+		},
+	}
+	cmd.Flags().DurationVar(&olderThan, "older-than", 24*time.Hour, "only files older than this (younger ones may belong to a running batch)")
+	cmd.Flags().BoolVar(&del, "delete", false, "delete the orphans")
+	return cmd
+}
