@@ -52,7 +52,41 @@ func appendEntry(buf *bytes.Buffer, e *SinkFileStatus) error {
 	}
 	// Encode terminates with '\n'; Spark's lines have none.
 	buf.Truncate(buf.Len() - 1)
+	if bytes.Contains(buf.Bytes(), []byte(`\u202`)) {
+		unescapeLineSeparators(buf)
+	}
 	return nil
+}
+
+// unescapeLineSeparators undoes encoding/json's escaping of U+2028 and
+// U+2029 (which it applies even without HTML escaping): Jackson writes them
+// raw. Only real escapes are undone, i.e. a "\u2028" preceded by an even
+// number of backslashes; an escaped backslash followed by "u2028" is text.
+func unescapeLineSeparators(buf *bytes.Buffer) {
+	in := bytes.Clone(buf.Bytes())
+	buf.Reset()
+	for i := 0; i < len(in); i++ {
+		if in[i] != '\\' {
+			buf.WriteByte(in[i])
+			continue
+		}
+		if i+5 < len(in) && in[i+1] == 'u' && string(in[i+2:i+5]) == "202" && (in[i+5] == '8' || in[i+5] == '9') {
+			if in[i+5] == '8' {
+				buf.WriteString("\u2028")
+			} else {
+				buf.WriteString("\u2029")
+			}
+			i += 5
+			continue
+		}
+		// Any other escape: copy it whole (two bytes), so that an escaped
+		// backslash is never taken for the start of an escape.
+		buf.WriteByte(in[i])
+		if i+1 < len(in) {
+			buf.WriteByte(in[i+1])
+			i++
+		}
+	}
 }
 
 // EncodeLog returns the bytes of one log file: the version line "v1", then

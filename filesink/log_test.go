@@ -148,6 +148,9 @@ func TestEncodeLogFormat(t *testing.T) {
 		{"non-ascii kept raw as Jackson writes it",
 			[]SinkFileStatus{{Path: "file:///out/k=é<>", Size: 1, BlockReplication: 1, BlockSize: 1, Action: ActionAdd}},
 			"v1\n" + `{"path":"file:///out/k=é<>","size":1,"isDir":false,"modificationTime":0,"blockReplication":1,"blockSize":1,"action":"add"}`},
+		{"line separators raw as Jackson writes them, escaped text kept",
+			[]SinkFileStatus{{Path: "/a\u2028b\u2029\\u2028\\\u2028", Action: ActionAdd}},
+			"v1\n" + `{"path":"/a` + "\u2028b\u2029" + `\\u2028\\` + "\u2028" + `","size":0,"isDir":false,"modificationTime":0,"blockReplication":0,"blockSize":0,"action":"add"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := EncodeLog(tc.entries)
