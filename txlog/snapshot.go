@@ -26,6 +26,7 @@ type Snapshot struct {
 	metadata   Metadata
 	files      map[fileKey]*Add
 	byPath     map[string]*Add // live add by storage key (a path is live at most once)
+	sorted     []*Add          // live adds ordered by key
 	tombstones map[fileKey]*Remove
 	txns       map[string]Txn
 	domains    map[string]*DomainMetadata
@@ -69,6 +70,10 @@ func (s *Snapshot) Timestamp() time.Time { return s.timestamp }
 
 // Files returns the live add actions ordered by path (then DV id).
 func (s *Snapshot) Files() []*Add {
+	return slices.Clone(s.sorted)
+}
+
+func (s *Snapshot) sortFiles() []*Add {
 	keys := make([]fileKey, 0, len(s.files))
 	for k := range s.files {
 		keys = append(keys, k)
@@ -312,6 +317,7 @@ func (l *Log) replay(ctx context.Context, seg *segment) (*Snapshot, error) {
 	for k, a := range r.s.files {
 		r.s.byPath[k.path] = a
 	}
+	r.s.sorted = r.s.sortFiles()
 	// commitInfo of a version covered only by the checkpoint.
 	if seg.last != nil && (seg.checkpoint != nil && seg.checkpoint.version == seg.version) {
 		ci, err := l.readCommitInfo(ctx, *seg.last)

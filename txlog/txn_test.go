@@ -557,3 +557,29 @@ func TestSetCommitInfoAndAppendOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestInCommitTimestamps(t *testing.T) {
+	ctx := context.Background()
+	st := newMemStore()
+	clock := int64(1_700_000_000_000)
+	l := newTestLog(t, st, Options{DisableAutoCheckpoint: true, Now: func() time.Time { return time.UnixMilli(clock) }})
+	tx := l.Begin(nil)
+	p := Protocol{MinReaderVersion: 1, MinWriterVersion: 7, WriterFeatures: []string{FeatureInCommitTimestamp}}
+	tx.Add(Action{Protocol: &p}, Action{MetaData: &Metadata{ID: "ict", SchemaString: testSchema,
+		Configuration: map[string]string{"delta.enableInCommitTimestamps": "true"}}})
+	if _, err := tx.Commit(ctx, "CREATE TABLE", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	s0, _ := l.Snapshot(ctx)
+	clock -= 5000 // the clock goes backwards: the timestamp must still increase
+	mustCommit(t, l, s0, addAction("a", true))
+	s1, _ := l.Snapshot(ctx)
+	acts, _ := l.ReadCommit(ctx, 1)
+	ict, ok := acts[0].CommitInfo.InCommitTimestamp()
+	if !ok || ict != 1_700_000_000_001 {
+		t.Fatalf("ict %d %v (first action %s)", ict, ok, mustJSON(acts[0]))
+	}
+	if !s1.Timestamp().Equal(time.UnixMilli(ict)) || !s1.Timestamp().After(s0.Timestamp()) {
+		t.Errorf("timestamps %v %v", s0.Timestamp(), s1.Timestamp())
+	}
+}
