@@ -36,6 +36,13 @@ func TestCheckpointAndCleanupLog(t *testing.T) {
 	if res.FilesDeleted != 0 {
 		t.Fatalf("deleted %v before expiry", res.Files)
 	}
+	dry, err := PlanCleanupLog(ctx, tb, time.Now().Add(31*24*time.Hour))
+	if err != nil || dry.FilesDeleted != 11 || !dry.DryRun {
+		t.Fatalf("dry run %+v %v", dry, err)
+	}
+	if keys := listKeysUnder(t, st, "_delta_log/"); !slices.Contains(keys, txlog.CommitPath(0)) {
+		t.Fatal("dry run deleted files")
+	}
 	res, err = CleanupLog(ctx, tb, time.Now().Add(31*24*time.Hour))
 	if err != nil {
 		t.Fatal(err)
