@@ -33,6 +33,11 @@
 // schema comes from the Parquet files and their partition columns from the
 // Hive-style paths.
 //
+// For the CLI: Record and File implement json.Marshaler (timestamps RFC
+// 3339, decimals as strings, binary base64), and FormatValue renders a value
+// for CSV and table output. testdata/conformance.md lists which interop
+// tables read correctly.
+//
 // Concurrency: a *Snapshot is safe for concurrent use. Rows reads up to
 // ReadOptions.Workers files at once (errgroup.SetLimit) and emits records in
 // snapshot file order, one row group at a time per file, so memory stays

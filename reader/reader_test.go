@@ -463,3 +463,25 @@ func TestStatsSkippingRegressions(t *testing.T) {
 		t.Fatalf("id = 99 kept %v, want only copy.parquet", kept)
 	}
 }
+
+func TestOnlyPartitionColumn(t *testing.T) {
+	dir, all := newEventTable(t)
+	snap, err := Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close()
+	recs, err := readAll(t, snap, ReadOptions{Columns: []string{"country"}, Where: "country = 'BE'"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range all {
+		if e.Country == "BE" {
+			n++
+		}
+	}
+	if len(recs) != n || len(recs[0].Values) != 1 || recs[0].Values[0] != "BE" {
+		t.Fatalf("%d records (want %d): %v", len(recs), n, recs[:1])
+	}
+}
