@@ -3,8 +3,10 @@ package checkpoint
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -356,5 +358,33 @@ func TestPutIfAbsentOneDriver(t *testing.T) {
 	}
 	if ids, _ := cp.OffsetBatchIDs(ctx); !reflect.DeepEqual(ids, []int64{10}) {
 		t.Errorf("after purge ids = %v", ids)
+	}
+}
+
+func TestSourceLogDeletesExpiredFiles(t *testing.T) {
+	ctx := context.Background()
+	store := memstore.New("t")
+	log := NewFileSourceLog(store, 10)
+	log.MinBatchesToRetain = 15
+	for id := int64(0); id < 40; id++ {
+		if err := log.Add(ctx, id, []FileEntry{{Path: fmt.Sprintf("f%d", id), Timestamp: id, BatchID: id}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// At 39.compact: keep from batch 25 on, i.e. from the compaction before
+	// it (19.compact); everything older goes.
+	keys := store.Keys()
+	if slices.Contains(keys, "18") || slices.Contains(keys, "9.compact") || !slices.Contains(keys, "19.compact") || !slices.Contains(keys, "20") {
+		t.Errorf("keys after cleanup = %v", keys)
+	}
+	for _, id := range []int64{0, 5, 18, 19, 25, 39} {
+		e, err := log.Get(ctx, id)
+		if err != nil || len(e) != 1 || e[0].Path != fmt.Sprintf("f%d", id) {
+			t.Errorf("Get(%d) after cleanup = %v, %v", id, e, err)
+		}
+	}
+	all, err := log.AllFiles(ctx)
+	if err != nil || len(all) != 40 {
+		t.Errorf("AllFiles = %d entries, %v", len(all), err)
 	}
 }

@@ -33,12 +33,19 @@ type FileEntry struct {
 // batches a "N.compact" file holding all entries so far. Its batch ids are
 // the source's own log offsets, not the query's batch ids.
 //
-// Old per-batch files are never deleted by lakesink (Spark's
-// fileSource.log.deletion is not implemented), so every batch stays readable.
-// Methods are safe for use by one goroutine at a time.
+// After each compaction, files of batches more than MinBatchesToRetain
+// behind, and older than the compact file before them, are deleted (Spark's
+// fileSource.log.deletion, deleteExpiredLog, without the cleanup delay that
+// eventually consistent S3 listings once needed); their entries stay in the
+// compact files, where Get finds them. Methods are safe for use by one
+// goroutine at a time.
 type FileSourceLog struct {
 	store           storage.Store
 	defaultInterval int
+
+	// MinBatchesToRetain is how many recent batches keep their own file
+	// (spark.sql.streaming.minBatchesToRetain). Default 100; < 0 keeps all.
+	MinBatchesToRetain int
 
 	once     sync.Once
 	interval int
@@ -53,7 +60,7 @@ func NewFileSourceLog(store storage.Store, defaultInterval int) *FileSourceLog {
 	if defaultInterval <= 0 {
 		defaultInterval = DefaultCompactInterval
 	}
-	return &FileSourceLog{store: store, defaultInterval: defaultInterval}
+	return &FileSourceLog{store: store, defaultInterval: defaultInterval, MinBatchesToRetain: 100}
 }
 
 // CompactInterval returns the interval in use (derived on first use).
@@ -303,6 +310,35 @@ func (l *FileSourceLog) Add(ctx context.Context, id int64, entries []FileEntry) 
 			return fmt.Errorf("%w: source log %s/%s already exists: %w", ErrCheckpointInUse, l.store.URL(), name, err)
 		}
 		return fmt.Errorf("checkpoint: write source log %s: %w", name, err)
+	}
+	if isCompactionBatch(id, interval) {
+		return l.deleteExpired(ctx, id, interval)
+	}
+	return nil
+}
+
+// deleteExpired removes the files of batches before the compaction batch
+// that precedes batch current+1-MinBatchesToRetain
+// (CompactibleFileStreamLog.deleteExpiredLog).
+func (l *FileSourceLog) deleteExpired(ctx context.Context, current int64, interval int) error {
+	if l.MinBatchesToRetain < 0 || int64(interval) > current+1-int64(l.MinBatchesToRetain) {
+		return nil
+	}
+	minBatch := current + 1 - int64(l.MinBatchesToRetain)
+	minCompaction := minBatch - minBatch%int64(interval) - 1
+	var doomed []string
+	for fi, err := range l.store.List(ctx, "", "") {
+		if err != nil {
+			return fmt.Errorf("checkpoint: list source log for cleanup: %w", err)
+		}
+		if id, _, ok := batchIDFromName(fi.Path); ok && id < minCompaction {
+			doomed = append(doomed, fi.Path)
+		}
+	}
+	for _, p := range doomed {
+		if err := l.store.Delete(ctx, p); err != nil {
+			return fmt.Errorf("checkpoint: delete expired source log %s: %w", p, err)
+		}
 	}
 	return nil
 }
