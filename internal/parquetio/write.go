@@ -303,30 +303,38 @@ func validateColumns(p *writePlan, rows [][]any, idx []int) error {
 // firstMismatch is the index of the first row whose value in column fi does
 // not fit the primitive leaf n, or -1.
 func firstMismatch(n *wnode, rows [][]any, fi int) int {
+	switch n.leaf {
+	case lkString:
+		return firstNot[string](rows, fi, n.optional)
+	case lkLong:
+		return firstNot[int64](rows, fi, n.optional)
+	case lkInt:
+		return firstNot[int32](rows, fi, n.optional)
+	case lkDouble:
+		return firstNot[float64](rows, fi, n.optional)
+	case lkTimestamp, lkTimestampNTZ:
+		return firstNot[time.Time](rows, fi, n.optional)
+	}
+	for i, row := range rows {
+		if validate(row[fi], n) != nil {
+			return i
+		}
+	}
+	return -1
+}
+
+// firstNot is the first row whose value in column fi is not a T (or is a
+// null in a required column), or -1.
+func firstNot[T any](rows [][]any, fi int, optional bool) int {
 	for i, row := range rows {
 		v := row[fi]
 		if v == nil {
-			if !n.optional {
+			if !optional {
 				return i
 			}
 			continue
 		}
-		var ok bool
-		switch n.leaf {
-		case lkString:
-			_, ok = v.(string)
-		case lkLong:
-			_, ok = v.(int64)
-		case lkInt:
-			_, ok = v.(int32)
-		case lkDouble:
-			_, ok = v.(float64)
-		case lkTimestamp, lkTimestampNTZ:
-			_, ok = v.(time.Time)
-		default:
-			ok = validate(v, n) == nil
-		}
-		if !ok {
+		if _, ok := v.(T); !ok {
 			return i
 		}
 	}
