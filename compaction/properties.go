@@ -22,10 +22,10 @@ const (
 	DefaultTargetFileSizeBytes int64 = 128 << 20
 	// DefaultDeletedFileRetention is delta.deletedFileRetentionDuration's
 	// default, "interval 1 week".
-	DefaultDeletedFileRetention = 7 * 24 * time.Hour
+	DefaultDeletedFileRetention = txlog.DefaultDeletedFileRetention
 	// DefaultLogRetention is delta.logRetentionDuration's default,
 	// "interval 30 days".
-	DefaultLogRetention = 30 * 24 * time.Hour
+	DefaultLogRetention = txlog.DefaultLogRetention
 	// DefaultCheckpointInterval is delta.checkpointInterval's default (10).
 	DefaultCheckpointInterval = 10
 )
@@ -81,55 +81,22 @@ func durationProp(md txlog.Metadata, key string, def time.Duration) (time.Durati
 	return d, nil
 }
 
-// ParseInterval parses a Delta duration property, a Spark calendar interval
-// such as "interval 7 days", "interval 1 week", "interval 1 day 12 hours" or
-// "168 hours" (the "interval" keyword is optional, as in Delta's
-// DeltaConfigs.parseCalendarInterval). Months and years are refused: they have
-// no fixed length (Delta refuses them for these properties too). A plain Go
-// duration ("168h") is accepted as well.
+// ParseInterval parses a Delta duration property with txlog.ParseInterval
+// (the parser the log itself uses for tombstone and log retention): "interval
+// 7 days", "interval 1 week", "168 hours", the "interval" keyword optional.
+// A plain Go duration ("168h", the CLI's --retain form) is accepted too.
 func ParseInterval(s string) (time.Duration, error) {
-	in := strings.ToLower(strings.TrimSpace(s))
-	if d, err := time.ParseDuration(in); err == nil {
+	if d, err := time.ParseDuration(strings.TrimSpace(s)); err == nil {
 		if d < 0 {
-			return 0, fmt.Errorf("negative interval %q", s)
+			return 0, fmt.Errorf("%w: negative interval %q", ErrInvalidOptions, s)
 		}
 		return d, nil
 	}
-	fields := strings.Fields(in)
-	if len(fields) > 0 && fields[0] == "interval" {
-		fields = fields[1:]
+	d, err := txlog.ParseInterval(s)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
-	if len(fields) == 0 || len(fields)%2 != 0 {
-		return 0, fmt.Errorf("interval %q: want pairs of <number> <unit>", s)
-	}
-	var total time.Duration
-	for i := 0; i < len(fields); i += 2 {
-		n, err := strconv.ParseInt(fields[i], 10, 64)
-		if err != nil || n < 0 {
-			return 0, fmt.Errorf("interval %q: bad number %q", s, fields[i])
-		}
-		var unit time.Duration
-		switch strings.TrimSuffix(fields[i+1], "s") {
-		case "week":
-			unit = 7 * 24 * time.Hour
-		case "day":
-			unit = 24 * time.Hour
-		case "hour":
-			unit = time.Hour
-		case "minute":
-			unit = time.Minute
-		case "second":
-			unit = time.Second
-		case "millisecond":
-			unit = time.Millisecond
-		case "microsecond":
-			unit = time.Microsecond
-		default:
-			return 0, fmt.Errorf("interval %q: unsupported unit %q", s, fields[i+1])
-		}
-		total += time.Duration(n) * unit
-	}
-	return total, nil
+	return d, nil
 }
 
 // ParseByteSize parses a byte count: a plain integer, or a number with a
