@@ -202,3 +202,64 @@ func TestCrashAtEveryStorageCall(t *testing.T) {
 		}
 	}
 }
+
+// TestCompactLogCrash crashes CompactLog after every write: the log then
+// reads either the state before (old compaction file) or after (retention
+// applied), never an error or a partial state.
+func TestCompactLogCrash(t *testing.T) {
+	ctx := context.Background()
+	for _, streamed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("streamed=%v", streamed), func(t *testing.T) {
+			for k := 0; ; k++ {
+				if k > 100 {
+					t.Fatal("CompactLog never completed")
+				}
+				clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+				base := newMemStore("file:///out", clock.Now)
+				o := testOptions(clock)
+				o.CompactInterval, o.MinBatchesToRetain, o.CleanupDelay = 2, 1, 0
+				o.DeleteExpiredLog = false
+				if streamed {
+					o.MaxInMemoryCompactBytes = 0
+				}
+				l, _ := NewLog(base, o)
+				for b := int64(0); b < 8; b++ {
+					if err := l.Add(ctx, b, []SinkFileStatus{entry(fmt.Sprintf("file:///out/p%d", b), clock.Now())}); err != nil {
+						t.Fatal(err)
+					}
+					clock.Advance(time.Hour)
+				}
+				before, _ := l.AllFiles(ctx)
+				fs, err := faultstore.New(base, faultstore.DefaultOptions())
+				if err != nil {
+					t.Fatal(err)
+				}
+				fs.CrashAfterWrites(k)
+				co := o
+				co.Retention = 3 * time.Hour
+				co.DeleteExpiredLog = true
+				_, _, err = CompactLog(ctx, fs, co)
+				if err != nil && !errors.Is(err, faultstore.ErrInjected) {
+					t.Fatalf("k=%d: %v", k, err)
+				}
+				after, rerr := l.AllFiles(ctx) // no retention on this reader
+				if rerr != nil {
+					t.Fatalf("k=%d: log unreadable after crash: %v", k, rerr)
+				}
+				got := paths(after)
+				// After: 7.compact keeps the entries at most 3h old at 8h
+				// (p5 at 5h, p6, p7); there are no batches after it.
+				wantAfter := []string{"file:///out/p5", "file:///out/p6", "file:///out/p7"}
+				if !slices.Equal(got, paths(before)) && !slices.Equal(got, wantAfter) {
+					t.Fatalf("k=%d: state %v is neither before %v nor after %v", k, got, paths(before), wantAfter)
+				}
+				if err == nil && fs.Counts().Injected == 0 {
+					if !slices.Equal(got, wantAfter) {
+						t.Fatalf("completed CompactLog left %v", got)
+					}
+					return
+				}
+			}
+		})
+	}
+}

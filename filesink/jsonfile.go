@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"time"
 
 	"github.com/lakesink/lakesink/internal/parquetio"
@@ -116,6 +117,24 @@ func appendJSONValue(buf *bytes.Buffer, v any, t parquetio.DataType) error {
 			}
 			wall := time.Date(ts.Year(), ts.Month(), ts.Day(), ts.Hour(), ts.Minute(), ts.Second(), ts.Nanosecond(), time.UTC)
 			return marshal(wall.Format(jsonTimestampNTZLayout))
+		case parquetio.TypeFloat, parquetio.TypeDouble:
+			// Jackson writes non-finite numbers as strings
+			// (WRITE_NAN_AS_STRINGS); encoding/json refuses them.
+			var f float64
+			switch x := v.(type) {
+			case float32:
+				f = float64(x)
+			case float64:
+				f = x
+			}
+			switch {
+			case math.IsNaN(f):
+				return marshal("NaN")
+			case math.IsInf(f, 1):
+				return marshal("Infinity")
+			case math.IsInf(f, -1):
+				return marshal("-Infinity")
+			}
 		}
 		return marshal(v)
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -484,4 +485,45 @@ func jsonKeys(t *testing.T, line string) []string {
 		}
 	}
 	return keys
+}
+
+func TestJSONValues(t *testing.T) {
+	dec := func(s string, scale int) parquetio.Decimal {
+		d, err := parquetio.ParseDecimal(s, scale)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	st := &parquetio.StructType{Fields: []parquetio.StructField{{Name: "x", Type: parquetio.TypeInteger, Nullable: true}, {Name: "y", Type: parquetio.TypeString, Nullable: true}}}
+	for _, tc := range []struct {
+		name string
+		v    any
+		t    parquetio.DataType
+		want string
+	}{
+		{"long", int64(-5), parquetio.TypeLong, `-5`},
+		{"string no html escape", "<a&b>", parquetio.TypeString, `"<a&b>"`},
+		{"nan", math.NaN(), parquetio.TypeDouble, `"NaN"`},
+		{"-inf float", float32(math.Inf(-1)), parquetio.TypeFloat, `"-Infinity"`},
+		{"double", 1.5, parquetio.TypeDouble, `1.5`},
+		{"binary base64", []byte{0, 1, 2}, parquetio.TypeBinary, `"AAEC"`},
+		{"date", parquetio.Date(19723), parquetio.TypeDate, `"2024-01-01"`},
+		{"timestamp utc millis", time.Date(2024, 1, 2, 3, 4, 5, 6_000_000, time.FixedZone("x", 3600)), parquetio.TypeTimestamp, `"2024-01-02T02:04:05.006Z"`},
+		{"timestamp_ntz", time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC), parquetio.TypeTimestampNTZ, `"2024-01-02T03:04:05.000"`},
+		{"decimal", dec("12.50", 2), parquetio.DecimalType{Precision: 5, Scale: 2}, `12.50`},
+		{"struct without nulls", []any{int32(1), nil}, st, `{"x":1}`},
+		{"array with null", []any{int32(1), nil}, &parquetio.ArrayType{ElementType: parquetio.TypeInteger, ContainsNull: true}, `[1,null]`},
+		{"map", []parquetio.MapEntry{{Key: int32(1), Value: "a"}}, &parquetio.MapType{KeyType: parquetio.TypeInteger, ValueType: parquetio.TypeString}, `{"1":"a"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := appendJSONValue(&buf, tc.v, tc.t); err != nil {
+				t.Fatal(err)
+			}
+			if buf.String() != tc.want {
+				t.Fatalf("got %s, want %s", buf.String(), tc.want)
+			}
+		})
+	}
 }
