@@ -2,27 +2,44 @@
 // sink, the file sink, the reader and compaction.
 //
 // It owns:
+//
 //   - the Delta/Spark schema model (types.go) and its JSON form
 //     (PROTOCOL.md, "Schema Serialization Format"): ParseSchema,
-//     (*StructType).MarshalJSON, MergeSchema;
-//   - the mapping of Delta types to Parquet as Spark writes it
-//     (ParquetSchema);
-//   - writing a Batch to Parquet data files with per-file Delta statistics
-//     (PROTOCOL.md, "Per-file Statistics"), partitioned Hive style and rolled at a
-//     target size (WriteFiles);
-//   - Hive-style partition paths and values (PROTOCOL.md, "Partition Value
-//     Serialization"): PartitionPath, ParsePartitionPath,
+//     (*StructType).MarshalJSON/UnmarshalJSON, Field/FieldIndex, MergeSchema,
+//     TypesEqual, ValidateForWrite;
+//   - the Delta → Parquet schema mapping as Spark writes it (ParquetSchema);
+//   - writing a Batch to Parquet data files (WriteFiles, or FileWriter to
+//     stream one file): every record is validated against the schema first
+//     (*RowError), partition columns pick the Hive directory and are not
+//     stored, files roll at TargetFileSizeBytes, and each file gets Delta
+//     statistics (PROTOCOL.md, "Per-file Statistics");
+//   - Hive-style partition paths and partition values (PROTOCOL.md,
+//     "Partition Value Serialization"; Spark's ExternalCatalogUtils):
+//     PartitionPath, ParsePartitionPath, EscapePathName,
 //     SerializePartitionValue, ParsePartitionValue;
-//   - reading Parquet files back, one row group at a time (OpenFile).
+//   - reading Parquet files back one row group at a time, in the Batch value
+//     representation, for a requested schema (OpenFile, File.ReadRowGroup,
+//     File.RowGroups), including what Spark and older writers produce: INT96
+//     and millisecond timestamps, decimals in INT32/INT64/FIXED/BINARY,
+//     legacy 2-level lists and bare repeated fields, maps, nested structs;
+//   - the typed-struct adapter FromStructs[T] / SchemaOf[T].
 //
 // Lifecycle:
 //
 //	schema, err := parquetio.ParseSchema([]byte(metadata.SchemaString))
-//	files, err := parquetio.WriteFiles(ctx, store, &parquetio.Batch{Schema: schema, Rows: rows}, opts)
-//	// ... commit files (add actions with files[i].Path, .Stats, ...)
+//	files, err := parquetio.WriteFiles(ctx, store, &parquetio.Batch{Schema: schema, Rows: rows},
+//		parquetio.WriteOptions{PartitionColumns: []string{"date"}})
+//	// commit: one add action per file (files[i].Path, .PartitionValues, .Size,
+//	// .Stats, .ModificationTime)
 //	f, err := parquetio.OpenFile(ctx, store, files[0].Path, files[0].Size)
 //	for rows, err := range f.RowGroups(ctx, schema, parquetio.ReadOptions{}) { ... }
 //
-// Concurrency: every function is safe for concurrent use; a *File is used by
-// one goroutine at a time. Nothing here keeps global state.
+// Paths: WrittenFile.Path is a plain storage key ("a=x%2Fy/part-….parquet":
+// the partition directory is Hive-escaped once, as on disk). A Delta add
+// action's path is a URI and must be percent-encoded once more by the log
+// writer ("a=x%252Fy/…"; PROTOCOL.md, "Add File and Remove File").
+//
+// Concurrency: package functions are safe for concurrent use; a *File or
+// *FileWriter is used by one goroutine at a time. Nothing here keeps mutable
+// global state.
 package parquetio
