@@ -187,8 +187,10 @@ func runIngest(ctx context.Context, p *printer, o IngestOptions) error {
 			TargetFileSizeBytes: target, Compression: o.Compression, MergeSchema: o.MergeSchema,
 			OperationParameters: map[string]string{"sourceUrl": srcStore.URL()},
 		}
-		if err := dopts.Validate(); err != nil && !errors.Is(err, sink.ErrInvalidOptions) {
-			return err // an output mode error; the missing query id comes from the checkpoint
+		check := dopts
+		check.QueryID = "validate" // the real one comes from the checkpoint
+		if err := check.Validate(); err != nil {
+			return err
 		}
 		lazy.build = func(ctx context.Context, queryID string, fresh bool) (sink.Sink, error) {
 			if fresh && !o.AllowReset {
@@ -268,8 +270,8 @@ func runIngest(ctx context.Context, p *printer, o IngestOptions) error {
 	if p.json {
 		_ = p.emit("summary", map[string]any{"queryId": q.ID(), "batches": batches, "skippedBatches": skipped,
 			"numInputRows": rows, "sink": sinkURL, "durationMs": time.Since(started).Milliseconds(), "ok": runErr == nil})
-	} else if !p.quiet {
-		if batches == 0 && runErr == nil {
+	} else if !p.quiet && (runErr == nil || batches > 0) {
+		if batches == 0 {
 			fmt.Fprintf(p.err, "no new input: nothing to do (query %s)\n", q.ID())
 		} else {
 			fmt.Fprintf(p.err, "ingested %d rows in %d batches (%d skipped) into %s in %s (query %s)\n",

@@ -1,0 +1,111 @@
+package tests
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// run runs the CLI and returns stdout, stderr and the exit code.
+func run(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	cmd := exec.Command(lakesinkBin, args...)
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), errb.String(), code
+}
+
+func TestCLIRoundTripAndExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	tbl := filepath.Join(dir, "t")
+	src := filepath.Join(dir, "src")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range flightFiles(t)[:3] {
+		data, _ := os.ReadFile(f)
+		os.WriteFile(filepath.Join(src, filepath.Base(f)), data, 0o644)
+	}
+	if _, e, code := run(t, "create", tbl, "--schema", "../testdata/flights-schema.json", "--partition-by", "origin", "--property", "delta.checkpointInterval=5"); code != 0 {
+		t.Fatalf("create: exit %d: %s", code, e)
+	}
+	if _, e, code := run(t, "create", tbl, "--schema", "../testdata/flights-schema.json"); code != 1 || !strings.Contains(e, "exists") {
+		t.Fatalf("second create: exit %d, %q; want 1 naming the existing table", code, e)
+	}
+	ingest := []string{"ingest", "--source", src, "--timestamp-format", "2006/01/02 15:04", "--checkpoint", filepath.Join(dir, "chk"), "--table", tbl, "--max-files-per-trigger", "1", "--json"}
+	out, e, code := run(t, ingest...)
+	if code != 0 {
+		t.Fatalf("ingest: exit %d: %s", code, e)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var last map[string]any
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil || last["message_type"] != "summary" || last["batches"] != float64(3) {
+		t.Fatalf("ingest --json must end in a summary of 3 batches: %q", lines[len(lines)-1])
+	}
+
+	out, _, code = run(t, "describe", tbl, "--json")
+	var d map[string]any
+	if err := json.Unmarshal([]byte(out), &d); err != nil || code != 0 {
+		t.Fatalf("describe --json: %v %q", err, out)
+	}
+	for _, k := range []string{"version", "schema", "partitionColumns", "minReaderVersion", "minWriterVersion", "readerFeatures", "writerFeatures", "properties", "numFiles", "sizeInBytes", "numRecords", "txns"} {
+		if _, ok := d[k]; !ok {
+			t.Errorf("describe --json lacks %q", k)
+		}
+	}
+	if d["version"] != float64(3) || d["numRecords"] != float64(3000) || len(d["txns"].(map[string]any)) != 1 {
+		t.Fatalf("describe: version %v numRecords %v txns %v", d["version"], d["numRecords"], d["txns"])
+	}
+
+	out, _, _ = run(t, "scan", tbl, "--where", "origin = 'SFO' AND delay > 30", "--columns", "origin,delay")
+	n := 0
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var r map[string]any
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatalf("scan line %q: %v", l, err)
+		}
+		if r["origin"] != "SFO" || r["delay"].(float64) <= 30 || len(r) != 2 {
+			t.Fatalf("scan row %v does not match the filter or projection", r)
+		}
+		n++
+	}
+	if n == 0 {
+		t.Fatal("scan returned no SFO rows with delay > 30")
+	}
+
+	out, _, _ = run(t, "history", tbl, "--json", "--limit", "2")
+	if c := strings.Count(out, `"message_type":"commit"`); c != 2 {
+		t.Fatalf("history --limit 2 printed %d commits", c)
+	}
+
+	// Exit codes: 1 for a missing table, 4 for a corrupt log, 1 for update mode.
+	if _, _, code := run(t, "describe", filepath.Join(dir, "nope")); code != 1 {
+		t.Fatalf("missing table: exit %d, want 1", code)
+	}
+	if _, e, code := run(t, "ingest", "--source", src, "--checkpoint", filepath.Join(dir, "chk2"), "--table", tbl, "--output-mode", "update"); code != 1 || !strings.Contains(e, "update") {
+		t.Fatalf("update mode: exit %d %q, want 1 naming the mode", code, e)
+	}
+	commit := filepath.Join(tbl, "_delta_log", "00000000000000000004.json")
+	if err := os.WriteFile(commit, []byte("{\"add\": {not json\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, e, code := run(t, "describe", tbl); code != 4 || !strings.Contains(e, "00000000000000000004.json") {
+		t.Fatalf("corrupt commit: exit %d %q, want 4 naming the file", code, e)
+	}
+	if _, e, code := run(t, "describe", tbl, "--version", "3"); code != 0 {
+		t.Fatalf("describe of the version before the corrupt commit: exit %d %s", code, e)
+	}
+}
