@@ -5,8 +5,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
+	"path"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,7 +18,7 @@ import (
 )
 
 const (
-	raceDirEnv   = "LAKESINK_STORAGE_RACE_DIR"
+	raceURLEnv   = "LAKESINK_STORAGE_RACE_URL"
 	raceIDEnv    = "LAKESINK_STORAGE_RACE_ID"
 	raceStartEnv = "LAKESINK_STORAGE_RACE_START_UNIX_NANO"
 	raceKeys     = 200
@@ -25,21 +27,42 @@ const (
 )
 
 // TestPutIfAbsentCrossProcess races raceProcs OS processes (this test binary
-// re-executed) on the same raceKeys keys in one local directory and checks
-// that every key has exactly one winner, whose content is the one stored.
+// re-executed) on the same raceKeys keys of one store and checks that every
+// key has exactly one winner, whose content is the one stored: on local disk,
+// on gofakes3 (served by this process to the children), and on the server
+// of LAKESINK_S3_URL if set.
 func TestPutIfAbsentCrossProcess(t *testing.T) {
-	if dir := os.Getenv(raceDirEnv); dir != "" {
-		raceChild(t, dir)
+	if raw := os.Getenv(raceURLEnv); raw != "" {
+		raceChild(t, raw)
 		return
 	}
-	dir := t.TempDir()
+	t.Run("local", func(t *testing.T) { racePutIfAbsent(t, t.TempDir()) })
+	t.Run("gofakes3", func(t *testing.T) {
+		endpoint := fakeS3(t, "lake")
+		racePutIfAbsent(t, s3URL("lake", "race", endpoint))
+	})
+	t.Run("LAKESINK_S3_URL", func(t *testing.T) {
+		raw := os.Getenv("LAKESINK_S3_URL")
+		if raw == "" {
+			t.Skip("LAKESINK_S3_URL not set")
+		}
+		u, err := url.Parse(raw)
+		if err != nil {
+			t.Fatal("LAKESINK_S3_URL does not parse")
+		}
+		u.Path = "/" + path.Join(strings.Trim(u.Path, "/"), "lakesink-storagetest", subtestPrefix(t))
+		racePutIfAbsent(t, u.String())
+	})
+}
+
+func racePutIfAbsent(t *testing.T, storeURL string) {
 	start := time.Now().Add(700 * time.Millisecond).UnixNano()
 	cmds := make([]*exec.Cmd, raceProcs)
 	outs := make([]*bytes.Buffer, raceProcs)
 	for i := range cmds {
 		cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestPutIfAbsentCrossProcess$", "-test.count=1")
 		cmd.Env = append(os.Environ(),
-			raceDirEnv+"="+dir,
+			raceURLEnv+"="+storeURL,
 			raceIDEnv+"="+strconv.Itoa(i),
 			raceStartEnv+"="+strconv.FormatInt(start, 10),
 		)
@@ -69,7 +92,7 @@ func TestPutIfAbsentCrossProcess(t *testing.T) {
 		}
 	}
 	t.Logf("keys won per process: %v", wins)
-	s, err := storage.Open(t.Context(), dir)
+	s, err := storage.Open(t.Context(), storeURL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +126,10 @@ func TestPutIfAbsentCrossProcess(t *testing.T) {
 	if n != raceKeys {
 		t.Errorf("List = %d objects, want %d", n, raceKeys)
 	}
-	entries, err := os.ReadDir(dir + "/_delta_log")
+	if strings.Contains(storeURL, "://") {
+		return
+	}
+	entries, err := os.ReadDir(storeURL + "/_delta_log")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,13 +142,13 @@ func raceKey(k int) string { return fmt.Sprintf("_delta_log/%020d.json", k) }
 
 // raceChild is the body of one racing process: it prints "WON <key>" for
 // every key it created and fails on any error other than ErrAlreadyExists.
-func raceChild(t *testing.T, dir string) {
+func raceChild(t *testing.T, storeURL string) {
 	id := os.Getenv(raceIDEnv)
 	start, err := strconv.ParseInt(os.Getenv(raceStartEnv), 10, 64)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := storage.Open(t.Context(), dir)
+	s, err := storage.Open(t.Context(), storeURL)
 	if err != nil {
 		t.Fatal(err)
 	}
