@@ -76,7 +76,14 @@ func TestS3Conformance(t *testing.T) {
 // LAKESINK_S3_URL (e.g. a local versitygw:
 // s3://bucket/prefix?region=us-east-1&endpoint=http://127.0.0.1:7070&use_path_style=true,
 // credentials in AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY). Each subtest
-// works under its own fresh prefix and deletes what it wrote.
+// works under its own fresh prefix and deletes what it wrote. Passed on
+// versitygw v1.8.0 (posix backend), e.g.:
+//
+//	ROOT_ACCESS_KEY=k ROOT_SECRET_KEY=s versitygw --port 127.0.0.1:7070 posix /tmp/gw &  # with /tmp/gw/lake/
+//	AWS_ACCESS_KEY_ID=k AWS_SECRET_ACCESS_KEY=s \
+//	LAKESINK_S3_URL='s3://lake/base?region=us-east-1&endpoint=http://127.0.0.1:7070&use_path_style=true' \
+//	go test ./internal/storage/ -run 'S3RealServer|CrossProcess'
+
 func TestS3RealServer(t *testing.T) {
 	raw := os.Getenv("LAKESINK_S3_URL")
 	if raw == "" {
