@@ -27,7 +27,8 @@ type CleanupPlan struct {
 // cutOffCheckpoint and its commit file, and everything after, are kept, so
 // every retained version stays reconstructible. Commit times are the commit
 // files' modification times (as Delta's cleanup uses them). Sidecar files
-// are never deleted (a conservative subset of step 5).
+// in _delta_log/_sidecars are deleted when no retained checkpoint references
+// them and they are older than one day before midnight UTC (steps 4 and 5).
 func (l *Log) PlanCleanup(ctx context.Context, now time.Time) (*CleanupPlan, error) {
 	snap, err := l.Snapshot(ctx)
 	if err != nil {
@@ -96,7 +97,67 @@ func (l *Log) PlanCleanup(ctx context.Context, now time.Time) (*CleanupPlan, err
 		}
 	}
 	slices.Sort(plan.Delete) // zero-padded names: lexical order is version order
+	sidecars, err := l.expiredSidecars(ctx, ls, cpv, now)
+	if err != nil {
+		return nil, err
+	}
+	plan.Delete = append(plan.Delete, sidecars...)
 	return plan, nil
+}
+
+// expiredSidecars lists the sidecar files that no checkpoint at or after
+// cpv references and that are older than a day before midnight UTC.
+func (l *Log) expiredSidecars(ctx context.Context, ls *listing, cpv int64, now time.Time) ([]string, error) {
+	type sc struct {
+		path string
+		mod  time.Time
+	}
+	var all []sc
+	for fi, err := range l.store.List(ctx, SidecarDir+"/", "") {
+		if err != nil {
+			return nil, fmt.Errorf("txlog: list %s: %w", SidecarDir, err)
+		}
+		all = append(all, sc{fi.Path, fi.ModTime})
+	}
+	if len(all) == 0 {
+		return nil, nil
+	}
+	referenced := map[string]bool{}
+	for v, refs := range ls.checkpoints {
+		if v < cpv {
+			continue
+		}
+		for _, ref := range refs {
+			for _, lf := range ref.files {
+				collect := func(a *Action) error {
+					if a.Sidecar != nil {
+						if name, err := resolveSidecar(a.Sidecar.Path); err == nil {
+							referenced[name] = true
+						}
+					}
+					return nil
+				}
+				var err error
+				if lf.kind == kindCheckpointV2 && lf.format == "json" {
+					err = readCommit(ctx, l.store, lf.info.Path, lf.version, l.opts.MaxLineBytes, func(_ int, a *Action) error { return collect(a) })
+				} else {
+					err = l.readParquetActions(ctx, lf.info.Path, lf.version, collect)
+				}
+				if err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	u := now.UTC()
+	keepAfter := time.Date(u.Year(), u.Month(), u.Day(), 0, 0, 0, 0, time.UTC).Add(-24 * time.Hour)
+	var out []string
+	for _, f := range all {
+		if !referenced[f.path] && f.mod.Before(keepAfter) {
+			out = append(out, f.path)
+		}
+	}
+	return out, nil
 }
 
 // Cleanup deletes expired log files (see PlanCleanup) oldest first, so an

@@ -107,3 +107,48 @@ func TestParseInterval(t *testing.T) {
 	}
 	_ = fmt.Sprint()
 }
+
+// V2 checkpoints with sidecars (delta-rs checkpoint-v2-table): cleaning up
+// to the checkpoint at 8 deletes the checkpoint at 6 and its sidecar, keeps
+// the sidecar that checkpoint 8 references, and the table still loads.
+func TestCleanupV2Sidecars(t *testing.T) {
+	ctx := context.Background()
+	l, st := openDir(t, "testdata/tables/checkpoint-v2-table")
+	old := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	st.mu.Lock()
+	for k, o := range st.objs {
+		o.mod = old
+		st.objs[k] = o
+	}
+	st.mu.Unlock()
+	before, err := l.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := l.Cleanup(ctx, time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.CheckpointVersion != 8 {
+		t.Fatalf("cutoff checkpoint %d", plan.CheckpointVersion)
+	}
+	var sidecarsLeft []string
+	st.mu.Lock()
+	for k := range st.objs {
+		if strings.HasPrefix(k, SidecarDir+"/") {
+			sidecarsLeft = append(sidecarsLeft, strings.TrimPrefix(k, SidecarDir+"/"))
+		}
+	}
+	st.mu.Unlock()
+	if len(sidecarsLeft) != 1 || !strings.HasPrefix(sidecarsLeft[0], "00000000000000000008.") {
+		t.Errorf("sidecars left: %v", sidecarsLeft)
+	}
+	if st.has(CommitPath(7)) || !st.has(CommitPath(8)) {
+		t.Errorf("commit 7 kept=%v, commit 8 kept=%v", st.has(CommitPath(7)), st.has(CommitPath(8)))
+	}
+	after, err := l.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertSameSnapshot(t, after, before)
+}
