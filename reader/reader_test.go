@@ -485,3 +485,102 @@ func TestOnlyPartitionColumn(t *testing.T) {
 		t.Fatalf("%d records (want %d): %v", len(recs), n, recs[:1])
 	}
 }
+
+func TestRowsTypedErrors(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	ctx := context.Background()
+	dir, _ := newEventTable(t)
+	snap, err := Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close()
+	first := func(seq func(func(error) bool)) error {
+		var got error
+		seq(func(err error) bool { got = err; return err == nil })
+		return got
+	}
+	type wrongType struct {
+		ID string `parquet:"id"` // long column into a string
+	}
+	type tooSmall struct {
+		ID int8 `parquet:"id"` // ids up to 299 overflow int8
+	}
+	type noMatch struct {
+		Nope int
+	}
+	type partial struct {
+		ID      uint16 `parquet:"id"`
+		Skipped string `parquet:"-"`
+		Ts      *time.Time
+	}
+	cases := []struct {
+		name string
+		run  func() error
+		ok   bool
+	}{
+		{"not a struct", func() error {
+			return first(func(y func(error) bool) {
+				for _, err := range Rows[int](ctx, snap, ReadOptions{}) {
+					if !y(err) {
+						return
+					}
+				}
+			})
+		}, false},
+		{"wrong type", func() error {
+			return first(func(y func(error) bool) {
+				for _, err := range Rows[wrongType](ctx, snap, ReadOptions{}) {
+					if !y(err) {
+						return
+					}
+				}
+			})
+		}, false},
+		{"overflow", func() error {
+			return first(func(y func(error) bool) {
+				for _, err := range Rows[tooSmall](ctx, snap, ReadOptions{}) {
+					if !y(err) {
+						return
+					}
+				}
+			})
+		}, false},
+		{"no matching field", func() error {
+			return first(func(y func(error) bool) {
+				for _, err := range Rows[noMatch](ctx, snap, ReadOptions{}) {
+					if !y(err) {
+						return
+					}
+				}
+			})
+		}, false},
+		{"partial struct, conversions", func() error {
+			n := 0
+			for v, err := range Rows[partial](ctx, snap, ReadOptions{Where: "id = 7"}) {
+				if err != nil {
+					return err
+				}
+				if v.ID != 7 || v.Ts == nil || !v.Ts.Equal(baseTime.Add(7*time.Second)) || v.Skipped != "" {
+					return fmt.Errorf("got %+v", v)
+				}
+				n++
+			}
+			if n != 1 {
+				return fmt.Errorf("%d rows", n)
+			}
+			return nil
+		}, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.run()
+			if tc.ok && err != nil {
+				t.Fatal(err)
+			}
+			if !tc.ok && !errors.Is(err, ErrTypeMapping) {
+				t.Fatalf("error %v, want ErrTypeMapping", err)
+			}
+		})
+	}
+}
