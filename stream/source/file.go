@@ -77,7 +77,9 @@ type Options struct {
 	// schema; the record is dropped and the batch goes on. If it returns an
 	// error the batch fails with it. When nil, the first bad record fails the
 	// batch with a *RecordError. It is called from the driver's goroutine,
-	// in file and line order.
+	// in file and line order. A batch rerun after a crash reads the same
+	// files, so the handler sees its bad records again: make it idempotent
+	// (e.g. keyed by file and line).
 	OnBadRecord func(BadRecord) error
 	// ReadParquet decodes Parquet files. Default: internal/parquetio's reader.
 	ReadParquet ParquetReader

@@ -514,3 +514,19 @@ func TestInferenceWaitsForRecords(t *testing.T) {
 		t.Fatalf("rows %v schema %v err %v", b, s.Schema(), err)
 	}
 }
+
+func TestCSVDelimiterAndQuotes(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture()
+	f.put(t, "a.csv", "origin;destination\n\"D;TW\";\"multi\nline\"\nLAS;SFO\n")
+	s := f.open(t, Options{Format: FormatCSV, Schema: flightsSchema, CSVDelimiter: ';'})
+	end, _ := s.LatestOffset(ctx, ReadLimit{})
+	b, _, err := s.GetBatch(ctx, "", end)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]any{{nil, nil, nil, "D;TW", "multi\nline"}, {nil, nil, nil, "LAS", "SFO"}}
+	if !reflect.DeepEqual(b.Rows, want) {
+		t.Errorf("rows = %q", b.Rows)
+	}
+}
