@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -232,17 +233,13 @@ func WriteFiles(ctx context.Context, store storage.Store, batch *Batch, opts Wri
 				}
 				fw.partValues = g.values
 			}
-			end := min(start+fw.chunkRows(), n)
-			var sel []int
-			if g.rows != nil {
-				sel = g.rows[start:end]
-			}
-			if err := fw.writeValidated(batch.Rows, sel, start, end, lay.dataIdx); err != nil {
+			took, err := fw.writeRange(batch.Rows, g.rows, start, n, lay.dataIdx, opts.TargetFileSizeBytes)
+			if err != nil {
 				_ = fw.Abort()
 				cleanup()
 				return nil, err
 			}
-			start = end
+			start += took
 			if fw.pw.Size() >= opts.TargetFileSizeBytes || start == n {
 				wf, err := fw.Close(ctx)
 				if err != nil {
@@ -516,8 +513,9 @@ type FileWriter struct {
 	shred      *shredder
 	pending    int // shredded records not yet handed to the column writers
 	chunk      [][]any
-	identity   []int // 0..n-1: field indexes for records of the data schema
-	groupRows  int64 // records in the current row group
+	spare      [][]parquet.Value // second column buffer set for pipelining
+	identity   []int             // 0..n-1: field indexes for records of the data schema
+	groupRows  int64             // records in the current row group
 	numRecords int64
 	partValues map[string]*string
 	closed     bool
@@ -562,11 +560,11 @@ func (w *FileWriter) Write(ctx context.Context, rows [][]any) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		end := min(start+w.chunkRows(), len(rows))
-		if err := w.writeValidated(rows, nil, start, end, w.identity); err != nil {
+		took, err := w.writeRange(rows, nil, start, min(start+pipelineRows, len(rows)), w.identity, 0)
+		if err != nil {
 			return err
 		}
-		start = end
+		start += took
 	}
 	return nil
 }
@@ -578,7 +576,7 @@ func (w *FileWriter) EstimatedSize() int64 { return w.pw.Size() }
 // NumRecords is the number of records written so far.
 func (w *FileWriter) NumRecords() int64 { return w.numRecords }
 
-// chunkRows is how many rows the next writeValidated call may take: a
+// chunkRows is how many rows the next synchronous chunk may take: a
 // chunk, cut short at the RowGroupRows boundary.
 func (w *FileWriter) chunkRows() int {
 	n := writeChunkRows
@@ -588,13 +586,93 @@ func (w *FileWriter) chunkRows() int {
 	return n
 }
 
-// writeValidated shreds validated rows [lo,hi) (of sel's indexes into rows
-// when sel is not nil; fields idx of each row) and hands them to the column
-// writers.
-func (w *FileWriter) writeValidated(rows [][]any, sel []int, lo, hi int, idx []int) error {
+// pipelineRows bounds the rows of one writeRange call from FileWriter.Write
+// (so that ctx is checked now and then).
+const pipelineRows = 1 << 16
+
+// writeRange writes validated rows [lo,hi) (row k is rows[sel[k]] when sel
+// is not nil, else rows[k]; field j of the data schema is row[idx[j]]). It
+// stops early, after whole chunks, once the file's estimated size reaches
+// target (> 0), and returns how many rows it wrote.
+//
+// Large ranges are pipelined: this goroutine shreds chunk i+1 while a
+// helper goroutine, started and waited for within the call, hands chunk i
+// to the Parquet column writers.
+func (w *FileWriter) writeRange(rows [][]any, sel []int, lo, hi int, idx []int, target int64) (int, error) {
+	if w.lay.opts.RowGroupRows > 0 || hi-lo <= 2*writeChunkRows {
+		pos := lo
+		for pos < hi {
+			end := min(pos+w.chunkRows(), hi)
+			w.shredRange(rows, sel, pos, end, idx)
+			w.pending += end - pos
+			if err := w.flushRows(); err != nil {
+				return pos - lo, err
+			}
+			pos = end
+			if target > 0 && w.pw.Size() >= target {
+				break
+			}
+		}
+		return pos - lo, nil
+	}
+	return w.writePipelined(rows, sel, lo, hi, idx, target)
+}
+
+type pipeJob struct {
+	cols [][]parquet.Value
+	n    int
+}
+
+func (w *FileWriter) writePipelined(rows [][]any, sel []int, lo, hi int, idx []int, target int64) (int, error) {
+	if w.spare == nil {
+		w.spare = make([][]parquet.Value, len(w.shred.cols))
+	}
+	free := make(chan [][]parquet.Value, 2)
+	free <- w.spare
+	jobs := make(chan pipeJob, 1)
+	done := make(chan error, 1)
+	var stop atomic.Bool
+	go func() {
+		var err error
+		for j := range jobs {
+			if err == nil {
+				err = w.flushCols(j.cols, j.n)
+				if err != nil || (target > 0 && w.pw.Size() >= target) {
+					stop.Store(true)
+				}
+			}
+			for c := range j.cols {
+				j.cols[c] = j.cols[c][:0]
+			}
+			free <- j.cols
+		}
+		done <- err
+	}()
+	cur := w.shred.cols
+	pos := lo
+	for pos < hi && !stop.Load() {
+		end := min(pos+writeChunkRows, hi)
+		w.shred.cols = cur
+		w.shredRange(rows, sel, pos, end, idx)
+		jobs <- pipeJob{cols: cur, n: end - pos}
+		pos = end
+		cur = <-free
+	}
+	close(jobs)
+	err := <-done
+	w.shred.cols = cur
+	w.spare = <-free
+	if err != nil {
+		return pos - lo, err
+	}
+	return pos - lo, nil
+}
+
+// shredRange shreds rows [lo,hi) into the shredder's column buffers.
+func (w *FileWriter) shredRange(rows [][]any, sel []int, lo, hi int, idx []int) {
 	chunk := w.chunk[:0]
 	if sel != nil {
-		for _, ri := range sel {
+		for _, ri := range sel[lo:hi] {
 			chunk = append(chunk, rows[ri])
 		}
 	} else {
@@ -603,9 +681,7 @@ func (w *FileWriter) writeValidated(rows [][]any, sel []int, lo, hi int, idx []i
 	w.shred.records(chunk, idx)
 	clear(chunk)
 	w.chunk = chunk[:0]
-	w.pending += hi - lo
 	w.numRecords += int64(hi - lo)
-	return w.flushRows()
 }
 
 // flushRows hands the shredded values to the column writers (whole rows per
@@ -615,15 +691,21 @@ func (w *FileWriter) flushRows() error {
 	if w.pending == 0 {
 		return nil
 	}
+	n := w.pending
+	w.pending = 0
+	return w.flushCols(w.shred.cols, n)
+}
+
+// flushCols writes n shredded rows held in cols and resets cols.
+func (w *FileWriter) flushCols(cols [][]parquet.Value, n int) error {
 	cws := w.pw.ColumnWriters()
-	for c, vals := range w.shred.cols {
+	for c, vals := range cols {
 		if _, err := cws[c].WriteRowValues(vals); err != nil {
 			return fmt.Errorf("write rows to %s: %w", w.path, err)
 		}
-		w.shred.cols[c] = vals[:0]
+		cols[c] = vals[:0]
 	}
-	w.groupRows += int64(w.pending)
-	w.pending = 0
+	w.groupRows += int64(n)
 	rgBytes, rgRows := w.lay.opts.RowGroupSizeBytes, w.lay.opts.RowGroupRows
 	if (rgBytes > 0 && w.pw.Size()-w.cw.n >= rgBytes) || (rgRows > 0 && w.groupRows >= rgRows) {
 		if err := w.pw.Flush(); err != nil {

@@ -478,3 +478,67 @@ func TestWritePhysicalNames(t *testing.T) {
 		t.Errorf("read back by field id: %v %v", again, err)
 	}
 }
+
+func TestRowGroupRowsAndFileWriter(t *testing.T) {
+	schema := &StructType{Fields: []StructField{{Name: "id", Type: TypeLong, Nullable: false}}}
+	rows := make([][]any, 5000)
+	for i := range rows {
+		rows[i] = []any{int64(i)}
+	}
+	ctx := context.Background()
+	st := newMemStore()
+	fw, err := NewFileWriter(ctx, st, "dir/one.parquet", schema, WriteOptions{RowGroupRows: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fw.Write(ctx, rows[:2500]); err != nil {
+		t.Fatal(err)
+	}
+	// A bad record fails the call and writes none of its rows.
+	bad := [][]any{{int64(1)}, {"x"}}
+	var re *RowError
+	if err := fw.Write(ctx, bad); !errors.As(err, &re) || re.Row != 1 || re.Field != "id" {
+		t.Fatalf("err = %v", err)
+	}
+	if err := fw.Write(ctx, rows[2500:]); err != nil {
+		t.Fatal(err)
+	}
+	if len(st.keys()) != 0 {
+		t.Fatalf("file visible before Close: %v", st.keys())
+	}
+	wf, err := fw.Close(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wf.NumRecords != 5000 || wf.Path != "dir/one.parquet" {
+		t.Fatalf("%+v", wf)
+	}
+	f, err := OpenFile(ctx, st, wf.Path, wf.Size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.NumRowGroups() != 5 {
+		t.Errorf("%d row groups, want 5 of 1000 rows", f.NumRowGroups())
+	}
+	got, err := f.ReadAll(ctx, schema, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range got {
+		if r[0] != int64(i) {
+			t.Fatalf("row %d = %v", i, r)
+		}
+	}
+	// Abort leaves nothing behind.
+	fw2, err := NewFileWriter(ctx, st, "dir/two.parquet", schema, WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = fw2.Write(ctx, rows)
+	if err := fw2.Abort(); err != nil {
+		t.Fatal(err)
+	}
+	if ks := st.keys(); len(ks) != 1 {
+		t.Fatalf("keys after abort: %v", ks)
+	}
+}
