@@ -52,6 +52,19 @@ func TestPutIfAbsentCrossProcess(t *testing.T) {
 		}
 		u.Path = "/" + path.Join(strings.Trim(u.Path, "/"), "lakesink-storagetest", subtestPrefix(t))
 		racePutIfAbsent(t, u.String())
+		s, err := storage.Open(t.Context(), u.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		for fi, err := range s.List(t.Context(), "", "") {
+			if err != nil {
+				t.Fatalf("cleanup: %v", err)
+			}
+			if err := s.Delete(t.Context(), fi.Path); err != nil {
+				t.Fatalf("cleanup: %v", err)
+			}
+		}
 	})
 }
 
