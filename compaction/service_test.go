@@ -1,13 +1,19 @@
 package compaction
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
+	"github.com/lakesink/lakesink/internal/storage"
 	"github.com/lakesink/lakesink/table"
 )
 
@@ -112,5 +118,56 @@ func TestServiceOptionsValidate(t *testing.T) {
 	err := ServiceOptions{Interval: -1, SmallFileThreshold: -1, Exec: ExecOptions{Compression: "brotli"}}.Validate()
 	if !errors.Is(err, ErrInvalidOptions) {
 		t.Fatalf("invalid options: %v", err)
+	}
+}
+
+// lockedBuffer is an io.Writer safe for the service's goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// A table that fails every pass is retried with exponential back-off, not at
+// every Interval.
+func TestServiceBacksOff(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	st, err := storage.Open(context.Background(), fmt.Sprintf("mem://compaction-%d/missing", memSeq.Add(1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	missing, err := table.OpenStore(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs lockedBuffer
+	svc, err := NewService([]*table.Table{missing}, ServiceOptions{
+		Interval: time.Millisecond, BackoffMin: 40 * time.Millisecond, BackoffMax: 160 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	if err := svc.Run(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Run: %v", err)
+	}
+	// Without back-off ~500 passes would fail; with it 0, 40, 120, 280, 440 ms.
+	failures := strings.Count(logs.String(), "maintenance step failed")
+	if failures < 2 || failures > 7 {
+		t.Fatalf("%d failed passes in 500ms with back-off 40ms..160ms", failures)
 	}
 }
