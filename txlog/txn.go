@@ -164,7 +164,7 @@ type commitSummary struct {
 	protocol    bool
 	metadata    bool
 	blindAppend bool
-	addedData   []string // storage keys of adds with dataChange=true
+	addedData   []string // storage keys of all adds (Delta counts dataChange=false adds too)
 	removed     []string // storage keys of all removes
 	txns        []string
 	domains     []string
@@ -185,7 +185,7 @@ func (l *Log) summarize(version int64, acts []Action) commitSummary {
 		if a.MetaData != nil {
 			s.metadata = true
 		}
-		if a.Add != nil && a.Add.DataChange {
+		if a.Add != nil {
 			k, err := resolvePath(l.root, a.Add.Path)
 			if err != nil {
 				k = a.Add.Path

@@ -233,10 +233,13 @@ func TestConflictMatrix(t *testing.T) {
 		{"txn q2", []Action{{Txn: &Txn{AppID: "q2", Version: 4}}}, map[string]string{}},
 		{"metadata", []Action{{MetaData: &md}}, map[string]string{"blind append": ConflictMetadataChanged, "complete replace": ConflictMetadataChanged, "compaction": ConflictMetadataChanged, "streaming append q1": ConflictMetadataChanged}},
 		{"protocol", []Action{{Protocol: &proto}}, map[string]string{"blind append": ConflictProtocolChanged, "complete replace": ConflictProtocolChanged, "compaction": ConflictProtocolChanged, "streaming append q1": ConflictProtocolChanged}},
+		// Delta checks added files first, and counts a compaction's
+		// dataChange=false adds among them (ConflictChecker.scala,
+		// WinningCommitSummary.changedDataAddedFiles).
 		{"compaction f1 f2", []Action{removeAction("f1", false), removeAction("f2", false), addAction("c", false)},
-			map[string]string{"complete replace": ConflictConcurrentDeleteRead, "compaction": ConflictConcurrentDeleteRead}},
+			map[string]string{"complete replace": ConflictConcurrentAppend, "compaction": ConflictConcurrentDeleteRead}},
 		{"compaction f3", []Action{removeAction("f3", false), addAction("c3", false)},
-			map[string]string{"complete replace": ConflictConcurrentDeleteRead}},
+			map[string]string{"complete replace": ConflictConcurrentAppend}},
 	}
 	ctx := context.Background()
 	for _, w := range winners {
