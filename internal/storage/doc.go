@@ -44,7 +44,8 @@
 // # The commit primitive
 //
 // PutIfAbsent is what makes a Delta commit atomic and exclusive (PROTOCOL.md,
-// "Delta Log Entries": writers must ensure mutual exclusion of a version).
+// "Blob Store Requirements": Atomic File Creation, and Mutual Exclusion — two
+// clients must not both succeed at creating a particular delta file).
 //
 //   - local disk: the data is written to a temporary file in the target
 //     directory (".lakesink-tmp-*": hidden from List, and ignored by
@@ -71,7 +72,8 @@
 // # Listing
 //
 // List yields keys in byte order, across all pages, strictly after
-// startAfter. On S3 startAfter becomes ListObjectsV2's StartAfter; on local
+// startAfter (PROTOCOL.md, "Blob Store Requirements": Partial Listing, in
+// lexicographic order starting at a given file name). On S3 startAfter becomes ListObjectsV2's StartAfter; on local
 // disk the tree under the prefix is walked once and sorted (fileblob's walk
 // order is not key order); memory lists from the start-after key.
 //

@@ -35,7 +35,8 @@ type Store interface {
 	// PutIfAbsent creates the object only if no object exists at path. It is
 	// atomic across processes and machines: of N concurrent calls for one
 	// path exactly one returns nil, the others ErrAlreadyExists. It is the
-	// commit primitive (PROTOCOL.md, "Delta Log Entries": mutual exclusion).
+	// commit primitive (PROTOCOL.md, "Blob Store Requirements":
+	// Atomic File Creation and Mutual Exclusion).
 	// If the outcome is not known (timeout, 5xx after send) it returns an
 	// error wrapping ErrCommitStateUnknown: the caller must read the object
 	// back to learn whether its own write landed.
