@@ -145,6 +145,16 @@ func DeltaFileName(partIndex int, codecExt string) string {
 	return fmt.Sprintf("part-%05d-%s.c000%s.parquet", partIndex, uuid.NewString(), codecExt)
 }
 
+// SparkFileName returns a FileName for Spark's file sink layout,
+// "part-00000-<jobID>-c000.snappy.parquet" (Spark's
+// HadoopMapReduceCommitProtocol.getFilename: part-%05d-<jobId><ext> with the
+// -c%03d file counter of the task). jobID is one UUID per batch.
+func SparkFileName(jobID string) func(partIndex int, codecExt string) string {
+	return func(partIndex int, codecExt string) string {
+		return fmt.Sprintf("part-%05d-%s-c000%s.parquet", partIndex, jobID, codecExt)
+	}
+}
+
 // WrittenFile describes one data file written by WriteFiles (what a Delta add
 // action or a file-sink log entry needs).
 type WrittenFile struct {

@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/big"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -540,5 +541,22 @@ func TestRowGroupRowsAndFileWriter(t *testing.T) {
 	}
 	if ks := st.keys(); len(ks) != 1 {
 		t.Fatalf("keys after abort: %v", ks)
+	}
+}
+
+func TestFileNames(t *testing.T) {
+	delta := regexp.MustCompile(`^part-00007-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.c000\.snappy\.parquet$`)
+	if n := DeltaFileName(7, ".snappy"); !delta.MatchString(n) {
+		t.Errorf("DeltaFileName = %q", n)
+	}
+	if n := SparkFileName("1b2c")(3, ".zstd"); n != "part-00003-1b2c-c000.zstd.parquet" {
+		t.Errorf("SparkFileName = %q", n)
+	}
+	st := newMemStore()
+	schema := &StructType{Fields: []StructField{{Name: "a", Type: TypeLong}}}
+	files, err := WriteFiles(context.Background(), st, &Batch{Schema: schema, Rows: [][]any{{int64(1)}}},
+		WriteOptions{Compression: "none", FileName: SparkFileName("job")})
+	if err != nil || len(files) != 1 || files[0].Path != "part-00000-job-c000.parquet" {
+		t.Fatalf("%v %v", files, err)
 	}
 }
