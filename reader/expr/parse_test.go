@@ -2,6 +2,8 @@ package expr
 
 import (
 	"errors"
+
+	"github.com/lakesink/lakesink/internal/parquetio"
 	"strings"
 	"testing"
 )
@@ -158,5 +160,15 @@ func FuzzParse(f *testing.F) {
 		if e2.String() != r {
 			t.Fatalf("rendering not stable: %q -> %q", r, e2.String())
 		}
+		// Binding and the three evaluations never panic.
+		p, err := Bind(e, testSchema())
+		if err != nil {
+			return
+		}
+		p.EvalRow(make([]any, 11))
+		p.EvalRow(row(int64(1), "a", dec("1.5"), 2.0, parquetio.Date(3), ts("2001-01-01 00:00:00"), true, int16(1), int32(2)))
+		p.MayMatch(func(int) Domain { return UnknownDomain() })
+		p.MayMatch(func(int) Domain { return ExactDomain(nil) })
+		p.MayMatch(func(int) Domain { return Domain{Min: int64(1), Max: "z", NullCount: 0, NumRecords: 1} })
 	})
 }
