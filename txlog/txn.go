@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/lakesink/lakesink/internal/parquetio"
 	"github.com/lakesink/lakesink/internal/storage"
 )
 
@@ -133,7 +134,30 @@ func NewTableProtocol(schemaString string) Protocol {
 }
 
 func containsTimestampNTZ(schemaString string) bool {
-	return slices.Contains(splitQuoted(schemaString), "timestamp_ntz")
+	st, err := parquetio.ParseSchema([]byte(schemaString))
+	if err != nil {
+		// unparseable here: be conservative, any "timestamp_ntz" literal counts
+		return slices.Contains(splitQuoted(schemaString), "timestamp_ntz")
+	}
+	return typeHasNTZ(st)
+}
+
+func typeHasNTZ(t parquetio.DataType) bool {
+	switch x := t.(type) {
+	case parquetio.PrimitiveType:
+		return x == parquetio.TypeTimestampNTZ
+	case *parquetio.StructType:
+		for _, f := range x.Fields {
+			if typeHasNTZ(f.Type) {
+				return true
+			}
+		}
+	case *parquetio.ArrayType:
+		return typeHasNTZ(x.ElementType)
+	case *parquetio.MapType:
+		return typeHasNTZ(x.KeyType) || typeHasNTZ(x.ValueType)
+	}
+	return false
 }
 
 // splitQuoted returns the JSON string literals of s (cheap schema scan).
@@ -158,7 +182,7 @@ func splitQuoted(s string) []string {
 	return out
 }
 
-// fileActions summarises the file actions of a set of actions.
+// commitSummary is what conflict detection needs from one commit.
 type commitSummary struct {
 	version     int64
 	protocol    bool

@@ -464,6 +464,14 @@ func mustJSON(v interface{ MarshalJSON() ([]byte, error) }) string {
 }
 
 func TestNewTableProtocolNTZ(t *testing.T) {
+	nested := NewTableProtocol(`{"type":"struct","fields":[{"name":"m","type":{"type":"map","keyType":"string","valueType":{"type":"array","elementType":"timestamp_ntz","containsNull":true},"valueContainsNull":true},"nullable":true,"metadata":{}}]}`)
+	if nested.MinReaderVersion != 3 {
+		t.Errorf("nested ntz: %+v", nested)
+	}
+	named := NewTableProtocol(`{"type":"struct","fields":[{"name":"timestamp_ntz","type":"long","nullable":true,"metadata":{}}]}`)
+	if named.MinReaderVersion != 1 || named.MinWriterVersion != 2 {
+		t.Errorf("column named timestamp_ntz: %+v", named)
+	}
 	p := NewTableProtocol(`{"type":"struct","fields":[{"name":"t","type":"timestamp_ntz","nullable":true,"metadata":{}}]}`)
 	if p.MinReaderVersion != 3 || p.MinWriterVersion != 7 || fmt.Sprint(p.ReaderFeatures, p.WriterFeatures) != "[timestampNtz] [timestampNtz]" {
 		t.Errorf("%+v", p)
