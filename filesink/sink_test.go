@@ -527,3 +527,63 @@ func TestJSONValues(t *testing.T) {
 		})
 	}
 }
+
+// TestConcurrentQueriesOneWinner races two sinks on the same batches: for
+// each batch exactly one commits; the other is skipped or refused with
+// ErrConcurrentWriter, and every row is read once through the log.
+func TestConcurrentQueriesOneWinner(t *testing.T) {
+	ctx := context.Background()
+	for iter := 0; iter < 5; iter++ {
+		st, err := storage.Open(ctx, fmt.Sprintf("mem://%s-%d", t.Name(), iter))
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := DefaultOptions()
+		o.CompactInterval = 3
+		sinks := make([]*Sink, 2)
+		for i := range sinks {
+			if sinks[i], err = New(ctx, st, o); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for b := int64(0); b < 7; b++ {
+			from, to := batchRows(b)
+			type out struct {
+				res sink.Result
+				err error
+			}
+			ch := make(chan out, 2)
+			for _, s := range sinks {
+				go func() {
+					r, err := s.AddBatch(ctx, b, rows(from, to, nil))
+					ch <- out{r, err}
+				}()
+			}
+			wins := 0
+			for range sinks {
+				o := <-ch
+				switch {
+				case o.err == nil && !o.res.Skipped:
+					wins++
+				case o.err == nil && o.res.Skipped:
+				case errors.Is(o.err, ErrConcurrentWriter):
+				default:
+					t.Fatalf("batch %d: %v", b, o.err)
+				}
+			}
+			if wins != 1 {
+				t.Fatalf("batch %d: %d winners, want 1", b, wins)
+			}
+		}
+		ls, err := ListFiles(ctx, st, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := readAllIDs(t, st, ls)
+		for i, id := range got {
+			if id != int64(i) || len(got) != 70 {
+				t.Fatalf("iteration %d: rows = %v, want 0..69 once each", iter, got)
+			}
+		}
+	}
+}
