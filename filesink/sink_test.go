@@ -580,6 +580,9 @@ func TestConcurrentQueriesOneWinner(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := readAllIDs(t, st, ls)
+		if len(got) != 70 {
+			t.Fatalf("iteration %d: %d rows, want 70", iter, len(got))
+		}
 		for i, id := range got {
 			if id != int64(i) || len(got) != 70 {
 				t.Fatalf("iteration %d: rows = %v, want 0..69 once each", iter, got)
