@@ -278,3 +278,46 @@ func TestDVFileKey(t *testing.T) {
 }
 
 type txlogDV = txlog.DeletionVector
+
+// TestDeletionVectorAbsolutePath: storageType 'p' names the DV file by an
+// absolute URI inside the table.
+func TestDeletionVectorAbsolutePath(t *testing.T) {
+	src := localDir(t, "deltars/table-with-dv-small")
+	dir := t.TempDir()
+	dvName := "deletion_vector_61d16c75-6994-46b7-a15b-8b538852e50e.bin"
+	for _, name := range []string{dvName, "part-00000-fae5310a-a37d-4e51-827b-c3d5516560ca-c000.snappy.parquet"} {
+		b, err := os.ReadFile(filepath.Join(src, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.MkdirAll(filepath.Join(dir, "dvs"), 0o755)
+		dst := filepath.Join(dir, name)
+		if name == dvName {
+			dst = filepath.Join(dir, "dvs", "moved.bin")
+		}
+		if err := os.WriteFile(dst, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var commits []string
+	for _, v := range []string{"00000000000000000000.json", "00000000000000000001.json"} {
+		b, err := os.ReadFile(filepath.Join(src, "_delta_log", v))
+		if err != nil {
+			t.Fatal(err)
+		}
+		commits = append(commits, strings.ReplaceAll(string(b),
+			`"storageType":"u","pathOrInlineDv":"vBn[lx{q8@P<9BNH/isA"`,
+			fmt.Sprintf(`"storageType":"p","pathOrInlineDv":"file://%s/dvs/moved.bin"`, dir)))
+	}
+	if !strings.Contains(commits[1], `"storageType":"p"`) {
+		t.Fatal("fixture changed: no 'u' descriptor to rewrite")
+	}
+	writeLog(t, dir, commits...)
+	got, err := values(t, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int32{1, 2, 3, 4, 5, 6, 7, 8}; !slices.Equal(got, want) {
+		t.Fatalf("values %v, want %v", got, want)
+	}
+}
