@@ -108,3 +108,30 @@ func TestOptimizePreservesRows(t *testing.T) {
 		})
 	}
 }
+
+// OPTIMIZE changes no data, so an append-only table may be compacted (its
+// removes carry dataChange=false; PROTOCOL.md, "Append-only Tables").
+func TestOptimizeAppendOnlyTable(t *testing.T) {
+	ctx := context.Background()
+	tb, st := newTable(t, nil, map[string]string{"delta.appendOnly": "true"})
+	for i := range 3 {
+		appendRows(t, tb, flightsRows(int64(i*10), 10, origins))
+	}
+	before, _ := tb.Snapshot(ctx)
+	want, err := readSnapshot(ctx, st, before)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, res, err := Optimize(ctx, tb, PlanOptions{}, ExecOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.NumRemovedFiles != 3 {
+		t.Fatalf("%+v", res)
+	}
+	after, _ := tb.Snapshot(ctx)
+	got, err := readSnapshot(ctx, st, after)
+	if err != nil || !equalRowSets(rowSet(got), rowSet(want)) {
+		t.Fatalf("rows changed: %v", err)
+	}
+}
