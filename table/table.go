@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -24,17 +26,33 @@ const EngineInfo = "lakesink/" + Version
 // Table is a Delta table at a storage location. It holds no snapshot: each
 // call reads the log, so a long-lived *Table always sees the latest commits.
 type Table struct {
-	store storage.Store
-	log   *txlog.Log
-	owned bool // Close closes the store
+	store        storage.Store
+	log          *txlog.Log
+	owned        bool // Close closes the store
+	singleWriter bool
+
+	probeMu sync.Mutex
+	probed  bool  // the conditional-write probe ran
+	probe   error // and its outcome
+}
+
+// config collects the Options of Open and Create.
+type config struct {
+	log          txlog.Options
+	singleWriter bool
 }
 
 // Option configures Open and Create.
-type Option func(*txlog.Options)
+type Option func(*config)
 
 // WithLogOptions replaces the transaction log options (commit attempts,
-// checkpoint interval, clock, ...).
-func WithLogOptions(o txlog.Options) Option { return func(dst *txlog.Options) { *dst = o } }
+// checkpoint interval, clock, ...); zero fields take their defaults.
+func WithLogOptions(o txlog.Options) Option { return func(c *config) { c.log = o } }
+
+// WithSingleWriter skips the conditional-write probe of object stores: the
+// caller promises that only one process writes the table, so that a store
+// that ignores If-None-Match cannot lose a commit to a concurrent writer.
+func WithSingleWriter() Option { return func(c *config) { c.singleWriter = true } }
 
 // Open opens the table at url (a path, file://, mem:// or s3:// URL). It does
 // no I/O beyond opening the store: a missing table is reported by the first
@@ -56,17 +74,16 @@ func Open(ctx context.Context, url string, opts ...Option) (*Table, error) {
 // OpenStore opens the table rooted at store. The caller keeps ownership of
 // store (Close does not close it).
 func OpenStore(store storage.Store, opts ...Option) (*Table, error) {
-	lo := txlog.DefaultOptions()
-	lo.EngineInfo = EngineInfo
+	c := config{log: txlog.DefaultOptions()}
 	for _, o := range opts {
-		o(&lo)
+		o(&c)
 	}
-	lo.EngineInfo = EngineInfo
-	l, err := txlog.New(store, lo)
+	c.log.EngineInfo = EngineInfo
+	l, err := txlog.New(store, c.log)
 	if err != nil {
 		return nil, fmt.Errorf("table: open %s: %w", store.URL(), err)
 	}
-	return &Table{store: store, log: l}, nil
+	return &Table{store: store, log: l, singleWriter: c.singleWriter}, nil
 }
 
 // Close releases the store if Open opened it.
@@ -216,6 +233,9 @@ func Create(ctx context.Context, url string, o CreateOptions, opts ...Option) (*
 
 // create commits version 0 of a new table at t.
 func (t *Table) create(ctx context.Context, o CreateOptions) error {
+	if err := t.CheckConditionalWrites(ctx); err != nil {
+		return err
+	}
 	actions, err := newTableActions(o, time.Now())
 	if err != nil {
 		return err
@@ -232,4 +252,41 @@ func (t *Table) create(ctx context.Context, o CreateOptions) error {
 		return fmt.Errorf("table: create %s: %w", t.URL(), err)
 	}
 	return nil
+}
+
+// CheckConditionalWrites verifies, once per Table, that the store honours
+// put-if-absent (PROTOCOL.md, "Delta Log Entries": mutual exclusion; S3's
+// If-None-Match: *): it creates a probe object under _delta_log/ twice and
+// expects the second attempt to fail, then deletes it. Local disk and memory
+// stores implement put-if-absent themselves and are not probed. A store that
+// lets the second put succeed would let two writers both win one version, so
+// writing is refused with storage.ErrConditionalWriteUnsupported unless the
+// table was opened WithSingleWriter.
+func (t *Table) CheckConditionalWrites(ctx context.Context) error {
+	if t.singleWriter || !strings.HasPrefix(t.store.URL(), "s3://") {
+		return nil
+	}
+	t.probeMu.Lock()
+	defer t.probeMu.Unlock()
+	if t.probed {
+		return t.probe
+	}
+	key := txlog.LogDir + "/.lakesink-probe-" + uuid.NewString()
+	err := t.store.PutIfAbsent(ctx, key, []byte("probe"))
+	if err == nil {
+		err = t.store.PutIfAbsent(ctx, key, []byte("probe"))
+		switch {
+		case errors.Is(err, storage.ErrAlreadyExists):
+			err = nil
+		case err == nil:
+			err = fmt.Errorf("table %s: %w: a second put-if-absent of %s succeeded; concurrent writers could overwrite each other's commits "+
+				"(open the table in single-writer mode if only one process writes it)", t.URL(), storage.ErrConditionalWriteUnsupported, key)
+		}
+		_ = t.store.Delete(ctx, key)
+	}
+	if ctx.Err() != nil {
+		return err // do not cache a cancelled probe
+	}
+	t.probed, t.probe = true, err
+	return err
 }

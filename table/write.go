@@ -107,6 +107,9 @@ func (t *Table) Write(ctx context.Context, batch *parquetio.Batch, o WriteOption
 		return WriteResult{}, fmt.Errorf("%w: batch of %d rows without a schema", ErrInvalidOptions, len(batch.Rows))
 	}
 
+	if err := t.CheckConditionalWrites(ctx); err != nil {
+		return WriteResult{}, err
+	}
 	snap, err := t.log.Snapshot(ctx)
 	if err != nil && !errors.Is(err, txlog.ErrTableNotFound) {
 		return WriteResult{}, fmt.Errorf("table: write %s: %w", t.URL(), err)

@@ -78,6 +78,11 @@ func parseAll(t *testing.T, root string) []goFile {
 			if p != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "bin" || name == "demo" || name == "vendor") {
 				return filepath.SkipDir
 			}
+			if p != root {
+				if _, err := os.Stat(filepath.Join(p, "go.mod")); err == nil {
+					return filepath.SkipDir // a nested module (interop/) has its own rules
+				}
+			}
 			return nil
 		}
 		if !strings.HasSuffix(name, ".go") {
