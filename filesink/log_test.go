@@ -321,6 +321,8 @@ func TestOptionsValidate(t *testing.T) {
 		{"complete mode", func(o *Options) { o.OutputMode = "complete" }, []error{ErrInvalidOptions, ErrUnsupportedOutputMode}},
 		{"bad format", func(o *Options) { o.Format = "csv" }, []error{ErrInvalidOptions}},
 		{"json gzip ok", func(o *Options) { o.Format = FormatJSON; o.Compression = "gzip" }, nil},
+		{"json with the default compression", func(o *Options) { o.Format = FormatJSON }, nil},
+		{"json snappy refused", func(o *Options) { o.Format = FormatJSON; o.Compression = "snappy" }, []error{ErrInvalidOptions}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := DefaultOptions()

@@ -32,9 +32,10 @@ const MaxCompactInterval = 10
 type Options struct {
 	// Format of the data files: "parquet" (default) or "json" (JSON lines).
 	Format string
-	// Compression codec: for parquet "snappy" (default), "gzip", "zstd",
-	// "lz4", "none"; for json "" (default, none) or "gzip". It appears in the
-	// file name as Spark writes it (part-...-c000.snappy.parquet, .json.gz).
+	// Compression codec: for parquet "snappy", "gzip", "zstd", "lz4",
+	// "none"; for json "none" or "gzip". Default "": snappy for parquet, none
+	// for json, as Spark. It appears in the file name as Spark writes it
+	// (part-...-c000.snappy.parquet, .json.gz).
 	Compression string
 	// PartitionColumns are written as Hive-style directories col=value.
 	PartitionColumns []string
@@ -100,7 +101,6 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{
 		Format:                  FormatParquet,
-		Compression:             "snappy",
 		TargetFileSizeBytes:     128 << 20,
 		OutputMode:              OutputModeAppend,
 		CompactInterval:         10,
