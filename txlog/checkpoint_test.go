@@ -1,12 +1,15 @@
 package txlog
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/parquet-go/parquet-go"
 )
 
 // buildLog writes n commits directly (fast): version 0 creates the table,
@@ -48,7 +51,8 @@ func TestCheckpointRoundTrip(t *testing.T) {
 	st.put(CommitPath(25), `{"domainMetadata":{"domain":"user.d","configuration":"cfg","removed":false}}`+"\n"+
 		`{"add":{"path":"nullpart.parquet","partitionValues":{"p":null},"size":1,"modificationTime":1,"dataChange":true,"deletionVector":{"storageType":"u","pathOrInlineDv":"vBn[lx{q8@P<9BNH/isA","offset":1,"sizeInBytes":36,"cardinality":2}}}`+"\n")
 	// tombstones are far older than the retention: use a clock near them.
-	l := newTestLog(t, st, Options{Now: func() time.Time { return time.UnixMilli(1_700_000_000_000) }})
+	// Small chunks: the checkpoint has several row groups.
+	l := newTestLog(t, st, Options{CheckpointRowsPerChunk: 7, Now: func() time.Time { return time.UnixMilli(1_700_000_000_000) }})
 	want, err := l.Snapshot(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -59,6 +63,14 @@ func TestCheckpointRoundTrip(t *testing.T) {
 	}
 	if lc.Version != 25 || *lc.NumOfAddFiles != int64(want.NumFiles()) {
 		t.Errorf("last checkpoint %+v", lc)
+	}
+	cpData, _ := st.Read(ctx, CheckpointPath(25))
+	pf, err := parquet.OpenFile(bytes.NewReader(cpData), int64(len(cpData)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(pf.RowGroups()); n < 3 || pf.NumRows() != lc.Size {
+		t.Errorf("row groups %d rows %d (size %d)", n, pf.NumRows(), lc.Size)
 	}
 	hint, err := l.readLastCheckpoint(ctx)
 	if err != nil || hint == nil || hint.Version != 25 {

@@ -95,7 +95,8 @@ func (l *Log) Checkpoint(ctx context.Context, snap *Snapshot) (*LastCheckpoint, 
 			return err
 		}
 		chunk = chunk[:0]
-		return nil
+		// one row group per chunk: the writer's buffers stay bounded
+		return pw.Flush()
 	}
 	emit := func(a Action) error {
 		chunk = append(chunk, toCkptRow(&a))
