@@ -28,7 +28,11 @@ type ExecOptions struct {
 	// gzip, lz4, none.
 	Compression string
 	// RowGroupSizeBytes bounds a row group of the rewritten files, and so the
-	// memory one worker buffers. Default (0): 64 MiB.
+	// memory one worker buffers. Default (0): 16 MiB. Memory model: a worker
+	// holds one decoded input row group (about five times its uncompressed
+	// size as Go values, since parquetio decodes whole row groups) plus one
+	// output row group; small row groups keep a later re-compaction of these
+	// files bounded too.
 	RowGroupSizeBytes int64
 	// CommitAttempts is how many times the OPTIMIZE commit is retried after a
 	// conflict that abandons bins (a concurrent remove of an input).
@@ -67,7 +71,7 @@ func DefaultExecOptions() ExecOptions {
 	return ExecOptions{
 		Workers:           runtime.GOMAXPROCS(0),
 		Compression:       "snappy",
-		RowGroupSizeBytes: 64 << 20,
+		RowGroupSizeBytes: 16 << 20,
 		CommitAttempts:    5,
 		Now:               time.Now,
 	}
