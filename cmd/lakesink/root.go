@@ -58,6 +58,7 @@ EXIT STATUS
 		newCleanupLogCommand(g),
 		newMaintainCommand(g),
 		newFileSinkCommand(g),
+		newConvertCommand(g),
 	)
 	return r
 }
