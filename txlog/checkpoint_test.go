@@ -186,7 +186,10 @@ func TestCheckpointSelection(t *testing.T) {
 			for part := 1; part <= 2; part++ {
 				st.put(fmt.Sprintf("%s/%020d.checkpoint.%010d.%010d.parquet", LogDir, 25, part, 2), string(b))
 			}
-			// an incomplete 3-part checkpoint at 26 is ignored
+			// incomplete 3-part checkpoints at 25 (beside the complete one) and
+			// at 26 are ignored; part 2 of 3 at 25 is garbage and never read.
+			st.put(fmt.Sprintf("%s/%020d.checkpoint.%010d.%010d.parquet", LogDir, 25, 1, 3), string(b))
+			st.put(fmt.Sprintf("%s/%020d.checkpoint.%010d.%010d.parquet", LogDir, 25, 2, 3), "garbage")
 			st.put(fmt.Sprintf("%s/%020d.checkpoint.%010d.%010d.parquet", LogDir, 26, 1, 3), string(b))
 		}, 25, nil},
 		{"corrupt checkpoint file", func(t *testing.T, st *memStore, cp []byte) {
