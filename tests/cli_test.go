@@ -109,3 +109,50 @@ func TestCLIRoundTripAndExitCodes(t *testing.T) {
 		t.Fatalf("describe of the version before the corrupt commit: exit %d %s", code, e)
 	}
 }
+
+// TestBadRecordsPathWritesRejectsOnce: records that do not fit go to the
+// --bad-records-path Delta table with the file, line and reason; the valid
+// rows go on. A batch rerun (its commits/N lost, as after a crash between the
+// sink's commit and the checkpoint) writes neither its rows nor its rejects
+// twice.
+func TestBadRecordsPathWritesRejectsOnce(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	os.MkdirAll(src, 0o755)
+	good, _ := os.ReadFile(flightFiles(t)[0])
+	lines := strings.SplitAfter(string(good), "\n")[:5]
+	data := strings.Join(lines, "") + `{"date":"2001/01/01 00:47","delay":"late","distance":1,"origin":"X","destination":"Y"}` + "\nnot json\n"
+	os.WriteFile(filepath.Join(src, "a.json"), []byte(data), 0o644)
+	args := []string{"ingest", "--source", src, "--schema", "../testdata/flights-schema.json", "--timestamp-format", "2006/01/02 15:04",
+		"--checkpoint", filepath.Join(dir, "chk"), "--table", filepath.Join(dir, "t")}
+	if _, e, code := run(t, args...); code != 1 || !strings.Contains(e, "line 6") || !strings.Contains(e, "delay") {
+		t.Fatalf("without --bad-records-path: exit %d %q; want 1 naming line 6 and field delay", code, e)
+	}
+	args = append(args, "--bad-records-path", filepath.Join(dir, "bad"))
+	for i := 0; i < 2; i++ {
+		if _, e, code := run(t, args...); code != 0 {
+			t.Fatalf("run %d: exit %d %s", i, code, e)
+		}
+		// Lose commits/0: the next run reruns batch 0.
+		os.Remove(filepath.Join(dir, "chk", "commits", "0"))
+	}
+	out, _, _ := run(t, "scan", filepath.Join(dir, "bad"))
+	var rejects []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var r map[string]any
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatal(err)
+		}
+		rejects = append(rejects, r)
+	}
+	if len(rejects) != 2 || rejects[0]["line"] != float64(6) || rejects[0]["field"] != "delay" || rejects[1]["line"] != float64(7) ||
+		!strings.HasSuffix(rejects[0]["file"].(string), "a.json") {
+		t.Fatalf("rejects = %v; want lines 6 (field delay) and 7 of a.json, once each", rejects)
+	}
+	out, _, _ = run(t, "describe", filepath.Join(dir, "t"), "--json")
+	var d map[string]any
+	json.Unmarshal([]byte(out), &d)
+	if d["numRecords"] != float64(5) {
+		t.Fatalf("table holds %v records, want the 5 valid ones once", d["numRecords"])
+	}
+}

@@ -38,6 +38,7 @@ type IngestOptions struct {
 	TargetFileSize     string
 	Compression        string
 	MergeSchema        bool
+	BadRecordsPath     string
 }
 
 // AddFlags registers the flags.
@@ -58,6 +59,7 @@ func (o *IngestOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.TargetFileSize, "target-file-size", "", "roll data files at this size (default: delta.targetFileSize, else 128MiB)")
 	f.StringVar(&o.Compression, "compression", "snappy", "Parquet compression: snappy, zstd, gzip, lz4, none")
 	f.BoolVar(&o.MergeSchema, "merge-schema", false, "add new nullable input columns to the table schema")
+	f.StringVar(&o.BadRecordsPath, "bad-records-path", "", "Delta table URL for records that do not fit the schema (as Spark's badRecordsPath): valid rows go on, rejects land there once per batch")
 }
 
 func newIngestCommand(g *globalOptions) *cobra.Command {
@@ -208,6 +210,15 @@ func runIngest(ctx context.Context, p *printer, o IngestOptions) error {
 	srcOpts := source.DefaultOptions(source.Format(o.Format))
 	srcOpts.Schema = schema
 	srcOpts.TimestampFormat = o.TimestampFormat
+	if o.BadRecordsPath != "" {
+		rt, err := table.Open(ctx, o.BadRecordsPath)
+		if err != nil {
+			return fmt.Errorf("--bad-records-path: %w", err)
+		}
+		defer rt.Close()
+		lazy.rejects = &rejects{table: rt}
+		srcOpts.OnBadRecord = lazy.rejects.add
+	}
 	src, err := source.NewFileSource(srcStore, srcOpts)
 	if err != nil {
 		return err
@@ -288,9 +299,11 @@ type lazySink struct {
 	build            func(ctx context.Context, queryID string, fresh bool) (sink.Sink, error)
 	allowReset       bool
 	afterCommitDelay time.Duration
+	rejects          *rejects // nil without --bad-records-path
 
-	mu   sync.Mutex
-	sink sink.Sink
+	mu      sync.Mutex
+	sink    sink.Sink
+	queryID string
 }
 
 // checkFresh is stream.Options.CheckFresh.
@@ -300,7 +313,7 @@ func (l *lazySink) checkFresh(ctx context.Context, queryID string, fresh bool) e
 		return err
 	}
 	l.mu.Lock()
-	l.sink = s
+	l.sink, l.queryID = s, queryID
 	l.mu.Unlock()
 	return nil
 }
@@ -311,6 +324,13 @@ func (l *lazySink) AddBatch(ctx context.Context, batchID int64, b *sink.Batch) (
 	l.mu.Unlock()
 	if s == nil {
 		return sink.Result{}, fmt.Errorf("ingest: sink used before the checkpoint was opened")
+	}
+	if l.rejects != nil {
+		// The batch's rejects first, in their own table with their own txn:
+		// a replayed batch (same files, same rejects) writes them once.
+		if err := l.rejects.flush(ctx, l.queryID, batchID); err != nil {
+			return sink.Result{}, err
+		}
 	}
 	res, err := s.AddBatch(ctx, batchID, b)
 	if err == nil && l.afterCommitDelay > 0 {
@@ -382,4 +402,54 @@ func fileSinkFirstBatch(ctx context.Context, chk, out storage.Store, opts filesi
 			"Use the checkpoint that wrote this directory, or pass --allow-reset to continue numbering at batch %d", errFileSinkAhead, out.URL(), latest, latest, latest+1)
 	}
 	return latest + 1, nil
+}
+
+// rejectsSchema is the schema of the --bad-records-path table.
+var rejectsSchema = &parquetio.StructType{Fields: []parquetio.StructField{
+	{Name: "batchId", Type: parquetio.TypeLong, Nullable: false},
+	{Name: "file", Type: parquetio.TypeString, Nullable: true},
+	{Name: "line", Type: parquetio.TypeLong, Nullable: true},
+	{Name: "field", Type: parquetio.TypeString, Nullable: true},
+	{Name: "reason", Type: parquetio.TypeString, Nullable: true},
+	{Name: "record", Type: parquetio.TypeString, Nullable: true},
+}}
+
+// rejects collects the records of the batch being read that do not fit the
+// schema and writes them to a quarantine Delta table, committed with its own
+// txn {appId: <queryId>-bad-records, version: batchId} (the rejects-table
+// pattern): a batch replayed after a crash writes its rejects once.
+type rejects struct {
+	table *table.Table
+	mu    sync.Mutex
+	rows  [][]any
+}
+
+// add is source.Options.OnBadRecord.
+func (r *rejects) add(b source.BadRecord) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rows = append(r.rows, []any{nil, b.File, int64(b.Line), b.Field, b.Reason, b.Raw})
+	return nil
+}
+
+// flush writes the collected rejects as batch batchID.
+func (r *rejects) flush(ctx context.Context, queryID string, batchID int64) error {
+	r.mu.Lock()
+	rows := r.rows
+	r.rows = nil
+	r.mu.Unlock()
+	if len(rows) == 0 {
+		return nil
+	}
+	for _, row := range rows {
+		row[0] = batchID
+	}
+	_, err := r.table.Write(ctx, &parquetio.Batch{Schema: rejectsSchema, Rows: rows}, table.WriteOptions{
+		AppID: queryID + "-bad-records", Version: batchID, Operation: "STREAMING UPDATE",
+		OperationParameters: map[string]any{"outputMode": "Append", "queryId": queryID, "epochId": fmt.Sprint(batchID), "badRecords": "true"},
+	})
+	if err != nil {
+		return fmt.Errorf("write %d rejected records of batch %d to %s: %w", len(rows), batchID, r.table.URL(), err)
+	}
+	return nil
 }
