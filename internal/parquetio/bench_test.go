@@ -107,3 +107,34 @@ func reportCPU(b *testing.B, c0 time.Duration, rows int) {
 		b.ReportMetric(float64(rows)*float64(b.N)/cpu.Seconds(), "rows/cpu-s")
 	}
 }
+
+// BenchmarkReadFlights reads back 1M flights rows written by WriteFiles.
+func BenchmarkReadFlights(b *testing.B) {
+	const n = 1_000_000
+	_, batch := flightRows(n)
+	st := newMemStore()
+	files, err := WriteFiles(context.Background(), st, batch, WriteOptions{TargetFileSizeBytes: 1 << 40, RowGroupSizeBytes: 32 << 20})
+	if err != nil || len(files) != 1 {
+		b.Fatal(err)
+	}
+	wf := files[0]
+	b.ReportAllocs()
+	c0 := cpuTime()
+	for b.Loop() {
+		f, err := OpenFile(context.Background(), st, wf.Path, wf.Size)
+		if err != nil {
+			b.Fatal(err)
+		}
+		got := 0
+		for rows, err := range f.RowGroups(context.Background(), batch.Schema, ReadOptions{}) {
+			if err != nil {
+				b.Fatal(err)
+			}
+			got += len(rows)
+		}
+		if got != n {
+			b.Fatalf("%d rows", got)
+		}
+	}
+	reportCPU(b, c0, n)
+}

@@ -448,36 +448,110 @@ func (f *File) ReadRowGroup(ctx context.Context, i int, want *StructType, opts R
 		return nil, err
 	}
 	defer f.ra.drop()
+	nf := len(plan.fields)
+	backing := make([]any, numRows*nf)
+	out := make([][]any, numRows)
+	for r := range out {
+		out[r] = backing[r*nf : (r+1)*nf : (r+1)*nf]
+	}
+	// Top-level primitive fields are decoded straight into the rows; the
+	// other columns into cursors for record assembly.
+	flat := make(map[int]int, nf) // column -> field index
+	for j, n := range plan.fields {
+		if n.kind == nkLeaf && !n.missing && f.leaves[n.col].rep == 0 {
+			flat[n.col] = j
+		}
+	}
 	curs := make(map[int]*cursor, len(cols))
 	chunks := rg.ColumnChunks()
 	for _, c := range cols {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		if c >= len(chunks) {
 			return nil, fmt.Errorf("%w: %s: row group %d lacks column %d", ErrCorruptFile, f.path, i, c)
 		}
-		cur, err := readColumn(chunks[c], f.leaves[c], plan.convs[c], numRows)
+		var err error
+		if j, ok := flat[c]; ok {
+			err = readFlat(chunks[c], f.leaves[c], plan.convs[c], out, j)
+		} else {
+			curs[c], err = readColumn(chunks[c], f.leaves[c], plan.convs[c], numRows)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: row group %d, column %s: %w", f.path, i, strings.Join(columnPath(f, c), "."), err)
 		}
-		curs[c] = cur
 	}
-	out := make([][]any, numRows)
+	if len(curs) == 0 {
+		return out, nil
+	}
 	for r := range numRows {
 		if r%4096 == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
 		}
-		row := make([]any, len(plan.fields))
+		row := out[r]
 		for j, n := range plan.fields {
+			if n.kind == nkLeaf && !n.missing {
+				if _, ok := flat[n.col]; ok {
+					continue
+				}
+			}
 			v, err := assemble(n, curs)
 			if err != nil {
 				return nil, fmt.Errorf("%w: %s: row group %d, row %d, field %s: %v", ErrCorruptFile, f.path, i, r, want.Fields[j].Name, err)
 			}
 			row[j] = v
 		}
-		out[r] = row
 	}
 	return out, nil
+}
+
+// readFlat decodes a non-repeated top-level column into field j of rows.
+func readFlat(cc parquet.ColumnChunk, leaf *fnode, conv convFunc, rows [][]any, j int) error {
+	pages := cc.Pages()
+	defer pages.Close()
+	buf := make([]parquet.Value, 1024)
+	r := 0
+	for {
+		page, err := pages.ReadPage()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("%w: read page: %v", ErrCorruptFile, err)
+		}
+		vr := page.Values()
+		for {
+			n, err := vr.ReadValues(buf)
+			if r+n > len(rows) {
+				return fmt.Errorf("%w: more values than the row group's %d rows", ErrCorruptFile, len(rows))
+			}
+			for _, v := range buf[:n] {
+				if v.DefinitionLevel() == leaf.def && !v.IsNull() {
+					x, cerr := conv(v)
+					if cerr != nil {
+						return cerr
+					}
+					rows[r][j] = x
+				}
+				r++
+			}
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return fmt.Errorf("%w: decode values: %v", ErrCorruptFile, err)
+			}
+			if n == 0 {
+				return fmt.Errorf("%w: decode values: no progress", ErrCorruptFile)
+			}
+		}
+	}
+	if r != len(rows) {
+		return fmt.Errorf("%w: %d values for %d rows", ErrCorruptFile, r, len(rows))
+	}
+	return nil
 }
 
 // RowGroups iterates the row groups, decoding each with ReadRowGroup.
@@ -956,7 +1030,19 @@ func converter(want DataType, n *fnode) (convFunc, error) {
 		switch w {
 		case TypeString:
 			if phys == format.ByteArray || phys == format.FixedLenByteArray {
-				return func(v parquet.Value) (any, error) { return string(v.ByteArray()), nil }, nil
+				// Runs of equal strings (sorted or low-cardinality columns)
+				// share one string and one boxed value.
+				var last string
+				var lastAny any
+				return func(v parquet.Value) (any, error) {
+					b := v.ByteArray()
+					if lastAny != nil && string(b) == last {
+						return lastAny, nil
+					}
+					last = string(b)
+					lastAny = last
+					return lastAny, nil
+				}, nil
 			}
 		case TypeBinary:
 			if phys == format.ByteArray || phys == format.FixedLenByteArray {
