@@ -426,7 +426,8 @@ func (r *segReaderAt) ReadAt(p []byte, off int64) (int, error) {
 // schema). Requested fields are matched to file columns by name (see
 // ReadOptions); a requested field that the file lacks reads as null; only
 // requested columns are fetched and decoded. Values use the Batch
-// representation. Errors wrap ErrCorruptFile or ErrUnsupported and name the
+// representation. The rows of one call share one backing array (keeping any
+// row keeps the row group's rows alive); equal strings may share storage. Errors wrap ErrCorruptFile or ErrUnsupported and name the
 // path.
 func (f *File) ReadRowGroup(ctx context.Context, i int, want *StructType, opts ReadOptions) (_ [][]any, err error) {
 	defer recoverCorrupt(f.path, &err)
