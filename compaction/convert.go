@@ -17,10 +17,6 @@ import (
 	"github.com/lakesink/lakesink/txlog"
 )
 
-// ErrNotFileSink: Convert was pointed at a directory without a
-// _spark_metadata log, or whose files are not Parquet.
-var ErrNotFileSink = errors.New("compaction: not a Parquet file-sink directory")
-
 // ConvertOptions configure Convert.
 type ConvertOptions struct {
 	// FileSink options for reading _spark_metadata (Retention,

@@ -25,6 +25,9 @@ var (
 	// its inputs (the stats numRecords of the inputs disagree with the rows
 	// read). Nothing is committed.
 	ErrRowCountMismatch = errors.New("compaction: row count mismatch")
+	// ErrNotFileSink: Convert was pointed at a directory without a
+	// _spark_metadata log, or whose files are not Parquet.
+	ErrNotFileSink = errors.New("compaction: not a Parquet file-sink directory")
 	// ErrInvalidProperty: a table property that compaction reads
 	// (delta.targetFileSize, delta.deletedFileRetentionDuration,
 	// delta.logRetentionDuration) cannot be parsed.
