@@ -113,9 +113,6 @@ func PartitionPath(cols []string, values map[string]*string) string {
 	return b.String()
 }
 
-// ErrPartitionPath: a directory is not a Hive-style partition path.
-var ErrPartitionPath = errors.New("parquetio: invalid partition path")
-
 // ParsePartitionPath parses "a=1/b=x%2Fy" (a file's directory, optionally
 // followed by nothing else) into its unescaped column/value pairs, in order.
 // __HIVE_DEFAULT_PARTITION__ yields a nil value. Elements that are not

@@ -20,9 +20,6 @@ import (
 	"github.com/parquet-go/parquet-go/compress/zstd"
 )
 
-// ErrOptions: invalid WriteOptions.
-var ErrOptions = errors.New("parquetio: invalid options")
-
 // WriteOptions configures WriteFiles and NewFileWriter.
 type WriteOptions struct {
 	// PartitionColumns are top-level columns whose values pick the Hive-style
