@@ -65,15 +65,48 @@ func runSinkBench(b *testing.B, url string, commits, bigBatches, bigRows int) s3
 	return f
 }
 
+// best keeps the better of each figure (the first when round is 0).
+func best(a, b s3BenchFigures, round int) s3BenchFigures {
+	if round == 0 {
+		return b
+	}
+	a.commitLatency = min(a.commitLatency, b.commitLatency)
+	a.rowsPerSec = max(a.rowsPerSec, b.rowsPerSec)
+	a.mibPerSec = max(a.mibPerSec, b.mibPerSec)
+	return a
+}
+
 // BenchmarkS3VsLocalDisk prints commit latency and ingest throughput of the
 // Delta sink on the local S3 server (versitygw) next to the same run on
-// local disk, as BENCHROW lines for `make bench`.
+// local disk, as BENCHROW lines for `make bench`. Note: the local store
+// fsyncs each commit and its directory; versitygw's posix backend does not
+// fsync, so on one machine "S3" can come out faster than local disk. The
+// figure shows the cost of the S3 protocol path (HTTP, SigV4, multipart),
+// not of a remote network.
 func BenchmarkS3VsLocalDisk(b *testing.B) {
 	srv := s3test.Start(b)
 	const commits, bigBatches, bigRows = 40, 4, 250_000
 	for i := range b.N {
-		s3 := runSinkBench(b, srv.URL(fmt.Sprintf("bench/%d", i)), commits, bigBatches, bigRows)
-		local := runSinkBench(b, filepath.Join(b.TempDir(), "table"), commits, bigBatches, bigRows)
+		// Two rounds in alternating order, best of each: on a busy machine
+		// the second of two back-to-back runs is often the slower one.
+		var s3, local s3BenchFigures
+		for round := range 2 {
+			runLocal := func() {
+				f := runSinkBench(b, filepath.Join(b.TempDir(), "table"), commits, bigBatches, bigRows)
+				local = best(local, f, round)
+			}
+			runS3 := func() {
+				f := runSinkBench(b, srv.URL(fmt.Sprintf("bench/%d-%d", i, round)), commits, bigBatches, bigRows)
+				s3 = best(s3, f, round)
+			}
+			if round == 0 {
+				runLocal()
+				runS3()
+			} else {
+				runS3()
+				runLocal()
+			}
+		}
 		if i > 0 {
 			continue
 		}
