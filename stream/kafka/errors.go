@@ -1,0 +1,57 @@
+package kafka
+
+import (
+	"errors"
+	"fmt"
+)
+
+var (
+	// ErrInvalidOptions: Options.Validate failed.
+	ErrInvalidOptions = errors.New("kafka: invalid options")
+	// ErrBadOffset: an offset string is not Spark's Kafka offset JSON.
+	ErrBadOffset = errors.New("kafka: invalid offset")
+	// ErrDataLoss: records of a planned range are no longer in the log.
+	// Wrapped by *DataLossError.
+	ErrDataLoss = errors.New("kafka: data loss")
+	// ErrNotStarted: a method was called before Start.
+	ErrNotStarted = errors.New("kafka: source not started")
+	// ErrBadRecord: a value does not decode against the schema (ValueFormat
+	// json). Wrapped by *RecordError.
+	ErrBadRecord = errors.New("kafka: record does not fit the schema")
+)
+
+// DataLossError reports records of a planned range that cannot be read:
+// [From, Until) of Topic/Partition, and what the log holds instead.
+type DataLossError struct {
+	Topic     string
+	Partition int32
+	From      int64 // first offset the batch needed
+	Until     int64 // first offset it did not need
+	Reason    string
+}
+
+func (e *DataLossError) Error() string {
+	return fmt.Sprintf("kafka: data loss in %s-%d offsets [%d, %d): %s (set failOnDataLoss=false to skip with a warning)",
+		e.Topic, e.Partition, e.From, e.Until, e.Reason)
+}
+
+func (e *DataLossError) Unwrap() error { return ErrDataLoss }
+
+// RecordError names the Kafka record whose value does not fit the schema.
+type RecordError struct {
+	Topic     string
+	Partition int32
+	Offset    int64
+	Field     string
+	Err       error
+}
+
+func (e *RecordError) Error() string {
+	msg := fmt.Sprintf("kafka: %s-%d offset %d", e.Topic, e.Partition, e.Offset)
+	if e.Field != "" {
+		msg += " field " + e.Field
+	}
+	return msg + ": " + e.Err.Error()
+}
+
+func (e *RecordError) Unwrap() []error { return []error{ErrBadRecord, e.Err} }
