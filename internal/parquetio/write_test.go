@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lakesink/lakesink/internal/storage"
 )
 
 // TestStatsMatchDelta re-writes the rows of Spark/Delta-written files and
@@ -558,5 +560,47 @@ func TestFileNames(t *testing.T) {
 		WriteOptions{Compression: "none", FileName: SparkFileName("job")})
 	if err != nil || len(files) != 1 || files[0].Path != "part-00000-job-c000.parquet" {
 		t.Fatalf("%v %v", files, err)
+	}
+}
+
+// failingStore fails NewWriter after `after` successful calls.
+type failingStore struct {
+	*memStore
+	after int
+	calls int
+}
+
+var errInjected = errors.New("injected storage failure")
+
+func (f *failingStore) NewWriter(ctx context.Context, path string) (storage.Writer, error) {
+	f.calls++
+	if f.calls > f.after {
+		return nil, fmt.Errorf("create %s: %w", path, errInjected)
+	}
+	return f.memStore.NewWriter(ctx, path)
+}
+
+func TestWriteFilesFailureLeavesNothing(t *testing.T) {
+	schema := &StructType{Fields: []StructField{{Name: "k", Type: TypeString, Nullable: true}, {Name: "v", Type: TypeLong}}}
+	var rows [][]any
+	for i := range 30 {
+		rows = append(rows, []any{fmt.Sprint(i % 3), int64(i)})
+	}
+	st := &failingStore{memStore: newMemStore(), after: 2}
+	_, err := WriteFiles(context.Background(), st, &Batch{Schema: schema, Rows: rows}, WriteOptions{PartitionColumns: []string{"k"}})
+	if !errors.Is(err, errInjected) {
+		t.Fatalf("err = %v", err)
+	}
+	if ks := st.keys(); len(ks) != 0 {
+		t.Fatalf("files left after a failed write: %v", ks)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	st2 := newMemStore()
+	if _, err := WriteFiles(ctx, st2, &Batch{Schema: schema, Rows: rows}, WriteOptions{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled: err = %v", err)
+	}
+	if ks := st2.keys(); len(ks) != 0 || st2.writers != 0 {
+		t.Fatalf("cancelled write left %v, %d open writers", ks, st2.writers)
 	}
 }
