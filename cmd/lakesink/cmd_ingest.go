@@ -39,6 +39,7 @@ type IngestOptions struct {
 	Compression        string
 	MergeSchema        bool
 	BadRecordsPath     string
+	Kafka              KafkaFlags // ingest_kafka.go
 }
 
 // AddFlags registers the flags.
@@ -60,6 +61,7 @@ func (o *IngestOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.Compression, "compression", "snappy", "Parquet compression: snappy, zstd, gzip, lz4, none")
 	f.BoolVar(&o.MergeSchema, "merge-schema", false, "add new nullable input columns to the table schema")
 	f.StringVar(&o.BadRecordsPath, "bad-records-path", "", "Delta table URL for records that do not fit the schema (as Spark's badRecordsPath): valid rows go on, rejects land there once per batch")
+	o.Kafka.AddFlags(f)
 }
 
 func newIngestCommand(g *globalOptions) *cobra.Command {
@@ -93,7 +95,6 @@ EXIT STATUS
 		},
 	}
 	o.AddFlags(cmd.Flags())
-	_ = cmd.MarkFlagRequired("source")
 	_ = cmd.MarkFlagRequired("checkpoint")
 	return cmd
 }
@@ -116,11 +117,19 @@ func runIngest(ctx context.Context, p *printer, o IngestOptions) error {
 			return fmt.Errorf("--target-file-size: %w", err)
 		}
 	}
-	srcStore, err := storage.Open(ctx, o.Source)
-	if err != nil {
-		return fmt.Errorf("--source: %w", err)
+	kafkaIn := o.Kafka.Enabled(o.Format)
+	sourceURL := kafkaSourceURL(o.Kafka)
+	var srcStore storage.Store
+	if !kafkaIn {
+		if o.Source == "" {
+			return fmt.Errorf("give --source (a directory URL), or --format kafka with --kafka-bootstrap")
+		}
+		if srcStore, err = storage.Open(ctx, o.Source); err != nil {
+			return fmt.Errorf("--source: %w", err)
+		}
+		defer srcStore.Close()
+		sourceURL = srcStore.URL()
 	}
-	defer srcStore.Close()
 	chkStore, err := storage.Open(ctx, o.Checkpoint)
 	if err != nil {
 		return fmt.Errorf("--checkpoint: %w", err)
@@ -187,7 +196,7 @@ func runIngest(ctx context.Context, p *printer, o IngestOptions) error {
 		dopts := sink.Options{
 			OutputMode: sink.OutputMode(o.OutputMode), PartitionColumns: o.PartitionBy,
 			TargetFileSizeBytes: target, Compression: o.Compression, MergeSchema: o.MergeSchema,
-			OperationParameters: map[string]string{"sourceUrl": srcStore.URL()},
+			OperationParameters: map[string]string{"sourceUrl": sourceURL},
 		}
 		check := dopts
 		check.QueryID = "validate" // the real one comes from the checkpoint
@@ -196,7 +205,7 @@ func runIngest(ctx context.Context, p *printer, o IngestOptions) error {
 		}
 		lazy.build = func(ctx context.Context, queryID string, fresh bool) (sink.Sink, error) {
 			if fresh && !o.AllowReset {
-				if err := checkSourceNotIngested(ctx, t, srcStore.URL(), queryID); err != nil {
+				if err := checkSourceNotIngested(ctx, t, sourceURL, queryID); err != nil {
 					return nil, err
 				}
 			}
@@ -219,8 +228,15 @@ func runIngest(ctx context.Context, p *printer, o IngestOptions) error {
 		lazy.rejects = &rejects{table: rt}
 		srcOpts.OnBadRecord = lazy.rejects.add
 	}
-	src, err := source.NewFileSource(srcStore, srcOpts)
-	if err != nil {
+	var src source.Source
+	if kafkaIn {
+		ks, err := kafkaSource(ctx, o.Kafka, srcOpts)
+		if err != nil {
+			return err
+		}
+		defer ks.Close()
+		src = ks
+	} else if src, err = source.NewFileSource(srcStore, srcOpts); err != nil {
 		return err
 	}
 
