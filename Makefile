@@ -14,6 +14,7 @@ build:
 # All unit and integration tests (seed corpora of the fuzz targets included).
 test: build
 	$(GO) test -count=1 -timeout 20m $(PKGS)
+	cd interop && $(GO) test -count=1 ./...
 
 test-short:
 	$(GO) test -short -count=1 $(PKGS)
