@@ -36,6 +36,8 @@ type arrowFile struct {
 	pq      *schema.Schema
 	root    *schema.GroupNode
 	schema  *arrow.Schema
+	// kv is the footer's key-value metadata.
+	kv map[string]string
 	// cols[name] holds the column's values converted to lakesink Go values.
 	cols map[string][]any
 }
@@ -72,6 +74,12 @@ func readArrow(t *testing.T, path string) *arrowFile {
 		root:    rdr.MetaData().Schema.Root(),
 		schema:  tbl.Schema(),
 		cols:    map[string][]any{},
+		kv:      map[string]string{},
+	}
+	if kvm := rdr.MetaData().KeyValueMetadata(); kvm != nil {
+		for i, k := range kvm.Keys() {
+			af.kv[k] = kvm.Values()[i]
+		}
 	}
 	if tbl.NumRows() != af.numRows {
 		t.Errorf("%s: arrow table has %d rows, footer says %d", path, tbl.NumRows(), af.numRows)
@@ -712,5 +720,81 @@ func checkStats(t *testing.T, where, path string, dt parquetio.DataType, vals []
 	}
 	if exact && (!sawLo || !sawHi) {
 		t.Errorf("%s: column %s min/max %v/%v not attained by the values arrow-go reads", where, path, minV, maxV)
+	}
+}
+
+// sparkTypeJSON is the JSON of a Spark DataType (DataType.jsonValue), built
+// here independently of lakesink's schema encoder; field metadata is left
+// out (compared without it).
+func sparkTypeJSON(dt parquetio.DataType) any {
+	switch d := dt.(type) {
+	case parquetio.PrimitiveType:
+		return string(d)
+	case parquetio.DecimalType:
+		return fmt.Sprintf("decimal(%d,%d)", d.Precision, d.Scale)
+	case *parquetio.StructType:
+		return sparkStructJSON(d.Fields)
+	case *parquetio.ArrayType:
+		return map[string]any{"type": "array", "elementType": sparkTypeJSON(d.ElementType), "containsNull": d.ContainsNull}
+	case *parquetio.MapType:
+		return map[string]any{"type": "map", "keyType": sparkTypeJSON(d.KeyType), "valueType": sparkTypeJSON(d.ValueType),
+			"valueContainsNull": d.ValueContainsNull}
+	}
+	return nil
+}
+
+func sparkStructJSON(fields []parquetio.StructField) any {
+	fs := make([]any, len(fields))
+	for i, f := range fields {
+		fs[i] = map[string]any{"name": f.Name, "type": sparkTypeJSON(f.Type), "nullable": f.Nullable}
+	}
+	return map[string]any{"type": "struct", "fields": fs}
+}
+
+// dropMetadata removes "metadata" keys of struct fields.
+func dropMetadata(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, e := range x {
+			if k == "metadata" {
+				continue
+			}
+			out[k] = dropMetadata(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i := range x {
+			out[i] = dropMetadata(x[i])
+		}
+		return out
+	}
+	return v
+}
+
+// sparkRowMetadataKey is the footer key under which Spark stores the
+// Catalyst schema of the file (ParquetReadSupport.SPARK_METADATA_KEY); Spark
+// prefers it over the Parquet schema to restore the exact Spark types.
+const sparkRowMetadataKey = "org.apache.spark.sql.parquet.row.metadata"
+
+// checkSparkRowMetadata checks that the Spark schema in the footer describes the file's columns with the written types.
+func checkSparkRowMetadata(t *testing.T, af *arrowFile, fields []parquetio.StructField) {
+	t.Helper()
+	js, ok := af.kv[sparkRowMetadataKey]
+	if !ok {
+		t.Errorf("%s: footer has no %s (Spark always writes it)", af.path, sparkRowMetadataKey)
+		return
+	}
+	var got any
+	if err := json.Unmarshal([]byte(js), &got); err != nil {
+		t.Errorf("%s: %s is not JSON: %v", af.path, sparkRowMetadataKey, err)
+		return
+	}
+	want := sparkStructJSON(fields)
+	gotJS, _ := json.Marshal(dropMetadata(got))
+	wantJS, _ := json.Marshal(want)
+	if !bytes.Equal(gotJS, wantJS) {
+		t.Errorf("%s: %s\n got %s\nwant %s", af.path, sparkRowMetadataKey, gotJS, wantJS)
 	}
 }

@@ -307,6 +307,18 @@ func readDelta(t *testing.T, dir string, schema *parquetio.StructType, partCols 
 		if len(a.PartitionValues) != len(partCols) {
 			t.Errorf("%s: partitionValues %v, want columns %v", a.Path, a.PartitionValues, partCols)
 		}
+		// The Hive-style directories name the same values (Spark discovers
+		// partitions from them when it reads the files without the log).
+		if len(partCols) > 0 {
+			dirs := hivePartition(t, key)
+			for _, c := range partCols {
+				d, v := dirs[c], a.PartitionValues[c]
+				if (d == nil) != (v == nil) || d != nil && *d != *v {
+					t.Errorf("%s: directory value of %s is %s, partitionValues has %s", key, c, show(deref(d)), show(deref(v)))
+				}
+			}
+		}
+		checkSparkRowMetadata(t, af, fields)
 		rows = append(rows, fileRows(t, schema, af, a.PartitionValues)...)
 	}
 	sortByID(rows)
@@ -442,6 +454,13 @@ func hivePartition(t *testing.T, rel string) map[string]*string {
 	return out
 }
 
+func deref(p *string) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
 func TestSparkFileSinkReadByArrow(t *testing.T) {
 	cases := []struct {
 		name     string
@@ -504,6 +523,7 @@ func TestSparkFileSinkReadByArrow(t *testing.T) {
 				if len(part) != len(tc.partCols) {
 					t.Errorf("%s: partition directories %v, want %v", rel, part, tc.partCols)
 				}
+				checkSparkRowMetadata(t, af, fields)
 				rows = append(rows, fileRows(t, tc.schema, af, part)...)
 			}
 			slices.Sort(listed)
