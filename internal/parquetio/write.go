@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/lakesink/lakesink/internal/storage"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress"
 	"github.com/parquet-go/parquet-go/compress/gzip"
@@ -18,6 +17,9 @@ import (
 	"github.com/parquet-go/parquet-go/compress/snappy"
 	"github.com/parquet-go/parquet-go/compress/uncompressed"
 	"github.com/parquet-go/parquet-go/compress/zstd"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/lakesink/lakesink/internal/storage"
 )
 
 // WriteOptions configures WriteFiles and NewFileWriter.
@@ -52,6 +54,11 @@ type WriteOptions struct {
 	// "part-%05d-<uuid>.c000<ext>.parquet". Spark's file sink uses
 	// "part-%05d-<uuid>-c%03d<ext>.parquet".
 	FileName func(partIndex int, codecExt string) string
+	// Workers is how many partitions are written at once (each file is
+	// still written by one goroutine). Writing is mostly waiting for the
+	// store (fsync, uploads), so a partitioned batch of many small files
+	// goes much faster in parallel. Default (0): 8.
+	Workers int
 	// KeyValueMetadata is added to every file's footer.
 	KeyValueMetadata map[string]string
 }
@@ -101,6 +108,9 @@ func (o WriteOptions) Validate() error {
 }
 
 func (o WriteOptions) withDefaults() WriteOptions {
+	if o.Workers <= 0 {
+		o.Workers = 8
+	}
 	if o.TargetFileSizeBytes == 0 {
 		o.TargetFileSizeBytes = defaultTargetFileSize
 	}
@@ -201,61 +211,84 @@ func WriteFiles(ctx context.Context, store storage.Store, batch *Batch, opts Wri
 		return nil, err
 	}
 
+	// Partitions are written in parallel; the files come back in group
+	// order, and each file gets its sequence number when it is created.
+	name := opts.FileName
+	if name == nil {
+		name = DeltaFileName
+	}
+	var seq atomic.Int64
+	results := make([][]WrittenFile, len(groups))
+	eg, gctx := errgroup.WithContext(ctx)
+	eg.SetLimit(opts.Workers)
+	for gi, g := range groups {
+		eg.Go(func() error {
+			files, err := lay.writeGroup(gctx, store, batch.Rows, g.rows, g.values, func() string {
+				return name(int(seq.Add(1)-1), lay.codecExt)
+			})
+			results[gi] = files
+			return err
+		})
+	}
+	err = eg.Wait()
 	var out []WrittenFile
-	cleanup := func() {
+	for _, files := range results {
+		out = append(out, files...)
+	}
+	if err != nil {
 		for _, f := range out {
 			_ = store.Delete(context.WithoutCancel(ctx), f.Path) // best effort; unreferenced files are harmless
 		}
+		return nil, err
 	}
-	seq := 0
-	for _, g := range groups {
-		dir := PartitionPath(lay.partKeys, g.values)
-		n := len(batch.Rows)
-		if g.rows != nil {
-			n = len(g.rows)
-		}
-		var fw *FileWriter
-		for start := 0; start < n; {
-			if err := ctx.Err(); err != nil {
-				if fw != nil {
-					_ = fw.Abort()
-				}
-				cleanup()
-				return nil, err
-			}
-			if fw == nil {
-				name := opts.FileName
-				if name == nil {
-					name = DeltaFileName
-				}
-				p := name(seq, lay.codecExt)
-				if dir != "" {
-					p = dir + "/" + p
-				}
-				seq++
-				fw, err = lay.newFileWriter(ctx, store, p)
-				if err != nil {
-					cleanup()
-					return nil, err
-				}
-				fw.partValues = g.values
-			}
-			took, err := fw.writeRange(batch.Rows, g.rows, start, n, lay.dataIdx, opts.TargetFileSizeBytes)
-			if err != nil {
+	return out, nil
+}
+
+// writeGroup writes the rows of one partition (rowIdx; nil: every row) into
+// files rolled at the target size, and returns the files it completed (also
+// on error, so that the caller can delete them).
+func (lay *layout) writeGroup(ctx context.Context, store storage.Store, rows [][]any, rowIdx []int, values map[string]*string, nextName func() string) ([]WrittenFile, error) {
+	dir := PartitionPath(lay.partKeys, values)
+	n := len(rows)
+	if rowIdx != nil {
+		n = len(rowIdx)
+	}
+	var (
+		out []WrittenFile
+		fw  *FileWriter
+		err error
+	)
+	for start := 0; start < n; {
+		if err := ctx.Err(); err != nil {
+			if fw != nil {
 				_ = fw.Abort()
-				cleanup()
-				return nil, err
 			}
-			start += took
-			if fw.pw.Size() >= opts.TargetFileSizeBytes || start == n {
-				wf, err := fw.Close(ctx)
-				if err != nil {
-					cleanup()
-					return nil, err
-				}
-				out = append(out, wf)
-				fw = nil
+			return out, err
+		}
+		if fw == nil {
+			p := nextName()
+			if dir != "" {
+				p = dir + "/" + p
 			}
+			fw, err = lay.newFileWriter(ctx, store, p)
+			if err != nil {
+				return out, err
+			}
+			fw.partValues = values
+		}
+		took, err := fw.writeRange(rows, rowIdx, start, n, lay.dataIdx, lay.opts.TargetFileSizeBytes)
+		if err != nil {
+			_ = fw.Abort()
+			return out, err
+		}
+		start += took
+		if fw.pw.Size() >= lay.opts.TargetFileSizeBytes || start == n {
+			wf, err := fw.Close(ctx)
+			if err != nil {
+				return out, err
+			}
+			out = append(out, wf)
+			fw = nil
 		}
 	}
 	return out, nil

@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -563,18 +564,18 @@ func TestFileNames(t *testing.T) {
 	}
 }
 
-// failingStore fails NewWriter after `after` successful calls.
+// failingStore fails NewWriter after `after` successful calls. WriteFiles
+// writes partitions in parallel, so the count is atomic.
 type failingStore struct {
 	*memStore
 	after int
-	calls int
+	calls atomic.Int64
 }
 
 var errInjected = errors.New("injected storage failure")
 
 func (f *failingStore) NewWriter(ctx context.Context, path string) (storage.Writer, error) {
-	f.calls++
-	if f.calls > f.after {
+	if f.calls.Add(1) > int64(f.after) {
 		return nil, fmt.Errorf("create %s: %w", path, errInjected)
 	}
 	return f.memStore.NewWriter(ctx, path)
