@@ -86,7 +86,11 @@ func date(y int, m time.Month, d int) parquetio.Date {
 // allTypesRows returns rows of allTypes: an all-null row, the extremes of
 // every type, NaN/±Inf/-0, a timestamp given in a non-UTC zone, then regular
 // rows with nulls scattered over every column.
-func allTypesRows() [][]any {
+func allTypesRows() [][]any { return allTypesRowsN(45) }
+
+// allTypesRowsN is allTypesRows with n rows (n >= 5); strings get longer
+// with the id (up to 400 bytes) so that large n spans several pages.
+func allTypesRowsN(n int64) [][]any {
 	ist := time.FixedZone("IST", 5*3600+1800)
 	rows := [][]any{
 		{int64(0), nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil},
@@ -113,10 +117,10 @@ func allTypesRows() [][]any {
 			dec("0", 2), dec("0", 4), dec("0", 6),
 			nil, nil, nil},
 	}
-	for id := int64(5); id < 45; id++ {
+	for id := int64(5); id < n; id++ {
 		k := int(id)
 		r := []any{id,
-			fmt.Sprintf("row-%03d", id),
+			fmt.Sprintf("row-%03d", id) + strings.Repeat("x", int(id%400)),
 			id * 1_000_000_007,
 			int32(id * 1001),
 			int16(id * 7),
@@ -125,10 +129,10 @@ func allTypesRows() [][]any {
 			float64(id) * -1.5e100,
 			id%2 == 0,
 			[]byte(fmt.Sprintf("b%d", id)),
-			date(2000, 1, k),
+			date(2000, 1, k%3000),
 			time.Date(2020, 6, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(id)*time.Hour + time.Duration(id)*time.Microsecond),
 			time.Date(1950, 6, 1, 0, 0, 0, 0, time.UTC).Add(-time.Duration(id) * 1234567 * time.Microsecond),
-			dec(fmt.Sprintf("%d.%02d", id, id), 2),
+			dec(fmt.Sprintf("%d.%02d", id%1000, id%100), 2),
 			dec(fmt.Sprintf("-%d.%04d", id*1_000_000_000, id), 4),
 			dec(fmt.Sprintf("%d123456789012345678.%06d", id, id), 6),
 			[]any{int32(id), fmt.Sprintf("st%d", id)},
@@ -251,8 +255,13 @@ func fileRows(t *testing.T, schema *parquetio.StructType, af *arrowFile, part ma
 // writeDelta writes rows with the Delta sink in two batches.
 func writeDelta(t *testing.T, dir string, schema *parquetio.StructType, rows [][]any, partCols []string) {
 	t.Helper()
+	writeDeltaOpts(t, dir, schema, rows, sink.Options{QueryID: "q", PartitionColumns: partCols})
+}
+
+func writeDeltaOpts(t *testing.T, dir string, schema *parquetio.StructType, rows [][]any, opts sink.Options) {
+	t.Helper()
 	ctx := context.Background()
-	s, err := sink.NewDelta(ctx, "file://"+dir, sink.Options{QueryID: "q", PartitionColumns: partCols})
+	s, err := sink.NewDelta(ctx, "file://"+dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -343,6 +352,67 @@ func TestDeltaTableReadByArrow(t *testing.T) {
 			compareRows(t, tc.schema, expected(tc.schema, tc.rows, tc.partCols), got)
 		})
 	}
+}
+
+// TestDeltaCodecsAndLayoutsReadByArrow writes the all-types table with every
+// compression codec, and with row groups and files small enough to hold a
+// few rows each, and reads it back with arrow-go.
+func TestDeltaCodecsAndLayoutsReadByArrow(t *testing.T) {
+	cases := []struct {
+		name     string
+		opts     sink.Options
+		rows     int64 // default 45
+		minFiles int
+		minRGs   int
+	}{
+		{name: "zstd", opts: sink.Options{Compression: "zstd"}},
+		{name: "gzip", opts: sink.Options{Compression: "gzip"}},
+		{name: "lz4", opts: sink.Options{Compression: "lz4"}},
+		{name: "none", opts: sink.Options{Compression: "none"}},
+		{name: "small_row_groups", opts: sink.Options{RowGroupSizeBytes: 64 << 10}, rows: 4000, minRGs: 2},
+		{name: "small_files", opts: sink.Options{TargetFileSizeBytes: 128 << 10}, rows: 4000, minFiles: 4},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			opts := tc.opts
+			opts.QueryID = "q"
+			rows := allTypesRows()
+			if tc.rows > 0 {
+				rows = allTypesRowsN(tc.rows)
+			}
+			writeDeltaOpts(t, dir, allTypes, rows, opts)
+			got := readDelta(t, dir, allTypes, nil)
+			compareRows(t, allTypes, expected(allTypes, rows, nil), got)
+			files, maxRGs := parquetLayout(t, dir)
+			if files < tc.minFiles || maxRGs < tc.minRGs {
+				t.Errorf("%d files, at most %d row groups per file; want >= %d files, >= %d row groups", files, maxRGs, tc.minFiles, tc.minRGs)
+			}
+		})
+	}
+}
+
+// parquetLayout counts the Parquet files under dir and the largest number
+// of row groups of one file, as arrow-go reads the footers.
+func parquetLayout(t *testing.T, dir string) (files, maxRowGroups int) {
+	t.Helper()
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !strings.HasSuffix(p, ".parquet") {
+			return err
+		}
+		r, err := file.OpenParquetFile(p, false)
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		files++
+		maxRowGroups = max(maxRowGroups, r.NumRowGroups())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files, maxRowGroups
 }
 
 // TestDeltaStatsBoundsTimestamps checks, on a file of timestamps with
