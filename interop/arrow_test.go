@@ -128,11 +128,14 @@ func goValue(arr arrow.Array, i int) (any, error) {
 	case *array.Date32:
 		return parquetio.Date(a.Value(i)), nil
 	case *array.Timestamp:
-		unit := a.DataType().(*arrow.TimestampType).Unit
-		if unit != arrow.Microsecond {
-			return nil, fmt.Errorf("timestamp unit %s, want us", unit)
+		switch unit := a.DataType().(*arrow.TimestampType).Unit; unit {
+		case arrow.Microsecond:
+			return time.UnixMicro(int64(a.Value(i))).UTC(), nil
+		case arrow.Nanosecond: // INT96, as Spark writes by default
+			return time.Unix(0, int64(a.Value(i))).UTC(), nil
+		default:
+			return nil, fmt.Errorf("timestamp unit %s", unit)
 		}
-		return time.UnixMicro(int64(a.Value(i))).UTC(), nil
 	case *array.Decimal128:
 		typ := a.DataType().(*arrow.Decimal128Type)
 		return parquetio.Decimal{Unscaled: a.Value(i).BigInt(), Scale: int(typ.Scale)}, nil

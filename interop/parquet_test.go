@@ -255,8 +255,12 @@ func fileRows(t *testing.T, schema *parquetio.StructType, af *arrowFile, part ma
 // writeDelta writes rows with the Delta sink in two batches.
 func writeDelta(t *testing.T, dir string, schema *parquetio.StructType, rows [][]any, partCols []string) {
 	t.Helper()
-	writeDeltaOpts(t, dir, schema, rows, sink.Options{QueryID: "q", PartitionColumns: partCols})
+	o := deltaOpts()
+	o.PartitionColumns = partCols
+	writeDeltaOpts(t, dir, schema, rows, o)
 }
+
+func deltaOpts() sink.Options { return sink.Options{QueryID: "q"} }
 
 func writeDeltaOpts(t *testing.T, dir string, schema *parquetio.StructType, rows [][]any, opts sink.Options) {
 	t.Helper()
