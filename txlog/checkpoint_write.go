@@ -84,7 +84,10 @@ func (l *Log) Checkpoint(ctx context.Context, snap *Snapshot) (*LastCheckpoint, 
 		return nil, fmt.Errorf("txlog: write checkpoint %s: %w", p, err)
 	}
 	cw := &countingWriter{w: w}
-	pw := parquet.NewGenericWriter[ckptRow](cw, parquet.Compression(&parquet.Snappy))
+	// Version 1 pages and PLAIN byte arrays, as Spark writes checkpoints:
+	// readers before Spark 3.3 cannot decode parquet-go's defaults.
+	pw := parquet.NewGenericWriter[ckptRow](cw, parquet.Compression(&parquet.Snappy),
+		parquet.DataPageVersion(1), parquet.DefaultEncodingFor(parquet.ByteArray, &parquet.Plain))
 	chunk := make([]ckptRow, 0, l.opts.CheckpointRowsPerChunk)
 	var rows, adds int64
 	flush := func() error {

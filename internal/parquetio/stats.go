@@ -236,7 +236,10 @@ func minMaxJSON(spec statSpec, c *colStats) (lo, hi any, ok bool) {
 		// range still covers every value.
 		lo := floorDiv(c.minI, 1000)
 		hi := floorDiv(c.maxI, 1000)
-		if hi*1000 != c.maxI {
+		if hi*1000 != c.maxI && hi < maxStatsMillis {
+			// Rounding up past 9999-12-31T23:59:59.999 would leave Spark's
+			// timestamp range; there the max stays truncated, as Delta
+			// writes every max, and readers widen it by 1 ms.
 			hi++
 		}
 		return time.UnixMilli(lo).UTC().Format(layout), time.UnixMilli(hi).UTC().Format(layout), c.has
@@ -252,6 +255,10 @@ func minMaxJSON(spec statSpec, c *colStats) (lo, hi any, ok bool) {
 	}
 	return nil, nil, false
 }
+
+// maxStatsMillis is 9999-12-31T23:59:59.999Z, the largest timestamp Spark's
+// stats format (yyyy-MM-dd'T'HH:mm:ss.SSS) can express.
+const maxStatsMillis = 253402300799999
 
 func floorDiv(a, b int64) int64 {
 	q := a / b

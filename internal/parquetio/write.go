@@ -509,6 +509,12 @@ func (l *layout) newFileWriter(ctx context.Context, store storage.Store, path st
 	wopts := []parquet.WriterOption{
 		l.pschema,
 		parquet.Compression(l.codec),
+		// What Spark writes and every Spark/Delta version reads: version 1
+		// data pages, PLAIN byte arrays. parquet-go's defaults (v2 pages,
+		// DELTA_LENGTH_BYTE_ARRAY) are unreadable by Spark's vectorized
+		// reader before 3.3 (SPARK-36879), i.e. by Delta 1.x and 2.0.
+		parquet.DataPageVersion(1),
+		parquet.DefaultEncodingFor(parquet.ByteArray, &parquet.Plain),
 		parquet.CreatedBy("lakesink", "0", ""),
 	}
 	if !l.opts.PhysicalNames {
