@@ -191,5 +191,4 @@ func (d *Delta) AddBatch(ctx context.Context, batchID int64, batch *Batch) (Resu
 // FromStructs turns Go structs into a Batch, the schema derived from the
 // struct's parquet tags and Go types (parquetio.FromStructs): the adapter
 // through which typed rows enter the one write path.
-// func FromStructs[T any](rows []T) (*Batch, error) { return parquetio.FromStructs(rows) } TODO(parquetio.FromStructs)
-var _ = parquetio.ErrSchema
+func FromStructs[T any](rows []T) (*Batch, error) { return parquetio.FromStructs(rows) }
