@@ -391,6 +391,7 @@ func startProcess(bin string, port int, root, sidecar string) (*process, error) 
 	cmd.Env = env
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
+	dieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrStart, bin, err)
 	}
