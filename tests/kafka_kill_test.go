@@ -1,0 +1,209 @@
+package tests
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/lakesink/lakesink/reader"
+)
+
+// produceFlights writes every line of the flight files to topic as one record
+// (key: the line's number, value: the line), round-robin over the
+// partitions, and returns the lines by number.
+func produceFlights(t *testing.T, addrs []string, topic string, parts int) []string {
+	t.Helper()
+	var lines []string
+	for _, f := range flightFiles(t) {
+		fh, err := os.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(fh)
+		for sc.Scan() {
+			lines = append(lines, sc.Text())
+		}
+		fh.Close()
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	recs := make([]*kgo.Record, len(lines))
+	for i, l := range lines {
+		recs[i] = &kgo.Record{Topic: topic, Partition: int32(i % parts), Key: []byte(strconv.Itoa(i)), Value: []byte(l)}
+	}
+	if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	return lines
+}
+
+// kafkaTableRecords reads the Delta table written from Kafka and fails the
+// test unless it holds each produced record exactly once, identified by
+// (topic, partition, offset), with its key and value.
+func checkKafkaTable(t *testing.T, dir, topic string, lines []string, parts int) {
+	t.Helper()
+	ctx := context.Background()
+	snap, err := reader.Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close()
+	type id struct {
+		partition int32
+		offset    int64
+	}
+	seen := map[id]int{}
+	keys := map[int]bool{}
+	n := 0
+	for rec, err := range snap.Rows(ctx, reader.ReadOptions{Columns: []string{"topic", "partition", "offset", "key", "value"}}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+		tp, _ := rec.Values[0].(string)
+		p, _ := rec.Values[1].(int32)
+		off, _ := rec.Values[2].(int64)
+		key, _ := rec.Values[3].([]byte)
+		val, _ := rec.Values[4].([]byte)
+		if tp != topic {
+			t.Fatalf("row from topic %q", tp)
+		}
+		k := id{p, off}
+		seen[k]++
+		if seen[k] > 1 {
+			t.Fatalf("%s-%d offset %d is in the table %d times", tp, p, off, seen[k])
+		}
+		i, err := strconv.Atoi(string(key))
+		if err != nil || i < 0 || i >= len(lines) {
+			t.Fatalf("%s-%d offset %d: key %q", tp, p, off, key)
+		}
+		// Record i went to partition i%parts at offset i/parts.
+		if int(p) != i%parts || off != int64(i/parts) || string(val) != lines[i] {
+			t.Fatalf("%s-%d offset %d holds key %d (want partition %d offset %d) value %q", tp, p, off, i, i%parts, i/parts, val)
+		}
+		keys[i] = true
+	}
+	if n != len(lines) || len(keys) != len(lines) {
+		t.Fatalf("table holds %d rows (%d distinct records), want %d", n, len(keys), len(lines))
+	}
+}
+
+// TestKafkaKillDashNineIsExactlyOnce produces the 20,000 flight records to a
+// 3-partition topic of an in-process Kafka (kfake, loopback only), streams
+// them into a Delta table with `lakesink ingest --format kafka`, kills the
+// ingest with SIGKILL at random moments, restarts it, and checks that every
+// record is in the table exactly once by (topic, partition, offset).
+func TestKafkaKillDashNineIsExactlyOnce(t *testing.T) {
+	const parts = 3
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(parts, "flights"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	addrs := c.ListenAddrs()
+	lines := produceFlights(t, addrs, "flights", parts)
+
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	args := []string{"ingest", "--json", "--format", "kafka", "--kafka-bootstrap", addrs[0], "--kafka-topic", "flights",
+		"--starting-offsets", "earliest", "--checkpoint", filepath.Join(dir, "checkpoint"), "--table", out,
+		"--partition-by", "partition", "--trigger", "available-now", "--max-offsets-per-trigger", "200"}
+
+	minTrials := envInt("LAKESINK_KAFKA_KILL_TRIALS", 10)
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewSource(seed))
+	var counts recoveryCounts
+	kills := 0
+	for trial := 0; trial < minTrials*5 && kills < minTrials; trial++ {
+		var stderr bytes.Buffer
+		cmd := exec.Command(lakesinkBin, args...)
+		cmd.Stderr = &stderr
+		cmd.Env = append(os.Environ(), "LAKESINK_TEST_AFTER_COMMIT_DELAY=15ms")
+		pipe, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		var stdout bytes.Buffer
+		firstLine := make(chan struct{})
+		copied := make(chan struct{})
+		go func() {
+			defer close(copied)
+			r := bufio.NewReader(pipe)
+			signalled := false
+			for {
+				line, err := r.ReadBytes('\n')
+				stdout.Write(line)
+				if !signalled && len(line) > 0 {
+					close(firstLine)
+					signalled = true
+				}
+				if err != nil {
+					if !signalled {
+						close(firstLine)
+					}
+					return
+				}
+			}
+		}()
+		<-firstLine
+		done := make(chan error, 1)
+		go func() { <-copied; done <- cmd.Wait() }()
+		delay := time.Duration(rng.Intn(150)) * time.Millisecond
+		finished := false
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("trial %d: ingest failed before the kill: %v\n%s", trial, err, stderr.String())
+			}
+			finished = true
+		case <-time.After(delay):
+			_ = cmd.Process.Signal(syscall.SIGKILL)
+			<-done
+			kills++
+		}
+		counts.add(stdout.Bytes())
+		if finished {
+			break
+		}
+	}
+	final := exec.Command(lakesinkBin, args...)
+	var stderr bytes.Buffer
+	final.Stderr = &stderr
+	outp, err := final.Output()
+	if err != nil {
+		t.Fatalf("final ingest: %v\n%s", err, stderr.String())
+	}
+	counts.add(outp)
+	t.Logf("%d kills, %d batches reported, %d reruns committed, %d reruns skipped (commit had landed)",
+		kills, counts.batches, counts.rerunCommitted, counts.rerunSkipped)
+	checkKafkaTable(t, out, "flights", lines, parts)
+	if kills < minTrials {
+		t.Fatalf("only %d kills before the stream finished, want %d", kills, minTrials)
+	}
+
+	// A second run finds nothing new and leaves the table as it is.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if outp, err := exec.CommandContext(ctx, lakesinkBin, args...).CombinedOutput(); err != nil {
+		t.Fatalf("ingest with nothing new: %v\n%s", err, outp)
+	}
+	checkKafkaTable(t, out, "flights", lines, parts)
+}
