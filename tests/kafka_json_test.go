@@ -1,0 +1,33 @@
+package tests
+
+import (
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+)
+
+// TestKafkaJSONValues streams the flight records from a 3-partition topic
+// with --value-format json against the flights schema, and checks that the
+// table holds exactly the rows of the source files.
+func TestKafkaJSONValues(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(3, "flights"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	addrs := c.ListenAddrs()
+	produceFlights(t, addrs, "flights", 3)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	args := []string{"ingest", "--format", "kafka", "--kafka-bootstrap", addrs[0], "--kafka-topic", "flights",
+		"--starting-offsets", "earliest", "--value-format", "json",
+		"--schema", "../testdata/flights-schema.json", "--timestamp-format", "2006/01/02 15:04",
+		"--checkpoint", filepath.Join(dir, "checkpoint"), "--table", out,
+		"--trigger", "available-now", "--max-offsets-per-trigger", "5000"}
+	if outp, err := exec.Command(lakesinkBin, args...).CombinedOutput(); err != nil {
+		t.Fatalf("ingest: %v\n%s", err, outp)
+	}
+	compareKeys(t, tableKeys(t, out), sourceKeys(t, flightFiles(t)))
+}
