@@ -272,20 +272,21 @@ func (t *Table) CheckConditionalWrites(ctx context.Context) error {
 		return t.probe
 	}
 	key := txlog.LogDir + "/.lakesink-probe-" + uuid.NewString()
-	err := t.store.PutIfAbsent(ctx, key, []byte("probe"))
-	if err == nil {
-		err = t.store.PutIfAbsent(ctx, key, []byte("probe"))
-		switch {
-		case errors.Is(err, storage.ErrAlreadyExists):
-			err = nil
-		case err == nil:
-			err = fmt.Errorf("table %s: %w: a second put-if-absent of %s succeeded; concurrent writers could overwrite each other's commits "+
-				"(open the table in single-writer mode if only one process writes it)", t.URL(), storage.ErrConditionalWriteUnsupported, key)
-		}
-		_ = t.store.Delete(ctx, key)
+	defer func() { _ = t.store.Delete(context.WithoutCancel(ctx), key) }() // on every path
+	if err := t.store.PutIfAbsent(ctx, key, []byte("probe")); err != nil {
+		// Not a verdict (a timeout, a 503, an unknown outcome): report it
+		// and probe again at the next write.
+		return fmt.Errorf("table %s: probe conditional writes: %w", t.URL(), err)
 	}
-	if ctx.Err() != nil {
-		return err // do not cache a cancelled probe
+	err := t.store.PutIfAbsent(ctx, key, []byte("probe"))
+	switch {
+	case errors.Is(err, storage.ErrAlreadyExists):
+		err = nil // the verdict: conditional writes are honoured
+	case err == nil:
+		err = fmt.Errorf("table %s: %w: a second put-if-absent of %s succeeded; concurrent writers could overwrite each other's commits "+
+			"(open the table in single-writer mode if only one process writes it)", t.URL(), storage.ErrConditionalWriteUnsupported, key)
+	default:
+		return fmt.Errorf("table %s: probe conditional writes: %w", t.URL(), err)
 	}
 	t.probed, t.probe = true, err
 	return err

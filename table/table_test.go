@@ -291,3 +291,34 @@ func TestHistoryAndTimeTravel(t *testing.T) {
 		t.Fatalf("as of version 1's timestamp: version %d", snap.Version())
 	}
 }
+
+// Two writers creating the same table at once: the loser of version 0
+// appends to the table the winner created instead of failing.
+func TestConcurrentCreateByWriteAppends(t *testing.T) {
+	ctx := context.Background()
+	url := "file://" + t.TempDir()
+	const writers = 4
+	errs := make(chan error, writers)
+	for w := 0; w < writers; w++ {
+		go func() {
+			tb, err := table.Open(ctx, url)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer tb.Close()
+			_, err = tb.Write(ctx, rows(w*10, 10), table.WriteOptions{})
+			errs <- err
+		}()
+	}
+	for w := 0; w < writers; w++ {
+		if err := <-errs; err != nil {
+			t.Fatalf("writer: %v", err)
+		}
+	}
+	tb, _ := table.Open(ctx, url)
+	defer tb.Close()
+	if _, n := numRecords(t, tb); n != writers*10 {
+		t.Fatalf("rows = %d, want %d", n, writers*10)
+	}
+}

@@ -250,6 +250,12 @@ func (t *Table) Write(ctx context.Context, batch *parquetio.Batch, o WriteOption
 		metrics["numRemovedFiles"] = strconv.Itoa(res.NumRemovedFiles)
 	}
 	v, err := tx.Commit(ctx, o.Operation, params, metrics)
+	if err != nil && snap == nil && errors.Is(err, txlog.ErrTableExists) {
+		// Another writer created the table first: write again as an append
+		// to the table it created (its schema and partitioning decide; our
+		// files are left unreferenced for VACUUM).
+		return t.Write(ctx, batch, o)
+	}
 	if err != nil {
 		// A concurrent writer with the same appId may have committed this
 		// version first: that is a skip, not a failure (two sinks with one

@@ -95,6 +95,12 @@ func TestCLIRoundTripAndExitCodes(t *testing.T) {
 	if _, _, code := run(t, "describe", filepath.Join(dir, "nope")); code != 1 {
 		t.Fatalf("missing table: exit %d, want 1", code)
 	}
+	if _, e, code := run(t, "ingest", "--source", filepath.Join(dir, "no-such-dir"), "--checkpoint", filepath.Join(dir, "chk3"), "--table", tbl); code != 1 || !strings.Contains(e, "no-such-dir") {
+		t.Fatalf("missing source directory: exit %d %q, want 1 naming it", code, e)
+	}
+	if _, e, code := run(t, "ingest", "--source", src, "--checkpoint", filepath.Join(dir, "chk4"), "--table", tbl, "--partition-by", "destination", "--allow-reset"); code != 1 || !strings.Contains(e, "partitioned by [origin]") {
+		t.Fatalf("--partition-by differing from the table's: exit %d %q, want 1", code, e)
+	}
 	if _, e, code := run(t, "ingest", "--source", src, "--checkpoint", filepath.Join(dir, "chk2"), "--table", tbl, "--output-mode", "update"); code != 1 || !strings.Contains(e, "update") {
 		t.Fatalf("update mode: exit %d %q, want 1 naming the mode", code, e)
 	}
@@ -104,6 +110,9 @@ func TestCLIRoundTripAndExitCodes(t *testing.T) {
 	}
 	if _, e, code := run(t, "describe", tbl); code != 4 || !strings.Contains(e, "00000000000000000004.json") {
 		t.Fatalf("corrupt commit: exit %d %q, want 4 naming the file", code, e)
+	}
+	if _, e, code := run(t, "history", tbl); code != 4 || !strings.Contains(e, "00000000000000000004.json") {
+		t.Fatalf("history over a corrupt commit: exit %d %q, want 4 naming the file (never an empty row)", code, e)
 	}
 	if _, e, code := run(t, "describe", tbl, "--version", "3"); code != 0 {
 		t.Fatalf("describe of the version before the corrupt commit: exit %d %s", code, e)

@@ -31,3 +31,24 @@ func TestKafkaJSONValues(t *testing.T) {
 	}
 	compareKeys(t, tableKeys(t, out), sourceKeys(t, flightFiles(t)))
 }
+
+// TestKafkaRawWithHeaders writes Spark's raw Kafka columns with the headers
+// column into a table partitioned by Kafka partition, and reads them back.
+func TestKafkaRawWithHeaders(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(3, "flights"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	addrs := c.ListenAddrs()
+	lines := produceFlights(t, addrs, "flights", 3)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	args := []string{"ingest", "--kafka-bootstrap", addrs[0], "--kafka-topic", "flights",
+		"--starting-offsets", "earliest", "--kafka-include-headers", "--partition-by", "partition",
+		"--checkpoint", filepath.Join(dir, "checkpoint"), "--table", out, "--trigger", "once"}
+	if outp, err := exec.Command(lakesinkBin, args...).CombinedOutput(); err != nil {
+		t.Fatalf("ingest: %v\n%s", err, outp)
+	}
+	checkKafkaTable(t, out, "flights", lines, 3)
+}

@@ -366,6 +366,14 @@ func (l *Log) readCommitInfo(ctx context.Context, lf logFile) (CommitInfo, error
 	defer rc.Close()
 	var ci CommitInfo
 	err = DecodeCommitLines(rc, lf.info.Path, lf.version, l.opts.MaxLineBytes, func(line int, b []byte) error {
+		// Every line is checked, so that history never shows a corrupt
+		// commit as an empty one.
+		if !json.Valid(b) {
+			return &CorruptLogError{Path: lf.info.Path, Version: lf.version, Line: line, Err: errors.New("line is not valid JSON")}
+		}
+		if ci != nil {
+			return nil
+		}
 		head := b[:min(len(b), 32)]
 		if !bytes.Contains(head, []byte(`"commitInfo"`)) {
 			return nil
@@ -376,7 +384,6 @@ func (l *Log) readCommitInfo(ctx context.Context, lf logFile) (CommitInfo, error
 		}
 		if a.CommitInfo != nil {
 			ci = a.CommitInfo
-			return errStop
 		}
 		return nil
 	})

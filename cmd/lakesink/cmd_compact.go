@@ -137,6 +137,10 @@ func runCompact(ctx context.Context, p *printer, url string, o CompactOptions) e
 		return p.emitValue("summary", res)
 	}
 	if res.Version < 0 {
+		if res.AbandonedBins > 0 {
+			p.textf("nothing committed: all %d bins were abandoned because their inputs were removed concurrently (another compaction or a complete-mode write); their new files are deleted\n", res.AbandonedBins)
+			return nil
+		}
 		p.textf("nothing to compact (%d live files considered)\n", plan.ConsideredFiles)
 		return nil
 	}

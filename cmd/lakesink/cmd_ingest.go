@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -124,6 +126,9 @@ func runIngest(ctx context.Context, p *printer, o IngestOptions) error {
 		if o.Source == "" {
 			return fmt.Errorf("give --source (a directory URL), or --format kafka with --kafka-bootstrap")
 		}
+		if err := checkLocalDir(o.Source); err != nil {
+			return fmt.Errorf("--source: %w", err)
+		}
 		if srcStore, err = storage.Open(ctx, o.Source); err != nil {
 			return fmt.Errorf("--source: %w", err)
 		}
@@ -174,6 +179,9 @@ func runIngest(ctx context.Context, p *printer, o IngestOptions) error {
 		if firstBatchID, err = fileSinkFirstBatch(ctx, chkStore, fsStore, fopts, o.AllowReset); err != nil {
 			return err
 		}
+		if err := checkFileSinkPartitioning(ctx, fsStore, fopts); err != nil {
+			return err
+		}
 		lazy.build = func(ctx context.Context, queryID string, fresh bool) (sink.Sink, error) {
 			fo := fopts
 			fo.QueryID = queryID
@@ -186,11 +194,15 @@ func runIngest(ctx context.Context, p *printer, o IngestOptions) error {
 			return err
 		}
 		defer t.Close()
-		if schema == nil {
-			if snap, err := t.Snapshot(ctx); err == nil {
+		if snap, err := t.Snapshot(ctx); err == nil {
+			if schema == nil {
 				if schema, err = snap.Schema(); err != nil {
 					return err
 				}
+			}
+			if have := snap.Metadata().PartitionColumns; len(o.PartitionBy) > 0 && !slices.Equal(have, o.PartitionBy) {
+				return fmt.Errorf("--partition-by %s: table %s is partitioned by [%s]; a table's partitioning cannot change by writing to it",
+					strings.Join(o.PartitionBy, ","), t.URL(), strings.Join(have, ","))
 			}
 		}
 		dopts := sink.Options{
@@ -466,6 +478,47 @@ func (r *rejects) flush(ctx context.Context, queryID string, batchID int64) erro
 	})
 	if err != nil {
 		return fmt.Errorf("write %d rejected records of batch %d to %s: %w", len(rows), batchID, r.table.URL(), err)
+	}
+	return nil
+}
+
+// checkLocalDir refuses a local source that does not exist or is not a
+// directory (a typo would otherwise read as "no new input"). Object-store
+// prefixes cannot be told apart from empty ones and are not checked.
+func checkLocalDir(url string) error {
+	if strings.Contains(url, "://") && !strings.HasPrefix(url, "file://") {
+		return nil
+	}
+	p := strings.TrimPrefix(url, "file://")
+	fi, err := os.Stat(p)
+	if err != nil {
+		return fmt.Errorf("source directory %s: %w", url, err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("source %s is not a directory (give the folder that receives the files; globs are not supported)", url)
+	}
+	return nil
+}
+
+// checkFileSinkPartitioning refuses to append to a file-sink directory with
+// other partition columns than its files already have: Spark (and lakesink)
+// could no longer read the directory.
+func checkFileSinkPartitioning(ctx context.Context, out storage.Store, opts filesink.Options) error {
+	has, err := filesink.HasLog(ctx, out)
+	if err != nil || !has {
+		return err
+	}
+	ls, err := filesink.ListFiles(ctx, out, opts)
+	if err != nil || len(ls.Files) == 0 {
+		return err
+	}
+	var have []string
+	for _, kv := range ls.Files[0].Partition {
+		have = append(have, kv.Column)
+	}
+	if !slices.Equal(have, opts.PartitionColumns) {
+		return fmt.Errorf("--partition-by [%s]: %s already holds files partitioned by [%s]; give the same --partition-by",
+			strings.Join(opts.PartitionColumns, ","), out.URL(), strings.Join(have, ","))
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -72,6 +73,9 @@ func runVacuum(ctx context.Context, p *printer, url string, o VacuumOptions) err
 	defer t.Close()
 	res, err := compaction.Vacuum(ctx, t, vo)
 	if err != nil {
+		if errors.Is(err, compaction.ErrRetentionTooShort) || errors.Is(err, compaction.ErrUnconvertedBatches) {
+			return fmt.Errorf("%w (pass --force to override)", err)
+		}
 		return err
 	}
 	if p.json {
@@ -87,7 +91,7 @@ func runVacuum(ctx context.Context, p *printer, url string, o VacuumOptions) err
 	if res.DryRun {
 		verb = "would delete"
 		for _, f := range res.Files {
-			p.textf("  %v\n", f)
+			p.textf("  %-80s %10s  %s\n", f.Path, humanBytes(f.Size), f.ModTime.UTC().Format(time.RFC3339))
 		}
 	}
 	p.textf("%s %d files (%s) of %d examined; retention %s (cutoff %s), kept %d\n", verb, res.FilesDeleted,

@@ -3,16 +3,32 @@ package main
 import (
 	"errors"
 
+	"github.com/lakesink/lakesink/filesink"
+	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/reader"
+	"github.com/lakesink/lakesink/stream"
 	"github.com/lakesink/lakesink/txlog"
 )
 
-// isConflict: a commit lost to another writer (exit 3).
+// isConflict: another writer won (exit 3): a lost commit, a second query on
+// the same checkpoint, a concurrent writer on a file-sink log.
 func isConflict(err error) bool {
-	return errors.Is(err, txlog.ErrConcurrentModification)
+	return errors.Is(err, txlog.ErrConcurrentModification) || errors.Is(err, stream.ErrCheckpointInUse) ||
+		errors.Is(err, filesink.ErrConcurrentWriter)
 }
 
-// isCorrupt: a corrupt log or a table we may not read or write (exit 4).
+// isCorrupt: a corrupt log, checkpoint or data file, or a table we may not
+// read or write (exit 4).
 func isCorrupt(err error) bool {
-	return errors.Is(err, txlog.ErrCorruptLog) || errors.Is(err, txlog.ErrUnsupportedFeature) ||
-		errors.Is(err, txlog.ErrPathOutsideTable)
+	for _, target := range []error{
+		txlog.ErrCorruptLog, txlog.ErrUnsupportedFeature, txlog.ErrPathOutsideTable,
+		filesink.ErrCorruptLog, filesink.ErrUnsupportedLogVersion, filesink.ErrPathOutsideRoot, filesink.ErrIncompleteLog,
+		stream.ErrCorruptCheckpoint, parquetio.ErrCorruptFile, parquetio.ErrUnsupported,
+		reader.ErrCorruptFile, reader.ErrCorruptDeletionVector,
+	} {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	return false
 }
