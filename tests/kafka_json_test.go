@@ -1,11 +1,15 @@
 package tests
 
 import (
+	"context"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/lakesink/lakesink/reader"
 )
 
 // TestKafkaJSONValues streams the flight records from a 3-partition topic
@@ -51,4 +55,17 @@ func TestKafkaRawWithHeaders(t *testing.T) {
 		t.Fatalf("ingest: %v\n%s", err, outp)
 	}
 	checkKafkaTable(t, out, "flights", lines, 3)
+	snap, err := reader.Open(context.Background(), out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close()
+	var names []string
+	for _, f := range snap.Schema().Fields {
+		names = append(names, f.Name)
+	}
+	want := []string{"key", "value", "topic", "partition", "offset", "timestamp", "timestampType", "headers"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("table columns %v, want Spark's Kafka columns %v", names, want)
+	}
 }
