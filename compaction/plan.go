@@ -172,10 +172,15 @@ func NewPlan(snap *txlog.Snapshot, opts PlanOptions) (*Plan, error) {
 		if a.Size >= minSize || a.DeletionVector != nil {
 			continue
 		}
-		p := parts[dir]
+		// Bins are keyed by the partition values themselves, not by the
+		// directory: a null value and the literal string
+		// "__HIVE_DEFAULT_PARTITION__" share a directory but are different
+		// partitions, and must never be merged.
+		key := partitionKey(dir, md.PartitionColumns, a.PartitionValues)
+		p := parts[key]
 		if p == nil {
 			p = &part{dir: dir, values: a.PartitionValues}
-			parts[dir] = p
+			parts[key] = p
 		}
 		p.files = append(p.files, a)
 	}
@@ -292,4 +297,21 @@ func (f *partFilter) matches(pv map[string]*string) (bool, error) {
 		vals[i] = v
 	}
 	return f.pred.Matches(func(i int) any { return vals[i] }), nil
+}
+
+// partitionKey identifies a partition by its directory and its exact values
+// (null distinct from every string).
+func partitionKey(dir string, cols []string, values map[string]*string) string {
+	var b strings.Builder
+	b.WriteString(dir)
+	for _, c := range cols {
+		b.WriteByte(0)
+		if v := values[c]; v == nil {
+			b.WriteByte('N')
+		} else {
+			b.WriteByte('V')
+			b.WriteString(*v)
+		}
+	}
+	return b.String()
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -164,4 +165,47 @@ func TestBadRecordsPathWritesRejectsOnce(t *testing.T) {
 	if d["numRecords"] != float64(5) {
 		t.Fatalf("table holds %v records, want the 5 valid ones once", d["numRecords"])
 	}
+}
+
+// A null partition value and the literal string "__HIVE_DEFAULT_PARTITION__"
+// share a directory but are different partitions: OPTIMIZE must not merge
+// them (regression: it rewrote the literal as null). A value ".." must not
+// make the table unreadable (regression: "p=../" keys were unreadable).
+func TestPartitionValuesThatShareOrEscapeDirectories(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	os.MkdirAll(src, 0o755)
+	schema := `{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}},{"name":"p","type":"string","nullable":true,"metadata":{}}]}`
+	for i, name := range []string{"a.json", "b.json"} {
+		rows := fmt.Sprintf("{\"id\":%d,\"p\":null}\n{\"id\":%d,\"p\":\"__HIVE_DEFAULT_PARTITION__\"}\n{\"id\":%d,\"p\":\"..\"}\n", i*10, i*10+1, i*10+2)
+		os.WriteFile(filepath.Join(src, name), []byte(rows), 0o644)
+	}
+	tbl := filepath.Join(dir, "t")
+	if _, e, code := run(t, "ingest", "--source", src, "--schema", schema, "--checkpoint", filepath.Join(dir, "chk"), "--table", tbl,
+		"--partition-by", "p", "--max-files-per-trigger", "1"); code != 0 {
+		t.Fatalf("ingest: exit %d %s", code, e)
+	}
+	count := func(where string) int {
+		out, e, code := run(t, "scan", tbl, "--where", where)
+		if code != 0 {
+			t.Fatalf("scan %q: exit %d %s", where, code, e)
+		}
+		return strings.Count(out, "\n")
+	}
+	check := func(stage string) {
+		if n := count("p = '__HIVE_DEFAULT_PARTITION__'"); n != 2 {
+			t.Fatalf("%s: %d rows with the literal value, want 2", stage, n)
+		}
+		if n := count("p IS NULL"); n != 2 {
+			t.Fatalf("%s: %d rows with a null value, want 2", stage, n)
+		}
+		if n := count("p = '..'"); n != 2 {
+			t.Fatalf("%s: %d rows with value '..', want 2", stage, n)
+		}
+	}
+	check("after ingest")
+	if _, e, code := run(t, "compact", tbl); code != 0 {
+		t.Fatalf("compact: exit %d %s", code, e)
+	}
+	check("after compact")
 }

@@ -107,10 +107,23 @@ func PartitionPath(cols []string, values map[string]*string) string {
 		if v == nil || *v == "" {
 			b.WriteString(HiveDefaultPartition)
 		} else {
-			b.WriteString(EscapePathName(*v))
+			b.WriteString(escapeTrailingDots(EscapePathName(*v)))
 		}
 	}
 	return b.String()
+}
+
+// escapeTrailingDots escapes the dots that end a value ending in "..", so
+// that no directory name ends in ".." and no key holds "../": object-store
+// layers treat "../" as a traversal (gocloud's fileblob rewrites it), which
+// would make the file unreadable. Readers unescape %2E like any %XX (Spark's
+// unescapePathName), and Delta readers take values from partitionValues.
+func escapeTrailingDots(s string) string {
+	if !strings.HasSuffix(s, "..") {
+		return s
+	}
+	t := strings.TrimRight(s, ".")
+	return t + strings.Repeat("%2E", len(s)-len(t))
 }
 
 // ParsePartitionPath parses "a=1/b=x%2Fy" (a file's directory, optionally
