@@ -136,6 +136,11 @@ func (o *Opener) openLocal(p string) (Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: local path %q: %w", ErrUnsupportedURL, p, err)
 	}
+	// A root that is a symbolic link (to a source folder, say) is followed:
+	// listings walk the directory it points to.
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
 	return newStore(&localBackend{dir: filepath.Clean(abs), noSync: o.opts.LocalSkipFsync}), nil
 }
 

@@ -134,6 +134,12 @@ func (c *converter) jsonValue(raw json.RawMessage, t parquetio.DataType, path st
 				if err != nil {
 					return nil, fmt.Errorf("want timestamp, got %s", abbreviate(raw))
 				}
+				// Spark's timestamp range is years 1..9999 (stored as int64
+				// microseconds): anything outside is an error, never a
+				// silently wrapped value.
+				if math.IsNaN(f) || f < minTimestampSeconds || f > maxTimestampSeconds {
+					return nil, fmt.Errorf("timestamp %s seconds is out of range (years 0001-9999)", abbreviate(raw))
+				}
 				sec, frac := math.Modf(f)
 				return time.Unix(int64(sec), int64(math.Round(frac*1e6))*1000).UTC(), nil
 			}
@@ -336,3 +342,10 @@ func parseDecimal(s string, t parquetio.DecimalType) (parquetio.Decimal, error) 
 	}
 	return parquetio.Decimal{Unscaled: q, Scale: t.Scale}, nil
 }
+
+// The seconds since the epoch of 0001-01-01T00:00:00Z and of
+// 9999-12-31T23:59:59.999999Z, Spark's timestamp range.
+const (
+	minTimestampSeconds = -62135596800
+	maxTimestampSeconds = 253402300799.999999
+)
