@@ -79,6 +79,8 @@ type Description struct {
 // snapshotFor opens the snapshot a read command asks for.
 func snapshotFor(ctx context.Context, t *table.Table, version int64, ts string) (*txlog.Snapshot, error) {
 	switch {
+	case version < -1:
+		return nil, fmt.Errorf("--version %d: versions start at 0", version)
 	case version >= 0 && ts != "":
 		return nil, fmt.Errorf("give --version or --timestamp, not both")
 	case version >= 0:

@@ -69,8 +69,8 @@ func (o *IngestOptions) AddFlags(f *pflag.FlagSet) {
 func newIngestCommand(g *globalOptions) *cobra.Command {
 	var o IngestOptions
 	cmd := &cobra.Command{
-		Use:   "ingest --source URL --checkpoint URL (--table URL | --file-sink URL)",
-		Short: "Stream files from a directory into a Delta table or a file-sink directory, exactly once",
+		Use:   "ingest (--source URL | --format kafka --kafka-bootstrap HOST:PORT --kafka-topic T) --checkpoint URL (--table URL | --file-sink URL)",
+		Short: "Stream files from a directory, or a Kafka topic, into a Delta table or a file-sink directory, exactly once",
 		Long: `Run a micro-batch streaming query: new files in --source are decoded into
 batches and written to --table (a Delta table: each batch ONE commit with a
 txn {appId: queryId, version: batchId}) or --file-sink (Spark's file sink with

@@ -65,6 +65,9 @@ EXIT STATUS
 // openSnapshot opens a reader snapshot per the time-travel flags.
 func openSnapshot(ctx context.Context, url string, version int64, ts string) (*reader.Snapshot, error) {
 	var opts []reader.Option
+	if version < -1 {
+		return nil, fmt.Errorf("--version %d: versions start at 0", version)
+	}
 	if version >= 0 && ts != "" {
 		return nil, fmt.Errorf("give --version or --timestamp, not both")
 	}
