@@ -4,15 +4,21 @@ BIN     := bin/lakesink
 PKGS    := ./...
 export GOFLAGS ?= -buildvcs=false
 
-.PHONY: all build test test-short bench demo lint fuzz soak clean
+.PHONY: all build test test-short bench demo lint fuzz soak clean s3-server
 
 all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/lakesink
 
-# All unit and integration tests (seed corpora of the fuzz targets included).
-test: build
+# A local S3-compatible server (versitygw) for the S3 integration tests,
+# built from the Go module proxy and cached in $(go env GOPATH)/bin.
+s3-server:
+	./scripts/install-s3-server.sh
+
+# All unit and integration tests (seed corpora of the fuzz targets included),
+# the S3 ones against the local server, and the arrow-go interop module.
+test: build s3-server
 	$(GO) test -count=1 -timeout 20m $(PKGS)
 	cd interop && $(GO) test -count=1 ./...
 
@@ -21,7 +27,7 @@ test-short:
 
 # Benchmarks of every package, then one summary table (figure, lakesink,
 # baseline, ratio) collected from the "BENCHROW" lines the benchmarks print.
-bench:
+bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m $(PKGS) 2>&1 | tee bin/bench.out
 	@$(GO) run ./internal/benchtable < bin/bench.out
 
@@ -35,8 +41,9 @@ lint:
 fuzz:
 	./scripts/fuzz.sh
 
-soak:
-	LAKESINK_SOAK=1 $(GO) test -count=1 -timeout 60m -run 'Soak' $(PKGS)
+# Longer crash runs: the kill -9 ingest tests with 200 kills each.
+soak: build
+	LAKESINK_KILL_TRIALS=200 $(GO) test -count=1 -timeout 60m -run 'KillDashNine' -v ./tests
 
 clean:
 	rm -rf bin demo
