@@ -51,6 +51,11 @@ type Options struct {
 	// commitInfo.operationParameters (e.g. the source URL of a query, so
 	// that a new query over the same source can be recognised).
 	OperationParameters map[string]string
+	// BatchParameters, when set, returns extra commitInfo.operationParameters
+	// for one batch (e.g. the source's end offsets of that batch, so that a
+	// lost checkpoint can be rebuilt from the table). Its keys override
+	// OperationParameters; the built-in outputMode, queryId and epochId win.
+	BatchParameters func(batchID int64) map[string]string
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
 }
@@ -157,14 +162,18 @@ func (d *Delta) AddBatch(ctx context.Context, batchID int64, batch *Batch) (Resu
 	if d.opts.OutputMode == Complete {
 		mode, outputMode = table.Overwrite, "Complete"
 	}
-	params := map[string]any{
-		"outputMode": outputMode,
-		"queryId":    d.opts.QueryID,
-		"epochId":    strconv.FormatInt(batchID, 10),
-	}
+	params := map[string]any{}
 	for k, v := range d.opts.OperationParameters {
 		params[k] = v
 	}
+	if d.opts.BatchParameters != nil {
+		for k, v := range d.opts.BatchParameters(batchID) {
+			params[k] = v
+		}
+	}
+	params["outputMode"] = outputMode
+	params["queryId"] = d.opts.QueryID
+	params["epochId"] = strconv.FormatInt(batchID, 10)
 	if batch == nil {
 		batch = &Batch{}
 	}

@@ -273,3 +273,46 @@ func TestConcurrentSinks(t *testing.T) {
 		}
 	}
 }
+
+func TestBatchParametersRecordedPerCommit(t *testing.T) {
+	ctx := context.Background()
+	s := newSink(t, "mem://"+t.Name(), sink.Options{
+		QueryID:             "q-bp",
+		OperationParameters: map[string]string{"sourceUrl": "kafka://b/flights"},
+		BatchParameters: func(batchID int64) map[string]string {
+			// queryId must not be overridable: the txn appId is the truth.
+			return map[string]string{"sourceEndOffset": fmt.Sprintf(`{"flights":{"0":%d}}`, (batchID+1)*10), "queryId": "evil"}
+		},
+	})
+	for b := int64(0); b < 2; b++ {
+		if _, err := s.AddBatch(ctx, b, batch(b, 3)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hist, err := s.Table().History(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name    string
+		version int64
+		want    string
+	}{
+		{name: "batch 0", version: 0, want: `{"flights":{"0":10}}`},
+		{name: "batch 1", version: 1, want: `{"flights":{"0":20}}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var params map[string]string
+			for _, c := range hist {
+				if c.Version == tc.version {
+					params = c.CommitInfo.StringMap("operationParameters")
+				}
+			}
+			if params["sourceEndOffset"] != tc.want || params["sourceUrl"] != "kafka://b/flights" || params["queryId"] != "q-bp" ||
+				params["epochId"] != fmt.Sprint(tc.version) {
+				t.Fatalf("version %d operationParameters = %v, want sourceEndOffset %s, queryId q-bp", tc.version, params, tc.want)
+			}
+		})
+	}
+}
