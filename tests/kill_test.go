@@ -62,18 +62,20 @@ func envInt(name string, def int) int {
 // recovery paths were exercised. LAKESINK_KILL_TRIALS sets the minimum
 // number of kills (default 20; `make soak` runs more).
 func TestKillDashNineIngestIsExactlyOnce(t *testing.T) {
-	killTest(t, "--table", "", envInt("LAKESINK_KILL_TRIALS", 20))
+	killTest(t, "--table", "", "", envInt("LAKESINK_KILL_TRIALS", 20))
 }
 
 // TestKillDashNineFileSinkIsExactlyOnce is the same against Spark's file
 // sink, read back through _spark_metadata.
 func TestKillDashNineFileSinkIsExactlyOnce(t *testing.T) {
-	killTest(t, "--file-sink", "", envInt("LAKESINK_KILL_TRIALS", 20))
+	killTest(t, "--file-sink", "", "", envInt("LAKESINK_KILL_TRIALS", 20))
 }
 
 // killTest runs the kill -9 loop with the target flag (--table or
-// --file-sink); outURL, when set, is the target URL (else a local folder).
-func killTest(t *testing.T, targetFlag, outURL string, minTrials int) {
+// --file-sink); outURL and checkpointURL, when set, are the target and the
+// checkpoint (e.g. on the S3 server), else local folders. The source folder
+// is always local.
+func killTest(t *testing.T, targetFlag, outURL, checkpointURL string, minTrials int) {
 	files := flightFiles(t)
 	dir := t.TempDir()
 	src := filepath.Join(dir, "source")
@@ -97,13 +99,16 @@ func killTest(t *testing.T, targetFlag, outURL string, minTrials int) {
 			n++
 		}
 	}
-	out := outURL
+	out, chk := outURL, checkpointURL
 	if out == "" {
 		out = filepath.Join(dir, "out")
 	}
+	if chk == "" {
+		chk = filepath.Join(dir, "checkpoint")
+	}
 	args := []string{"ingest", "--json", "--source", src, "--format", "json",
 		"--schema", "../testdata/flights-schema.json", "--timestamp-format", "2006/01/02 15:04",
-		"--checkpoint", filepath.Join(dir, "checkpoint"), targetFlag, out,
+		"--checkpoint", chk, targetFlag, out,
 		"--trigger", "available-now", "--max-files-per-trigger", "1"}
 
 	seed := time.Now().UnixNano()
@@ -172,9 +177,12 @@ func killTest(t *testing.T, targetFlag, outURL string, minTrials int) {
 		}
 	}
 	// Finish the stream without interference.
-	final, err := exec.Command(lakesinkBin, args...).Output()
+	var finalErr bytes.Buffer
+	finalCmd := exec.Command(lakesinkBin, args...)
+	finalCmd.Stderr = &finalErr
+	final, err := finalCmd.Output()
 	if err != nil {
-		t.Fatalf("final ingest: %v", err)
+		t.Fatalf("final ingest: %v\n%s", err, finalErr.String())
 	}
 	counts.add(final)
 	t.Logf("%d kills, %d batches reported, %d reruns committed, %d reruns skipped (commit had landed)",

@@ -1,16 +1,7 @@
 package tests
 
 import (
-	"bufio"
-	"bytes"
-	"fmt"
-	"math/rand"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/lakesink/lakesink/internal/testutil/s3test"
 )
@@ -22,130 +13,12 @@ import (
 // sets the minimum number of kills (default 5).
 func TestS3KillDashNineIngestIsExactlyOnce(t *testing.T) {
 	srv := s3test.Start(t)
-	s3KillTest(t, "--table", srv.URL("kill/table/out"), srv.URL("kill/table/checkpoint"), envInt("LAKESINK_S3_KILL_TRIALS", 5))
+	killTest(t, "--table", srv.URL("kill/table/out"), srv.URL("kill/table/checkpoint"), envInt("LAKESINK_S3_KILL_TRIALS", 5))
 }
 
 // TestS3KillDashNineFileSinkIsExactlyOnce: the same with Spark's file sink
 // on S3, read back through _spark_metadata.
 func TestS3KillDashNineFileSinkIsExactlyOnce(t *testing.T) {
 	srv := s3test.Start(t)
-	s3KillTest(t, "--file-sink", srv.URL("kill/filesink/out"), srv.URL("kill/filesink/checkpoint"), envInt("LAKESINK_S3_KILL_TRIALS", 5))
-}
-
-// s3KillTest is killTest (kill_test.go) with the target and the checkpoint
-// at the given URLs (on the S3 server); the source folder stays local.
-func s3KillTest(t *testing.T, targetFlag, outURL, checkpointURL string, minTrials int) {
-	files := flightFiles(t)
-	dir := t.TempDir()
-	src := filepath.Join(dir, "source")
-	if err := os.MkdirAll(src, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	// The 20 files of 1,000 rows are split into 200 files of 100 rows so
-	// that the stream has 200 micro-batches to be killed in.
-	n := 0
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		lines := bytes.SplitAfter(bytes.TrimRight(data, "\n"), []byte("\n"))
-		for i := 0; i < len(lines); i += 100 {
-			part := bytes.Join(lines[i:min(i+100, len(lines))], nil)
-			if err := os.WriteFile(filepath.Join(src, fmt.Sprintf("part-%04d.json", n)), part, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			n++
-		}
-	}
-	out := outURL
-	args := []string{"ingest", "--json", "--source", src, "--format", "json",
-		"--schema", "../testdata/flights-schema.json", "--timestamp-format", "2006/01/02 15:04",
-		"--checkpoint", checkpointURL, targetFlag, out,
-		"--trigger", "available-now", "--max-files-per-trigger", "1"}
-
-	seed := time.Now().UnixNano()
-	t.Logf("seed %d", seed)
-	rng := rand.New(rand.NewSource(seed))
-	maxTrials := minTrials * 10
-	var counts recoveryCounts
-	kills, completions := 0, 0
-	for trial := 0; trial < maxTrials; trial++ {
-		if trial >= minTrials && counts.rerunCommitted > 0 && counts.rerunSkipped > 0 {
-			break
-		}
-		var stderr bytes.Buffer
-		cmd := exec.Command(lakesinkBin, args...)
-		cmd.Stderr = &stderr
-		cmd.Env = append(os.Environ(), "LAKESINK_TEST_AFTER_COMMIT_DELAY=15ms")
-		pipe, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		// Collect stdout; signal the first line (a batch finished) so that
-		// the kill lands while batches run, not during process start.
-		var stdout bytes.Buffer
-		firstLine := make(chan struct{})
-		copied := make(chan struct{})
-		go func() {
-			defer close(copied)
-			r := bufio.NewReader(pipe)
-			signalled := false
-			for {
-				line, err := r.ReadBytes('\n')
-				stdout.Write(line)
-				if !signalled && len(line) > 0 {
-					close(firstLine)
-					signalled = true
-				}
-				if err != nil {
-					if !signalled {
-						close(firstLine)
-					}
-					return
-				}
-			}
-		}()
-		<-firstLine
-		done := make(chan error, 1)
-		go func() { <-copied; done <- cmd.Wait() }()
-		delay := time.Duration(rng.Intn(200)) * time.Millisecond
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatalf("trial %d: ingest failed before the kill: %v\n%s", trial, err, stderr.String())
-			}
-			completions++
-		case <-time.After(delay):
-			_ = cmd.Process.Signal(syscall.SIGKILL)
-			<-done
-			kills++
-		}
-		counts.add(stdout.Bytes())
-		if completions > 0 {
-			break
-		}
-	}
-	// Finish the stream without interference.
-	var finalErr bytes.Buffer
-	finalCmd := exec.Command(lakesinkBin, args...)
-	finalCmd.Stderr = &finalErr
-	final, err := finalCmd.Output()
-	if err != nil {
-		t.Fatalf("final ingest: %v\n%s", err, finalErr.String())
-	}
-	counts.add(final)
-	t.Logf("%d kills, %d batches reported, %d reruns committed, %d reruns skipped (commit had landed)",
-		kills, counts.batches, counts.rerunCommitted, counts.rerunSkipped)
-
-	compareKeys(t, tableKeys(t, out), sourceKeys(t, files))
-	if kills < minTrials {
-		t.Fatalf("only %d kills before the stream finished, want at least %d", kills, minTrials)
-	}
-	if counts.rerunCommitted == 0 || counts.rerunSkipped == 0 {
-		t.Fatalf("recovery paths not both exercised: %d reruns committed, %d reruns skipped", counts.rerunCommitted, counts.rerunSkipped)
-	}
+	killTest(t, "--file-sink", srv.URL("kill/filesink/out"), srv.URL("kill/filesink/checkpoint"), envInt("LAKESINK_S3_KILL_TRIALS", 5))
 }
