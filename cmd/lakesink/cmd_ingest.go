@@ -41,6 +41,7 @@ type IngestOptions struct {
 	Compression        string
 	MergeSchema        bool
 	BadRecordsPath     string
+	RecoverFromTable   bool       // ingest_recover.go
 	Kafka              KafkaFlags // ingest_kafka.go
 }
 
@@ -63,6 +64,7 @@ func (o *IngestOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.Compression, "compression", "snappy", "Parquet compression: snappy, zstd, gzip, lz4, none")
 	f.BoolVar(&o.MergeSchema, "merge-schema", false, "add new nullable input columns to the table schema")
 	f.StringVar(&o.BadRecordsPath, "bad-records-path", "", "Delta table URL for records that do not fit the schema (as Spark's badRecordsPath): valid rows go on, rejects land there once per batch")
+	f.BoolVar(&o.RecoverFromTable, "recover-checkpoint-from-table", false, "rebuild a lost checkpoint from the Delta table's commits (Kafka source only): continue after the newest batch the table recorded for this source, with its query id")
 	o.Kafka.AddFlags(f)
 }
 
@@ -109,6 +111,9 @@ func runIngest(ctx context.Context, p *printer, o IngestOptions) error {
 	if (o.Table == "") == (o.FileSink == "") {
 		return fmt.Errorf("give exactly one of --table and --file-sink")
 	}
+	if o.RecoverFromTable && o.Table == "" {
+		return fmt.Errorf("%w: --recover-checkpoint-from-table needs --table (a Delta table)", errRecover)
+	}
 	trig, err := stream.ParseTrigger(o.Trigger)
 	if err != nil {
 		return err
@@ -147,7 +152,7 @@ func runIngest(ctx context.Context, p *printer, o IngestOptions) error {
 			return err
 		}
 	}
-	lazy := &lazySink{allowReset: o.AllowReset}
+	lazy := &lazySink{allowReset: o.AllowReset, chk: chkStore}
 	if d, err := time.ParseDuration(os.Getenv("LAKESINK_TEST_AFTER_COMMIT_DELAY")); err == nil {
 		lazy.afterCommitDelay = d
 	}
@@ -209,6 +214,7 @@ func runIngest(ctx context.Context, p *printer, o IngestOptions) error {
 			OutputMode: sink.OutputMode(o.OutputMode), PartitionColumns: o.PartitionBy,
 			TargetFileSizeBytes: target, Compression: o.Compression, MergeSchema: o.MergeSchema,
 			OperationParameters: map[string]string{"sourceUrl": sourceURL},
+			BatchParameters:     lazy.batchParameters(ctx),
 		}
 		check := dopts
 		check.QueryID = "validate" // the real one comes from the checkpoint
@@ -226,6 +232,11 @@ func runIngest(ctx context.Context, p *printer, o IngestOptions) error {
 			return sink.NewDeltaTable(t, do), nil
 		}
 		sinkKind, sinkURL = "delta", t.URL()
+		if o.RecoverFromTable {
+			if err := recoverCheckpointFromTable(ctx, p, chkStore, t, kafkaIn, sourceURL); err != nil {
+				return err
+			}
+		}
 	}
 
 	srcOpts := source.DefaultOptions(source.Format(o.Format))
@@ -328,6 +339,7 @@ type lazySink struct {
 	allowReset       bool
 	afterCommitDelay time.Duration
 	rejects          *rejects // nil without --bad-records-path
+	chk              storage.Store
 
 	mu      sync.Mutex
 	sink    sink.Sink
