@@ -1,0 +1,213 @@
+package parquetio
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"testing"
+)
+
+// chunkRows is fullRows repeated n times with a distinct id in "l" and no NaN
+// (NaN != NaN would defeat the comparison).
+func chunkRows(n int) [][]any {
+	base := fullRows()
+	rows := make([][]any, n)
+	for i := range rows {
+		r := append([]any(nil), base[i%len(base)]...)
+		r[1] = int64(i)
+		if f, ok := r[6].(float64); ok && math.IsNaN(f) {
+			r[6] = float64(i)
+		}
+		rows[i] = r
+	}
+	return rows
+}
+
+func writeChunkFile(t *testing.T, rows [][]any, opts WriteOptions) *File {
+	t.Helper()
+	ctx := context.Background()
+	st := newMemStore()
+	files, err := WriteFiles(ctx, st, &Batch{Schema: fullSchema(), Rows: rows}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 1 {
+		t.Fatalf("%d files", len(files))
+	}
+	f, err := OpenFile(ctx, st, files[0].Path, files[0].Size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// collect reads every chunk, checking each has at most max rows and only the
+// last chunk of a row group is short.
+func collect(t *testing.T, f *File, want *StructType, opts ReadOptions, max int) ([][]any, int) {
+	t.Helper()
+	var all [][]any
+	chunks := 0
+	for rows, err := range f.Chunks(context.Background(), want, opts, max) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) == 0 || (max > 0 && len(rows) > max) {
+			t.Fatalf("chunk %d has %d rows (max %d)", chunks, len(rows), max)
+		}
+		chunks++
+		all = append(all, rows...)
+	}
+	return all, chunks
+}
+
+func assertRows(t *testing.T, got, want [][]any, names *StructType) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%d rows, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if len(got[i]) != len(want[i]) {
+			t.Fatalf("row %d has %d fields, want %d", i, len(got[i]), len(want[i]))
+		}
+		for j := range want[i] {
+			if !valuesEqual(got[i][j], want[i][j]) {
+				t.Fatalf("row %d %s: got %#v want %#v", i, names.Fields[j].Name, got[i][j], want[i][j])
+			}
+		}
+	}
+}
+
+func TestRowGroupChunksAllTypes(t *testing.T) {
+	const n = 10_007
+	rows := chunkRows(n)
+	schema := fullSchema()
+	cases := []struct {
+		name      string
+		opts      WriteOptions
+		rowGroups int
+	}{
+		{"one big row group", WriteOptions{RowGroupSizeBytes: 1 << 30, TargetFileSizeBytes: 1 << 30}, 1},
+		{"several row groups", WriteOptions{RowGroupRows: 3000, TargetFileSizeBytes: 1 << 30}, 4},
+		{"zstd", WriteOptions{RowGroupSizeBytes: 1 << 30, TargetFileSizeBytes: 1 << 30, Compression: "zstd"}, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := writeChunkFile(t, rows, c.opts)
+			if f.NumRowGroups() != c.rowGroups {
+				t.Fatalf("%d row groups, want %d", f.NumRowGroups(), c.rowGroups)
+			}
+			all, err := f.ReadAll(context.Background(), schema, ReadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			assertRows(t, all, rows, schema)
+			for _, max := range []int{1, 7, 1000, 4096, n + 5, 0} {
+				t.Run(fmt.Sprintf("max %d", max), func(t *testing.T) {
+					got, chunks := collect(t, f, schema, ReadOptions{}, max)
+					assertRows(t, got, all, schema)
+					wantChunks := 0
+					for i := range f.NumRowGroups() {
+						rg := int(f.pf.RowGroups()[i].NumRows())
+						if max <= 0 {
+							wantChunks++
+						} else {
+							wantChunks += (rg + max - 1) / max
+						}
+					}
+					if chunks != wantChunks {
+						t.Errorf("%d chunks, want %d", chunks, wantChunks)
+					}
+				})
+			}
+		})
+	}
+}
+
+func TestRowGroupChunksProjectionAndMissing(t *testing.T) {
+	rows := chunkRows(5000)
+	f := writeChunkFile(t, rows, WriteOptions{RowGroupSizeBytes: 1 << 30, TargetFileSizeBytes: 1 << 30})
+	full := fullSchema()
+	// Reordered nested and flat fields plus columns the file lacks.
+	idx := []int{18, 1, 17, -1, 0, 15, -1}
+	want := &StructType{}
+	for k, i := range idx {
+		if i < 0 {
+			want.Fields = append(want.Fields, StructField{Name: fmt.Sprintf("absent%d", k), Type: &ArrayType{ElementType: TypeLong, ContainsNull: true}, Nullable: true})
+			continue
+		}
+		want.Fields = append(want.Fields, full.Fields[i])
+	}
+	exp := make([][]any, len(rows))
+	for r := range rows {
+		exp[r] = make([]any, len(idx))
+		for k, i := range idx {
+			if i >= 0 {
+				exp[r][k] = rows[r][i]
+			}
+		}
+	}
+	for _, max := range []int{1000, 333, 0} {
+		got, _ := collect(t, f, want, ReadOptions{}, max)
+		assertRows(t, got, exp, want)
+	}
+	// Only missing columns: every value null, chunking still by row count.
+	none := &StructType{Fields: []StructField{{Name: "nope", Type: TypeLong, Nullable: true}}}
+	got, chunks := collect(t, f, none, ReadOptions{}, 1000)
+	if len(got) != len(rows) || chunks != 5 {
+		t.Fatalf("%d rows in %d chunks", len(got), chunks)
+	}
+	for i, r := range got {
+		if r[0] != nil {
+			t.Fatalf("row %d = %v", i, r)
+		}
+	}
+}
+
+func TestRowGroupChunksNestedFixture(t *testing.T) {
+	schema, _ := logInfo(t, "testdata/dat/nested_types.json")
+	f := openFixture(t, "testdata/dat/nested_types.parquet")
+	all, err := f.ReadAll(context.Background(), schema, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, max := range []int{1, 2, 3} {
+		got, _ := collect(t, f, schema, ReadOptions{}, max)
+		assertRows(t, got, all, schema)
+	}
+}
+
+func TestRowGroupChunksEarlyStopAndErrors(t *testing.T) {
+	ctx := context.Background()
+	rows := chunkRows(3000)
+	f := writeChunkFile(t, rows, WriteOptions{RowGroupSizeBytes: 1 << 30, TargetFileSizeBytes: 1 << 30})
+	schema := fullSchema()
+	// Stopping early releases the row group; the File reads again afterwards.
+	for got, err := range f.RowGroupChunks(ctx, 0, schema, ReadOptions{}, 100) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		assertRows(t, got, rows[:100], schema)
+		break
+	}
+	again, err := f.ReadRowGroup(ctx, 0, schema, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertRows(t, again, rows, schema)
+	// Out-of-range row group and cancelled context are errors.
+	for _, err := range f.RowGroupChunks(ctx, 1, schema, ReadOptions{}, 100) {
+		if err == nil {
+			t.Fatal("row group 1 of 1: no error")
+		}
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	var gotErr error
+	for _, err := range f.RowGroupChunks(cctx, 0, schema, ReadOptions{}, 100) {
+		gotErr = err
+	}
+	if !errors.Is(gotErr, context.Canceled) {
+		t.Fatalf("cancelled: err = %v", gotErr)
+	}
+}
