@@ -465,8 +465,8 @@ func fillResult(res *Result, outs []*binOutput, metrics map[string]any) {
 	}
 }
 
-// rewriteBin streams the rows of a bin's inputs, one row group at a time,
-// into new files rolled at the target size.
+// rewriteBin streams the rows of a bin's inputs, in bounded chunks (see
+// copyRows), into new files rolled at the target size.
 func rewriteBin(ctx context.Context, t *table.Table, snap *txlog.Snapshot, b *Bin, dataSchema *parquetio.StructType, wopts parquetio.WriteOptions, prog *progress) (out *binOutput, err error) {
 	store := t.Store()
 	out = &binOutput{bin: b}
@@ -505,39 +505,31 @@ func rewriteBin(ctx context.Context, t *table.Table, snap *txlog.Snapshot, b *Bi
 		if err != nil {
 			return nil, err
 		}
-		for i := 0; i < f.NumRowGroups(); i++ {
-			rows, err := f.ReadRowGroup(ctx, i, dataSchema, parquetio.ReadOptions{})
-			if err != nil {
-				f.Close()
-				return nil, err
-			}
-			if len(rows) == 0 {
-				continue
-			}
+		if err := copyRows(ctx, f, dataSchema, func(rows [][]any) error {
 			if fw == nil {
 				p := parquetio.DeltaFileName(seq, ext)
 				if b.Partition != "" {
 					p = b.Partition + "/" + p
 				}
 				seq++
-				fw, err = parquetio.NewFileWriter(ctx, store, p, dataSchema, wopts)
+				w, err := parquetio.NewFileWriter(ctx, store, p, dataSchema, wopts)
 				if err != nil {
-					f.Close()
-					return nil, err
+					return err
 				}
+				fw = w
 				fw.SetPartitionValues(b.PartitionValues)
 			}
 			if err := fw.Write(ctx, rows); err != nil {
-				f.Close()
-				return nil, fmt.Errorf("rewrite %s: %w", key, err)
+				return fmt.Errorf("rewrite %s: %w", key, err)
 			}
 			out.rows += int64(len(rows))
 			if fw.EstimatedSize() >= wopts.TargetFileSizeBytes {
-				if err := closeFile(); err != nil {
-					f.Close()
-					return nil, err
-				}
+				return closeFile()
 			}
+			return nil
+		}); err != nil {
+			f.Close()
+			return nil, err
 		}
 		f.Close()
 		prog.send(func(e *ProgressEvent) { e.FilesDone++; e.BytesRewritten += a.Size })
@@ -558,6 +550,32 @@ func rewriteBin(ctx context.Context, t *table.Table, snap *txlog.Snapshot, b *Bi
 		return nil, fmt.Errorf("%w: bin %q: read %d records, wrote %d", ErrRowCountMismatch, b.Partition, out.rows, written)
 	}
 	return out, nil
+}
+
+// Reading bounds: rows are decoded in chunks of about readChunkBytes of
+// uncompressed data (decoded values take several times that), at most
+// maxReadChunkRows records, so a worker's memory is bounded by the input's
+// compressed row group plus one chunk, whatever the row group size (issue 7).
+const (
+	readChunkBytes   = 4 << 20
+	maxReadChunkRows = 64 << 10
+)
+
+// copyRows passes every record of f, projected to schema, to write in
+// bounded chunks.
+func copyRows(ctx context.Context, f *parquetio.File, schema *parquetio.StructType, write func([][]any) error) error {
+	for i := range f.NumRowGroups() {
+		maxRows := min(f.ChunkRows(i, readChunkBytes), maxReadChunkRows)
+		for rows, err := range f.RowGroupChunks(ctx, i, schema, parquetio.ReadOptions{}, maxRows) {
+			if err != nil {
+				return err
+			}
+			if err := write(rows); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // deleteOutputs removes files written for bins that will not be committed

@@ -334,3 +334,23 @@ func (s *colStream) readRecords(leaf *fnode, conv convFunc, cur *cursor, n int) 
 		}
 	}
 }
+
+// ChunkRows is how many records of row group i take about byteBudget bytes
+// uncompressed (from the footer's total_byte_size; decoded Go values take
+// several times that), clamped to [1, the row group's rows]. It sizes the
+// maxRows of RowGroupChunks from a memory budget.
+func (f *File) ChunkRows(i int, byteBudget int64) int {
+	rgs := f.pf.Metadata().RowGroups
+	if i < 0 || i >= len(rgs) {
+		return 1
+	}
+	rows, size := rgs[i].NumRows, rgs[i].TotalByteSize
+	if rows <= 0 {
+		return 1
+	}
+	if size <= 0 || byteBudget <= 0 {
+		return int(rows)
+	}
+	n := int64(float64(byteBudget) / (float64(size) / float64(rows)))
+	return int(max(1, min(n, rows)))
+}
