@@ -54,6 +54,9 @@ EXIT STATUS
 }
 
 func runFileSinkLs(ctx context.Context, p *printer, dir string, opts filesink.Options) error {
+	if err := checkLocalDir(dir); err != nil {
+		return err
+	}
 	st, err := storage.Open(ctx, dir)
 	if err != nil {
 		return err

@@ -504,10 +504,10 @@ func checkLocalDir(url string) error {
 	p := strings.TrimPrefix(url, "file://")
 	fi, err := os.Stat(p)
 	if err != nil {
-		return fmt.Errorf("source directory %s: %w", url, err)
+		return fmt.Errorf("directory %s: %w", url, err)
 	}
 	if !fi.IsDir() {
-		return fmt.Errorf("source %s is not a directory (give the folder that receives the files; globs are not supported)", url)
+		return fmt.Errorf("%s is not a directory (give a folder; globs are not supported)", url)
 	}
 	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -57,10 +59,10 @@ EXIT STATUS
 func runVacuum(ctx context.Context, p *printer, url string, o VacuumOptions) error {
 	vo := compaction.VacuumOptions{DryRun: o.DryRun, Force: o.Force}
 	if o.Retain != "" {
-		d, err := time.ParseDuration(o.Retain)
+		d, err := parseDays(o.Retain)
 		if err != nil {
 			if d, err = compaction.ParseInterval(o.Retain); err != nil {
-				return fmt.Errorf("--retain %q: want a duration such as 168h", o.Retain)
+				return fmt.Errorf("--retain %q: want a duration such as 168h or 7d", o.Retain)
 			}
 		}
 		vo.Retention = d
@@ -97,4 +99,16 @@ func runVacuum(ctx context.Context, p *printer, url string, o VacuumOptions) err
 	p.textf("%s %d files (%s) of %d examined; retention %s (cutoff %s), kept %d\n", verb, res.FilesDeleted,
 		humanBytes(res.BytesDeleted), res.FilesListed, res.Retention, res.Cutoff.UTC().Format(time.RFC3339), res.FilesKept)
 	return nil
+}
+
+// parseDays is time.ParseDuration plus a "d" (24h) suffix: "7d", "1.5d".
+func parseDays(s string) (time.Duration, error) {
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		f, err := strconv.ParseFloat(n, 64)
+		if err != nil || f < 0 {
+			return 0, fmt.Errorf("invalid duration %q", s)
+		}
+		return time.Duration(f * float64(24*time.Hour)), nil
+	}
+	return time.ParseDuration(s)
 }
