@@ -211,3 +211,26 @@ func TestRowGroupChunksEarlyStopAndErrors(t *testing.T) {
 		t.Fatalf("cancelled: err = %v", gotErr)
 	}
 }
+
+func TestChunkRows(t *testing.T) {
+	f := writeChunkFile(t, chunkRows(4000), WriteOptions{RowGroupSizeBytes: 1 << 30, TargetFileSizeBytes: 1 << 30})
+	size := f.pf.Metadata().RowGroups[0].TotalByteSize
+	cases := []struct {
+		name   string
+		budget int64
+		want   func(int) bool
+	}{
+		{"whole row group", size, func(n int) bool { return n == 4000 }},
+		{"more than the row group", 10 * size, func(n int) bool { return n == 4000 }},
+		{"a quarter", size / 4, func(n int) bool { return n >= 990 && n <= 1010 }},
+		{"tiny budget still one row", 1, func(n int) bool { return n == 1 }},
+		{"no budget: whole row group", 0, func(n int) bool { return n == 4000 }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if n := f.ChunkRows(0, c.budget); !c.want(n) {
+				t.Errorf("ChunkRows(0, %d) = %d (row group %d bytes)", c.budget, n, size)
+			}
+		})
+	}
+}
