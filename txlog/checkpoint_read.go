@@ -3,6 +3,7 @@ package txlog
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -77,6 +78,14 @@ func (l *Log) readParquetActions(ctx context.Context, path string, version int64
 			err = corrupt(fmt.Errorf("parquet: %v", r))
 		}
 	}()
+	// Check the frame before parquet-go sizes a buffer from the footer
+	// length field: a corrupt length must not allocate gigabytes.
+	if len(data) < 12 || string(data[:4]) != "PAR1" || string(data[len(data)-4:]) != "PAR1" {
+		return corrupt(errors.New("not a Parquet file (no PAR1 magic at both ends)"))
+	}
+	if footerLen := int64(binary.LittleEndian.Uint32(data[len(data)-8:])); footerLen > int64(len(data))-12 {
+		return corrupt(fmt.Errorf("Parquet footer length %d exceeds the file size %d", footerLen, len(data)))
+	}
 	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		return corrupt(err)
