@@ -267,7 +267,20 @@ func (l *Log) replay(ctx context.Context, seg *segment) (*Snapshot, error) {
 	r.s.version = seg.version
 	if seg.checkpoint != nil {
 		r.s.checkpointVersion = seg.checkpoint.version
-		if err := l.readCheckpoint(ctx, seg.checkpoint, r.apply); err != nil {
+		ck := seg.checkpoint
+		applyCk := func(a *Action) error {
+			if err := r.apply(a); err != nil {
+				// As for a commit file: the checkpoint holding the action is
+				// corrupt (e.g. a path outside the table root), and named.
+				p := CheckpointPath(ck.version)
+				if len(ck.files) > 0 {
+					p = ck.files[0].info.Path
+				}
+				return &CorruptLogError{Path: p, Version: ck.version, Err: err}
+			}
+			return nil
+		}
+		if err := l.readCheckpoint(ctx, ck, applyCk); err != nil {
 			return nil, err
 		}
 	}
