@@ -71,10 +71,10 @@ func JSONValue(v any, t parquetio.DataType) any {
 				if i > 0 {
 					buf.WriteByte(',')
 				}
-				k, _ := json.Marshal(e.Key)
+				k, _ := marshalNoEscape(e.Key)
 				buf.Write(k)
 				buf.WriteByte(':')
-				val, err := json.Marshal(JSONValue(e.Value, vt))
+				val, err := marshalNoEscape(JSONValue(e.Value, vt))
 				if err != nil {
 					val = []byte("null")
 				}
@@ -123,14 +123,14 @@ func structJSON(vals []any, st *parquetio.StructType) json.RawMessage {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
-		k, _ := json.Marshal(f.Name)
+		k, _ := marshalNoEscape(f.Name)
 		buf.Write(k)
 		buf.WriteByte(':')
 		var v any
 		if i < len(vals) {
 			v = vals[i]
 		}
-		b, err := json.Marshal(JSONValue(v, f.Type))
+		b, err := marshalNoEscape(JSONValue(v, f.Type))
 		if err != nil {
 			b = []byte("null")
 		}
@@ -160,10 +160,10 @@ func FormatValue(v any, t parquetio.DataType) string {
 	case float64:
 		return strconv.FormatFloat(x, 'g', -1, 64)
 	case int64, int32, int16, int8:
-		b, _ := json.Marshal(x)
+		b, _ := marshalNoEscape(x)
 		return string(b)
 	}
-	b, err := json.Marshal(j)
+	b, err := marshalNoEscape(j)
 	if err != nil {
 		return ""
 	}
@@ -178,8 +178,20 @@ func (f File) MarshalJSON() ([]byte, error) {
 	for k, v := range f.PartitionValues {
 		pv[k] = JSONValue(v, nil)
 	}
-	return json.Marshal(struct {
+	return marshalNoEscape(struct {
 		plain
 		PartitionValues map[string]any `json:"partitionValues,omitempty"`
 	}{plain(f), pv})
+}
+
+// marshalNoEscape is json.Marshal without HTML escaping ("<" stays "<"), as
+// every JSON lakesink writes.
+func marshalNoEscape(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }

@@ -2,14 +2,12 @@ package tests
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
@@ -130,67 +128,17 @@ func TestKafkaKillDashNineIsExactlyOnce(t *testing.T) {
 	var counts recoveryCounts
 	kills := 0
 	for trial := 0; trial < minTrials*5 && kills < minTrials; trial++ {
-		var stderr bytes.Buffer
-		cmd := exec.Command(lakesinkBin, args...)
-		cmd.Stderr = &stderr
-		cmd.Env = append(os.Environ(), "LAKESINK_TEST_AFTER_COMMIT_DELAY=15ms")
-		pipe, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		var stdout bytes.Buffer
-		firstLine := make(chan struct{})
-		copied := make(chan struct{})
-		go func() {
-			defer close(copied)
-			r := bufio.NewReader(pipe)
-			signalled := false
-			for {
-				line, err := r.ReadBytes('\n')
-				stdout.Write(line)
-				if !signalled && len(line) > 0 {
-					close(firstLine)
-					signalled = true
-				}
-				if err != nil {
-					if !signalled {
-						close(firstLine)
-					}
-					return
-				}
-			}
-		}()
-		<-firstLine
-		done := make(chan error, 1)
-		go func() { <-copied; done <- cmd.Wait() }()
-		delay := time.Duration(rng.Intn(150)) * time.Millisecond
-		finished := false
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatalf("trial %d: ingest failed before the kill: %v\n%s", trial, err, stderr.String())
-			}
-			finished = true
-		case <-time.After(delay):
-			_ = cmd.Process.Signal(syscall.SIGKILL)
-			<-done
+		out, killed := ingestUntilKilled(t, args, 150*time.Millisecond, rng)
+		finished := !killed
+		if killed {
 			kills++
 		}
-		counts.add(stdout.Bytes())
+		counts.add(out)
 		if finished {
 			break
 		}
 	}
-	final := exec.Command(lakesinkBin, args...)
-	var stderr bytes.Buffer
-	final.Stderr = &stderr
-	outp, err := final.Output()
-	if err != nil {
-		t.Fatalf("final ingest: %v\n%s", err, stderr.String())
-	}
+	outp := ingestToEnd(t, args)
 	counts.add(outp)
 	t.Logf("%d kills, %d batches reported, %d reruns committed, %d reruns skipped (commit had landed)",
 		kills, counts.batches, counts.rerunCommitted, counts.rerunSkipped)

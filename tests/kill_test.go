@@ -121,69 +121,19 @@ func killTest(t *testing.T, targetFlag, outURL, checkpointURL string, minTrials 
 		if trial >= minTrials && counts.rerunCommitted > 0 && counts.rerunSkipped > 0 {
 			break
 		}
-		var stderr bytes.Buffer
-		cmd := exec.Command(lakesinkBin, args...)
-		cmd.Stderr = &stderr
-		cmd.Env = append(os.Environ(), "LAKESINK_TEST_AFTER_COMMIT_DELAY=15ms")
-		pipe, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		// Collect stdout; signal the first line (a batch finished) so that
-		// the kill lands while batches run, not during process start.
-		var stdout bytes.Buffer
-		firstLine := make(chan struct{})
-		copied := make(chan struct{})
-		go func() {
-			defer close(copied)
-			r := bufio.NewReader(pipe)
-			signalled := false
-			for {
-				line, err := r.ReadBytes('\n')
-				stdout.Write(line)
-				if !signalled && len(line) > 0 {
-					close(firstLine)
-					signalled = true
-				}
-				if err != nil {
-					if !signalled {
-						close(firstLine)
-					}
-					return
-				}
-			}
-		}()
-		<-firstLine
-		done := make(chan error, 1)
-		go func() { <-copied; done <- cmd.Wait() }()
-		delay := time.Duration(rng.Intn(200)) * time.Millisecond
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatalf("trial %d: ingest failed before the kill: %v\n%s", trial, err, stderr.String())
-			}
-			completions++
-		case <-time.After(delay):
-			_ = cmd.Process.Signal(syscall.SIGKILL)
-			<-done
+		out, killed := ingestUntilKilled(t, args, 200*time.Millisecond, rng)
+		if killed {
 			kills++
+		} else {
+			completions++
 		}
-		counts.add(stdout.Bytes())
+		counts.add(out)
 		if completions > 0 {
 			break
 		}
 	}
 	// Finish the stream without interference.
-	var finalErr bytes.Buffer
-	finalCmd := exec.Command(lakesinkBin, args...)
-	finalCmd.Stderr = &finalErr
-	final, err := finalCmd.Output()
-	if err != nil {
-		t.Fatalf("final ingest: %v\n%s", err, finalErr.String())
-	}
+	final := ingestToEnd(t, args)
 	counts.add(final)
 	t.Logf("%d kills, %d batches reported, %d reruns committed, %d reruns skipped (commit had landed)",
 		kills, counts.batches, counts.rerunCommitted, counts.rerunSkipped)
@@ -195,4 +145,74 @@ func killTest(t *testing.T, targetFlag, outURL, checkpointURL string, minTrials 
 	if counts.rerunCommitted == 0 || counts.rerunSkipped == 0 {
 		t.Fatalf("recovery paths not both exercised: %d reruns committed, %d reruns skipped", counts.rerunCommitted, counts.rerunSkipped)
 	}
+}
+
+// ingestUntilKilled runs the CLI with args (with the after-commit delay
+// that widens the commit-to-checkpoint window), waits for its first output
+// line (a finished batch) so that the kill lands while batches run, not
+// during process start, then SIGKILLs it after a random delay below
+// maxDelay. It returns what the process printed and whether it was killed
+// (false: it finished first). A failure before the kill fails the test.
+func ingestUntilKilled(t *testing.T, args []string, maxDelay time.Duration, rng *rand.Rand) ([]byte, bool) {
+	t.Helper()
+	var stderr bytes.Buffer
+	cmd := exec.Command(lakesinkBin, args...)
+	cmd.Stderr = &stderr
+	cmd.Env = append(os.Environ(), "LAKESINK_TEST_AFTER_COMMIT_DELAY=15ms")
+	pipe, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var stdout bytes.Buffer
+	firstLine := make(chan struct{})
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		r := bufio.NewReader(pipe)
+		signalled := false
+		for {
+			line, err := r.ReadBytes('\n')
+			stdout.Write(line)
+			if !signalled && len(line) > 0 {
+				close(firstLine)
+				signalled = true
+			}
+			if err != nil {
+				if !signalled {
+					close(firstLine)
+				}
+				return
+			}
+		}
+	}()
+	<-firstLine
+	done := make(chan error, 1)
+	go func() { <-copied; done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("ingest failed before the kill: %v\n%s", err, stderr.String())
+		}
+		return stdout.Bytes(), false
+	case <-time.After(time.Duration(rng.Int63n(int64(maxDelay)))):
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		<-done
+		return stdout.Bytes(), true
+	}
+}
+
+// ingestToEnd runs the CLI with args to completion and returns its output.
+func ingestToEnd(t *testing.T, args []string) []byte {
+	t.Helper()
+	var stderr bytes.Buffer
+	cmd := exec.Command(lakesinkBin, args...)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("final ingest: %v\n%s", err, stderr.String())
+	}
+	return out
 }

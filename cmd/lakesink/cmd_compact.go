@@ -65,12 +65,12 @@ func runCompact(ctx context.Context, p *printer, url string, o CompactOptions) e
 	po := compaction.PlanOptions{Where: o.Where, MaxBins: o.MaxBins}
 	var err error
 	if o.TargetSize != "" {
-		if po.TargetFileSizeBytes, err = parseBytes(o.TargetSize); err != nil {
+		if po.TargetFileSizeBytes, err = compaction.ParseByteSize(o.TargetSize); err != nil {
 			return fmt.Errorf("--target-size: %w", err)
 		}
 	}
 	if o.MaxBytes != "" {
-		if po.MaxBytes, err = parseBytes(o.MaxBytes); err != nil {
+		if po.MaxBytes, err = compaction.ParseByteSize(o.MaxBytes); err != nil {
 			return fmt.Errorf("--max-bytes: %w", err)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/lakesink/lakesink/compaction"
 	"github.com/lakesink/lakesink/filesink"
 	"github.com/lakesink/lakesink/internal/parquetio"
 	"github.com/lakesink/lakesink/internal/storage"
@@ -120,7 +121,7 @@ func runIngest(ctx context.Context, p *printer, o IngestOptions) error {
 	}
 	var target int64
 	if o.TargetFileSize != "" {
-		if target, err = parseBytes(o.TargetFileSize); err != nil {
+		if target, err = compaction.ParseByteSize(o.TargetFileSize); err != nil {
 			return fmt.Errorf("--target-file-size: %w", err)
 		}
 	}

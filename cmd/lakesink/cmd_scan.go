@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -12,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
 	"github.com/lakesink/lakesink/reader"
 )
 
@@ -122,11 +120,7 @@ func runScan(ctx context.Context, p *printer, url string, o ScanOptions) error {
 		fields := rec.Schema.Fields
 		switch o.Format {
 		case "json":
-			obj := make(map[string]any, len(fields))
-			for i, f := range fields {
-				obj[f.Name] = jsonValue(rec.Values[i], f.Type)
-			}
-			if err := enc.Encode(orderedObject(fields, obj)); err != nil {
+			if err := enc.Encode(rec); err != nil { // columns in schema order (reader.Record)
 				return err
 			}
 		case "csv", "table":
@@ -139,7 +133,7 @@ func runScan(ctx context.Context, p *printer, url string, o ScanOptions) error {
 				header = true
 			}
 			for i, f := range fields {
-				cells[i] = textValue(rec.Values[i], f.Type)
+				cells[i] = reader.FormatValue(rec.Values[i], f.Type)
 			}
 			writeRow(cw, tw, cells)
 		}
@@ -153,52 +147,4 @@ func writeRow(cw *csv.Writer, tw *tabwriter.Writer, cells []string) {
 		return
 	}
 	fmt.Fprintln(tw, strings.Join(cells, "\t"))
-}
-
-// orderedRow is a JSON object whose keys keep the schema's column order.
-type orderedRow struct {
-	keys []string
-	vals map[string]any
-}
-
-func orderedObject(fields []parquetio.StructField, obj map[string]any) orderedRow {
-	keys := make([]string, len(fields))
-	for i, f := range fields {
-		keys[i] = f.Name
-	}
-	return orderedRow{keys: keys, vals: obj}
-}
-
-// MarshalJSON writes the keys in order, without HTML escaping.
-func (o orderedRow) MarshalJSON() ([]byte, error) {
-	var buf bytes.Buffer
-	buf.WriteByte('{')
-	for i, k := range o.keys {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		kb, err := marshalNoEscape(k)
-		if err != nil {
-			return nil, err
-		}
-		buf.Write(kb)
-		buf.WriteByte(':')
-		vb, err := marshalNoEscape(o.vals[k])
-		if err != nil {
-			return nil, err
-		}
-		buf.Write(vb)
-	}
-	buf.WriteByte('}')
-	return buf.Bytes(), nil
-}
-
-func marshalNoEscape(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"golang.org/x/term"
 )
@@ -72,24 +71,4 @@ func humanBytes(n int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
-
-// parseBytes parses "128MiB", "64MB", "1g", "1048576" into bytes.
-func parseBytes(s string) (int64, error) {
-	t := strings.TrimSpace(strings.ToLower(s))
-	mult := int64(1)
-	for _, u := range []struct {
-		suffix string
-		m      int64
-	}{{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"kb", 1000}, {"mb", 1000 * 1000}, {"gb", 1000 * 1000 * 1000}, {"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"b", 1}} {
-		if strings.HasSuffix(t, u.suffix) {
-			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.m
-			break
-		}
-	}
-	var n int64
-	if _, err := fmt.Sscanf(t, "%d", &n); err != nil || n < 0 {
-		return 0, fmt.Errorf("invalid size %q (e.g. 128MiB)", s)
-	}
-	return n * mult, nil
 }
