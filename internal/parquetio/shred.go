@@ -386,11 +386,15 @@ func (s *shredder) emit(col int, v parquet.Value) {
 	s.cols[col] = append(s.cols[col], v)
 }
 
-// records appends validated records; field j of the plan is rows[r][idx[j]].
-// Top-level primitive columns go through tight per-column loops; nested
-// ones through the recursive shredder.
-func (s *shredder) records(rows [][]any, idx []int) {
-	for j, n := range s.plan.fields {
+// records appends validated records; field j of the plan is rows[r][idx[j]],
+// and only the plan fields listed in fields are shredded (a lane's share; see
+// layout.lanes). Top-level primitive columns go through tight per-column
+// loops; nested ones through the recursive shredder. Fields own disjoint
+// columns and stats, so lanes with disjoint fields may call records on one
+// shredder at the same time.
+func (s *shredder) records(rows [][]any, idx []int, fields []int) {
+	for _, j := range fields {
+		n := s.plan.fields[j]
 		fi := idx[j]
 		if n.kind == nkLeaf && s.leafColumn(n, rows, fi) {
 			continue

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"runtime"
+	"sort"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -203,7 +206,7 @@ func WriteFiles(ctx context.Context, store storage.Store, batch *Batch, opts Wri
 	if err := checkArity(batch.Rows, len(batch.Schema.Fields)); err != nil {
 		return nil, err
 	}
-	if err := validateColumns(lay.plan, batch.Rows, lay.dataIdx); err != nil {
+	if err := validateColumns(lay, batch.Rows, lay.dataIdx); err != nil {
 		return nil, err
 	}
 	groups, err := lay.partitionGroups(batch)
@@ -304,10 +307,49 @@ func checkArity(rows [][]any, n int) error {
 }
 
 // validateColumns checks every value of the data columns (column by column,
-// which is faster) and reports the failure with the lowest row index.
-func validateColumns(p *writePlan, rows [][]any, idx []int) error {
+// which is faster; the lanes of p in parallel for large batches) and reports
+// the failure with the lowest row index (then the lowest field).
+func validateColumns(lay *layout, rows [][]any, idx []int) error {
+	lanes := lay.lanes
+	if len(rows) < 4*writeChunkRows {
+		lanes = [][]int{nil}
+	}
+	firsts := make([]*RowError, len(lanes))
+	fieldOf := make([]int, len(lanes))
+	var eg errgroup.Group
+	for k, fields := range lanes {
+		eg.Go(func() error {
+			firsts[k], fieldOf[k] = validateFields(lay.plan, rows, idx, fields)
+			return nil
+		})
+	}
+	_ = eg.Wait()
 	var first *RowError
-	for j, n := range p.fields {
+	field := 0
+	for k, e := range firsts {
+		if e != nil && (first == nil || e.Row < first.Row || (e.Row == first.Row && fieldOf[k] < field)) {
+			first, field = e, fieldOf[k]
+		}
+	}
+	if first != nil {
+		return first
+	}
+	return nil
+}
+
+// validateFields checks the plan fields listed in fields (nil: all) and
+// returns the failure with the lowest row index and its field, or nil.
+func validateFields(p *writePlan, rows [][]any, idx []int, fields []int) (*RowError, int) {
+	if fields == nil {
+		fields = make([]int, len(p.fields))
+		for j := range fields {
+			fields[j] = j
+		}
+	}
+	var first *RowError
+	field := 0
+	for _, j := range fields {
+		n := p.fields[j]
 		fi := idx[j]
 		limit := len(rows)
 		if first != nil {
@@ -317,7 +359,7 @@ func validateColumns(p *writePlan, rows [][]any, idx []int) error {
 			if i := firstMismatch(n, rows[:limit], fi); i >= 0 {
 				fe := validate(rows[i][fi], n)
 				if first == nil || i < first.Row {
-					first = &RowError{Row: i, Field: fe.at(n.name).dotted(), Err: fe.err}
+					first, field = &RowError{Row: i, Field: fe.at(n.name).dotted(), Err: fe.err}, j
 				}
 			}
 			continue
@@ -325,16 +367,13 @@ func validateColumns(p *writePlan, rows [][]any, idx []int) error {
 		for i, row := range rows[:limit] {
 			if fe := validate(row[fi], n); fe != nil {
 				if first == nil || i < first.Row {
-					first = &RowError{Row: i, Field: fe.at(n.name).dotted(), Err: fe.err}
+					first, field = &RowError{Row: i, Field: fe.at(n.name).dotted(), Err: fe.err}, j
 				}
 				break
 			}
 		}
 	}
-	if first != nil {
-		return first
-	}
-	return nil
+	return first, field
 }
 
 // firstMismatch is the index of the first row whose value in column fi does
@@ -445,6 +484,11 @@ type layout struct {
 	codec      compress.Codec
 	codecExt   string
 	opts       WriteOptions
+	// lanes splits the data fields (plan field indexes) into groups of
+	// about equal work, one per CPU: each lane shreds its fields and feeds
+	// their column writers on its own goroutine (columns are independent
+	// until the row group is flushed).
+	lanes [][]int
 }
 
 func newLayout(s *StructType, opts WriteOptions) (*layout, error) {
@@ -484,7 +528,52 @@ func newLayout(s *StructType, opts WriteOptions) (*layout, error) {
 	if l.codec, l.codecExt, err = codecOf(opts.Compression); err != nil {
 		return nil, err
 	}
+	l.lanes = splitLanes(l.plan, runtime.GOMAXPROCS(0))
 	return l, nil
+}
+
+// splitLanes assigns the plan's fields to at most n lanes, heaviest first to
+// the lightest lane. A field weighs one per leaf column plus one per byte-array
+// leaf (strings, binaries and wide decimals cost about twice as much to shred,
+// compare for stats and encode).
+func splitLanes(p *writePlan, n int) [][]int {
+	n = max(1, min(n, len(p.fields)))
+	weight := make([]int, len(p.fields))
+	order := make([]int, len(p.fields))
+	for j, f := range p.fields {
+		order[j] = j
+		var walk func(*wnode)
+		walk = func(x *wnode) {
+			if x.kind == nkLeaf {
+				weight[j]++
+				if x.leaf == lkString || x.leaf == lkBinary || x.leaf == lkDecFixed {
+					weight[j]++
+				}
+				return
+			}
+			for _, c := range x.children {
+				walk(c)
+			}
+		}
+		walk(f)
+	}
+	sort.SliceStable(order, func(a, b int) bool { return weight[order[a]] > weight[order[b]] })
+	lanes := make([][]int, n)
+	load := make([]int, n)
+	for _, j := range order {
+		k := 0
+		for i := range load {
+			if load[i] < load[k] {
+				k = i
+			}
+		}
+		lanes[k] = append(lanes[k], j)
+		load[k] += weight[j]
+	}
+	for _, l := range lanes {
+		sort.Ints(l)
+	}
+	return lanes
 }
 
 // partKey is a partition column's key in PartitionValues and its directory
@@ -557,11 +646,10 @@ type FileWriter struct {
 	cw         *countingWriter
 	pw         *parquet.Writer
 	shred      *shredder
-	pending    int // shredded records not yet handed to the column writers
-	chunk      [][]any
-	spare      [][]parquet.Value // second column buffer set for pipelining
-	identity   []int             // 0..n-1: field indexes for records of the data schema
-	groupRows  int64             // records in the current row group
+	laneChunks [][][]any // per lane: the records of the chunk it shreds
+	identity   []int     // 0..n-1: field indexes for records of the data schema
+	groupRows  int64     // records in the current row group
+	groupStart int64     // the file's estimated size when the current row group began
 	numRecords int64
 	partValues map[string]*string
 	closed     bool
@@ -599,7 +687,7 @@ func (w *FileWriter) Write(ctx context.Context, rows [][]any) error {
 	if err := checkArity(rows, len(w.lay.plan.fields)); err != nil {
 		return err
 	}
-	if err := validateColumns(w.lay.plan, rows, w.identity); err != nil {
+	if err := validateColumns(w.lay, rows, w.identity); err != nil {
 		return err
 	}
 	for start := 0; start < len(rows); {
@@ -622,142 +710,128 @@ func (w *FileWriter) EstimatedSize() int64 { return w.pw.Size() }
 // NumRecords is the number of records written so far.
 func (w *FileWriter) NumRecords() int64 { return w.numRecords }
 
-// chunkRows is how many rows the next synchronous chunk may take: a
-// chunk, cut short at the RowGroupRows boundary.
-func (w *FileWriter) chunkRows() int {
-	n := writeChunkRows
+// pipelineRows bounds the rows of one writeRange call from FileWriter.Write
+// (so that ctx is checked now and then).
+const pipelineRows = 1 << 16
+
+// maxSegmentRows bounds a segment: the rows the lanes write between two
+// checks of the file and row-group sizes.
+const maxSegmentRows = 16384
+
+// segmentRows is how many rows the next segment may take: the first segment
+// of a file is one chunk; later ones are sized from the bytes per row so far
+// so that a segment does not overshoot the target file size or the row-group
+// size by more than about one chunk, and cut short at the RowGroupRows
+// boundary.
+func (w *FileWriter) segmentRows(target int64) int {
+	n := maxSegmentRows
+	if w.numRecords == 0 {
+		n = writeChunkRows
+	} else {
+		size := w.pw.Size()
+		perRow := max(size/w.numRecords, 1)
+		room := int64(math.MaxInt64)
+		if target > 0 {
+			room = target - size
+		}
+		if rg := w.lay.opts.RowGroupSizeBytes; rg > 0 {
+			room = min(room, rg-(size-w.groupStart))
+		}
+		n = int(max(min(room/perRow, int64(n)), writeChunkRows))
+	}
 	if rg := w.lay.opts.RowGroupRows; rg > 0 && rg-w.groupRows < int64(n) {
 		n = int(max(rg-w.groupRows, 1))
 	}
 	return n
 }
 
-// pipelineRows bounds the rows of one writeRange call from FileWriter.Write
-// (so that ctx is checked now and then).
-const pipelineRows = 1 << 16
-
 // writeRange writes validated rows [lo,hi) (row k is rows[sel[k]] when sel
 // is not nil, else rows[k]; field j of the data schema is row[idx[j]]). It
-// stops early, after whole chunks, once the file's estimated size reaches
+// stops early, after whole segments, once the file's estimated size reaches
 // target (> 0), and returns how many rows it wrote.
-//
-// Large ranges are pipelined: this goroutine shreds chunk i+1 while a
-// helper goroutine, started and waited for within the call, hands chunk i
-// to the Parquet column writers.
 func (w *FileWriter) writeRange(rows [][]any, sel []int, lo, hi int, idx []int, target int64) (int, error) {
-	if w.lay.opts.RowGroupRows > 0 || hi-lo <= 2*writeChunkRows {
-		pos := lo
-		for pos < hi {
-			end := min(pos+w.chunkRows(), hi)
-			w.shredRange(rows, sel, pos, end, idx)
-			w.pending += end - pos
-			if err := w.flushRows(); err != nil {
-				return pos - lo, err
-			}
-			pos = end
-			if target > 0 && w.pw.Size() >= target {
-				break
-			}
-		}
-		return pos - lo, nil
-	}
-	return w.writePipelined(rows, sel, lo, hi, idx, target)
-}
-
-type pipeJob struct {
-	cols [][]parquet.Value
-	n    int
-}
-
-func (w *FileWriter) writePipelined(rows [][]any, sel []int, lo, hi int, idx []int, target int64) (int, error) {
-	if w.spare == nil {
-		w.spare = make([][]parquet.Value, len(w.shred.cols))
-	}
-	free := make(chan [][]parquet.Value, 2)
-	free <- w.spare
-	jobs := make(chan pipeJob, 1)
-	done := make(chan error, 1)
-	var stop atomic.Bool
-	go func() {
-		var err error
-		for j := range jobs {
-			if err == nil {
-				err = w.flushCols(j.cols, j.n)
-				if err != nil || (target > 0 && w.pw.Size() >= target) {
-					stop.Store(true)
-				}
-			}
-			for c := range j.cols {
-				j.cols[c] = j.cols[c][:0]
-			}
-			free <- j.cols
-		}
-		done <- err
-	}()
-	cur := w.shred.cols
 	pos := lo
-	for pos < hi && !stop.Load() {
-		end := min(pos+writeChunkRows, hi)
-		w.shred.cols = cur
-		w.shredRange(rows, sel, pos, end, idx)
-		jobs <- pipeJob{cols: cur, n: end - pos}
+	for pos < hi {
+		end := min(pos+w.segmentRows(target), hi)
+		if err := w.writeSegment(rows, sel, pos, end, idx); err != nil {
+			return pos - lo, err
+		}
 		pos = end
-		cur = <-free
-	}
-	close(jobs)
-	err := <-done
-	w.shred.cols = cur
-	w.spare = <-free
-	if err != nil {
-		return pos - lo, err
+		if target > 0 && w.pw.Size() >= target {
+			break
+		}
 	}
 	return pos - lo, nil
 }
 
-// shredRange shreds rows [lo,hi) into the shredder's column buffers.
-func (w *FileWriter) shredRange(rows [][]any, sel []int, lo, hi int, idx []int) {
-	chunk := w.chunk[:0]
-	if sel != nil {
-		for _, ri := range sel[lo:hi] {
-			chunk = append(chunk, rows[ri])
+// writeSegment shreds rows [lo,hi) and hands them to the column writers, each
+// lane of fields on its own goroutine (started and waited for here), then
+// ends the row group once it reached RowGroupSizeBytes or RowGroupRows.
+func (w *FileWriter) writeSegment(rows [][]any, sel []int, lo, hi int, idx []int) error {
+	lanes := w.lay.lanes
+	if len(w.laneChunks) != len(lanes) {
+		w.laneChunks = make([][][]any, len(lanes))
+	}
+	cws := w.pw.ColumnWriters()
+	var err error
+	if len(lanes) == 1 || hi-lo <= writeChunkRows {
+		for k := range lanes {
+			if err = w.writeLane(k, cws, rows, sel, lo, hi, idx); err != nil {
+				break
+			}
 		}
 	} else {
-		chunk = append(chunk, rows[lo:hi]...)
-	}
-	w.shred.records(chunk, idx)
-	clear(chunk)
-	w.chunk = chunk[:0]
-	w.numRecords += int64(hi - lo)
-}
-
-// flushRows hands the shredded values to the column writers (whole rows per
-// column, as ColumnWriter.WriteRowValues requires) and ends the row group
-// when it reached RowGroupSizeBytes or RowGroupRows.
-func (w *FileWriter) flushRows() error {
-	if w.pending == 0 {
-		return nil
-	}
-	n := w.pending
-	w.pending = 0
-	return w.flushCols(w.shred.cols, n)
-}
-
-// flushCols writes n shredded rows held in cols and resets cols.
-func (w *FileWriter) flushCols(cols [][]parquet.Value, n int) error {
-	cws := w.pw.ColumnWriters()
-	for c, vals := range cols {
-		if _, err := cws[c].WriteRowValues(vals); err != nil {
-			return fmt.Errorf("write rows to %s: %w", w.path, err)
+		var eg errgroup.Group
+		for k := range lanes {
+			eg.Go(func() error { return w.writeLane(k, cws, rows, sel, lo, hi, idx) })
 		}
-		cols[c] = vals[:0]
+		err = eg.Wait()
 	}
-	w.groupRows += int64(n)
+	if err != nil {
+		return err
+	}
+	w.numRecords += int64(hi - lo)
+	w.groupRows += int64(hi - lo)
 	rgBytes, rgRows := w.lay.opts.RowGroupSizeBytes, w.lay.opts.RowGroupRows
-	if (rgBytes > 0 && w.pw.Size()-w.cw.n >= rgBytes) || (rgRows > 0 && w.groupRows >= rgRows) {
+	if (rgBytes > 0 && w.pw.Size()-w.groupStart >= rgBytes) || (rgRows > 0 && w.groupRows >= rgRows) {
 		if err := w.pw.Flush(); err != nil {
 			return fmt.Errorf("flush row group of %s: %w", w.path, err)
 		}
 		w.groupRows = 0
+		w.groupStart = w.pw.Size()
+	}
+	return nil
+}
+
+// writeLane shreds the fields of lane k for rows [lo,hi), one chunk at a
+// time, and writes each chunk's values to those fields' column writers
+// (whole rows per column, as ColumnWriter.WriteRowValues requires).
+func (w *FileWriter) writeLane(k int, cws []*parquet.ColumnWriter, rows [][]any, sel []int, lo, hi int, idx []int) error {
+	fields := w.lay.lanes[k]
+	chunk := w.laneChunks[k][:0]
+	defer func() { w.laneChunks[k] = chunk[:0] }()
+	for pos := lo; pos < hi; pos += writeChunkRows {
+		end := min(pos+writeChunkRows, hi)
+		chunk = chunk[:0]
+		if sel != nil {
+			for _, ri := range sel[pos:end] {
+				chunk = append(chunk, rows[ri])
+			}
+		} else {
+			chunk = append(chunk, rows[pos:end]...)
+		}
+		w.shred.records(chunk, idx, fields)
+		clear(chunk)
+		for _, j := range fields {
+			f := w.lay.plan.fields[j]
+			for c := f.firstCol; c < f.endCol; c++ {
+				vals := w.shred.cols[c]
+				w.shred.cols[c] = vals[:0]
+				if _, err := cws[c].WriteRowValues(vals); err != nil {
+					return fmt.Errorf("write rows to %s: %w", w.path, err)
+				}
+			}
+		}
 	}
 	return nil
 }
@@ -766,10 +840,6 @@ func (w *FileWriter) flushCols(cols [][]parquet.Value, n int) error {
 func (w *FileWriter) Close(ctx context.Context) (WrittenFile, error) {
 	if w.closed {
 		return WrittenFile{}, fmt.Errorf("parquetio: close %s: already closed", w.path)
-	}
-	if err := w.flushRows(); err != nil {
-		_ = w.Abort()
-		return WrittenFile{}, err
 	}
 	w.closed = true
 	if err := w.pw.Close(); err != nil {

@@ -1,0 +1,160 @@
+package parquetio
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+)
+
+// lanesSchema mixes primitive, nested and nullable fields so that lanes own
+// columns of every shape.
+var lanesSchema = &StructType{Fields: []StructField{
+	{Name: "id", Type: TypeLong, Nullable: false},
+	{Name: "name", Type: TypeString, Nullable: true},
+	{Name: "ts", Type: TypeTimestamp, Nullable: true},
+	{Name: "tags", Type: &ArrayType{ElementType: TypeString, ContainsNull: true}, Nullable: true},
+	{Name: "score", Type: TypeDouble, Nullable: true},
+	{Name: "point", Type: &StructType{Fields: []StructField{{Name: "x", Type: TypeInteger, Nullable: true}, {Name: "y", Type: TypeInteger, Nullable: true}}}, Nullable: true},
+}}
+
+func lanesRows(n int) [][]any {
+	rows := make([][]any, n)
+	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range rows {
+		var name, tags, point any
+		if i%7 != 0 {
+			name = fmt.Sprintf("name-%d", i%97)
+		}
+		if i%5 != 0 {
+			tags = []any{fmt.Sprintf("t%d", i%3), nil}
+		}
+		if i%11 != 0 {
+			point = []any{int32(i), int32(-i)}
+		}
+		rows[i] = []any{int64(i), name, base.Add(time.Duration(i) * time.Second), tags, float64(i) / 3, point}
+	}
+	return rows
+}
+
+// writeWithLanes writes rows through a FileWriter whose layout has the given
+// lanes and returns the file's bytes and stats.
+func writeWithLanes(t *testing.T, rows [][]any, lanes [][]int, opts WriteOptions) ([]byte, string) {
+	t.Helper()
+	ctx := context.Background()
+	st := newMemStore()
+	fw, err := NewFileWriter(ctx, st, "f.parquet", lanesSchema, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fw.lay.lanes = lanes
+	if err := fw.Write(ctx, rows); err != nil {
+		t.Fatal(err)
+	}
+	wf, err := fw.Close(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := st.Read(ctx, "f.parquet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, wf.Stats
+}
+
+// TestLanesWriteTheSameFile: fields written by parallel lanes give the same
+// bytes and stats as one lane writing them all, across row-group and page
+// boundaries.
+func TestLanesWriteTheSameFile(t *testing.T) {
+	rows := lanesRows(40_000)
+	for _, opts := range []WriteOptions{{}, {RowGroupRows: 7_000}, {RowGroupSizeBytes: 64 << 10}} {
+		one, oneStats := writeWithLanes(t, rows, [][]int{{0, 1, 2, 3, 4, 5}}, opts)
+		for _, lanes := range [][][]int{
+			{{0, 2, 4}, {1, 3, 5}},
+			{{3}, {0, 1}, {2, 4, 5}},
+			splitLanes(mustPlan(t), 4),
+		} {
+			got, gotStats := writeWithLanes(t, rows, lanes, opts)
+			if !bytes.Equal(got, one) {
+				t.Errorf("opts %+v lanes %v: file differs from the one-lane file (%d vs %d bytes)", opts, lanes, len(got), len(one))
+			}
+			if gotStats != oneStats {
+				t.Errorf("lanes %v: stats %s, want %s", lanes, gotStats, oneStats)
+			}
+		}
+	}
+	// And the file reads back.
+	ctx := context.Background()
+	st := newMemStore()
+	files, err := WriteFiles(ctx, st, &Batch{Schema: lanesSchema, Rows: rows}, WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := OpenFile(ctx, st, files[0].Path, files[0].Size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := f.ReadAll(ctx, lanesSchema, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back) != len(rows) || back[12345][1] != rows[12345][1] || back[39999][0] != int64(39999) {
+		t.Fatalf("read back %d rows; row 12345 = %v", len(back), back[12345])
+	}
+}
+
+func mustPlan(t *testing.T) *writePlan {
+	p, err := compilePlan(lanesSchema, 32, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestLanesRowErrorLowestRowThenField: with the fields validated by parallel
+// lanes, the error still names the lowest bad row and, in that row, the
+// first bad field.
+func TestLanesRowErrorLowestRowThenField(t *testing.T) {
+	rows := lanesRows(10_000)
+	rows[9000][4] = "not a double" // score, a later row
+	rows[3000][5] = "not a struct" // point
+	rows[3000][1] = int64(3)       // name, same row, earlier field
+	lay, err := newLayout(lanesSchema, DefaultWriteOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, lanes := range [][][]int{{{0, 1, 2, 3, 4, 5}}, {{4, 5}, {0, 1, 2, 3}}, {{5}, {1}, {0, 2, 3, 4}}} {
+		lay.lanes = lanes
+		err := validateColumns(lay, rows, []int{0, 1, 2, 3, 4, 5})
+		var re *RowError
+		if !errors.As(err, &re) || re.Row != 3000 || re.Field != "name" {
+			t.Errorf("lanes %v: err = %v, want row 3000 field name", lanes, err)
+		}
+	}
+}
+
+func TestSplitLanes(t *testing.T) {
+	p := mustPlan(t)
+	for n := 1; n <= 8; n++ {
+		lanes := splitLanes(p, n)
+		if want := min(n, len(p.fields)); len(lanes) != want {
+			t.Fatalf("n=%d: %d lanes, want %d", n, len(lanes), want)
+		}
+		seen := map[int]int{}
+		for _, l := range lanes {
+			if len(l) == 0 {
+				t.Errorf("n=%d: empty lane in %v", n, lanes)
+			}
+			for _, j := range l {
+				seen[j]++
+			}
+		}
+		for j := range p.fields {
+			if seen[j] != 1 {
+				t.Errorf("n=%d: field %d in %d lanes (%v)", n, j, seen[j], lanes)
+			}
+		}
+	}
+}
