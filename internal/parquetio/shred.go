@@ -68,6 +68,9 @@ type writePlan struct {
 	fields   []*wnode
 	numCols  int
 	repeated bool // any list/map: values must be regrouped by column
+	// fastLevels: set levels through the parquet.Value layout mirror
+	// (levels.go), verified when the plan is compiled.
+	fastLevels bool
 	stats    []statSpec
 }
 
@@ -81,7 +84,7 @@ type statSpec struct {
 // compilePlan compiles the data schema s. numIndexed leaf columns (in
 // depth-first order, arrays and maps counting as one) get statistics; -1 = all.
 func compilePlan(s *StructType, numIndexed int, physical bool) (*writePlan, error) {
-	p := &writePlan{}
+	p := &writePlan{fastLevels: levelsMirrorOK()}
 	col := 0
 	budget := numIndexed
 	var build func(t DataType, name, statName string, optional bool, def, rep int, path []string, inRepeated bool) (*wnode, error)
@@ -405,17 +408,6 @@ func (s *shredder) records(rows [][]any, idx []int, fields []int) {
 	}
 }
 
-// lv sets the levels of a top-level value. Values of a required top-level
-// column keep the zero levels: they reach their column writer directly, which
-// reads neither levels nor the column index of non-repeated, non-optional
-// values, so the bounds-checked Level call is skipped on the hot path.
-func lv(v parquet.Value, d, c int) parquet.Value {
-	if d == 0 {
-		return v
-	}
-	return v.Level(0, d, c)
-}
-
 // leafColumn shreds a top-level primitive column; false if it has no fast
 // path (the caller then uses value).
 func (s *shredder) leafColumn(n *wnode, rows [][]any, fi int) bool {
@@ -427,8 +419,9 @@ func (s *shredder) leafColumn(n *wnode, rows [][]any, fi int) bool {
 	} else {
 		st = &colStats{} // discarded
 	}
-	null := parquet.Value{}.Level(0, 0, c)
+	null := parquet.Value{}
 	d := n.def
+	start := len(col)
 	switch n.leaf {
 	case lkString:
 		for _, row := range rows {
@@ -439,7 +432,7 @@ func (s *shredder) leafColumn(n *wnode, rows [][]any, fi int) bool {
 				continue
 			}
 			x := v.(string)
-			col = append(col, lv(parquet.ByteArrayValue(stringBytes(x)), d, c))
+			col = append(col, parquet.ByteArrayValue(stringBytes(x)))
 			st.addString(x)
 		}
 	case lkLong:
@@ -451,7 +444,7 @@ func (s *shredder) leafColumn(n *wnode, rows [][]any, fi int) bool {
 				continue
 			}
 			x := v.(int64)
-			col = append(col, lv(parquet.Int64Value(x), d, c))
+			col = append(col, parquet.Int64Value(x))
 			st.addInt(x)
 		}
 	case lkInt:
@@ -463,7 +456,7 @@ func (s *shredder) leafColumn(n *wnode, rows [][]any, fi int) bool {
 				continue
 			}
 			x := v.(int32)
-			col = append(col, lv(parquet.Int32Value(x), d, c))
+			col = append(col, parquet.Int32Value(x))
 			st.addInt(int64(x))
 		}
 	case lkDouble:
@@ -475,7 +468,7 @@ func (s *shredder) leafColumn(n *wnode, rows [][]any, fi int) bool {
 				continue
 			}
 			x := v.(float64)
-			col = append(col, lv(parquet.DoubleValue(x), d, c))
+			col = append(col, parquet.DoubleValue(x))
 			st.addFloat(x)
 		}
 	case lkTimestamp:
@@ -487,11 +480,14 @@ func (s *shredder) leafColumn(n *wnode, rows [][]any, fi int) bool {
 				continue
 			}
 			x := v.(time.Time).UnixMicro()
-			col = append(col, lv(parquet.Int64Value(x), d, c))
+			col = append(col, parquet.Int64Value(x))
 			st.addInt(x)
 		}
 	default:
 		return false
+	}
+	if d > 0 {
+		setLevels(col[start:], d, c, s.plan.fastLevels)
 	}
 	s.cols[c] = col
 	return true
