@@ -71,7 +71,7 @@ type writePlan struct {
 	// fastLevels: set levels through the parquet.Value layout mirror
 	// (levels.go), verified when the plan is compiled.
 	fastLevels bool
-	stats    []statSpec
+	stats      []statSpec
 }
 
 type statSpec struct {
