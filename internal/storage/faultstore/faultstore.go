@@ -66,6 +66,20 @@ const (
 	Delay
 )
 
+// String is "before", "after" or "delay", the suffix crash tests give
+// their subtests ("commit#0/after").
+func (m Mode) String() string {
+	switch m {
+	case FailBefore:
+		return "before"
+	case FailAfter:
+		return "after"
+	case Delay:
+		return "delay"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
 // Rule is one composable injector. A call matches when its operation is in
 // Ops and its path matches Path; a matching call fires when it is the Nth
 // match (if Nth > 0) and a coin with Probability comes up (if Probability >
@@ -177,6 +191,10 @@ type state struct {
 		counts     Counts
 		crashAfter int // -1: crash mode off
 		crashed    bool
+		// named crash points (points.go)
+		crashAt     *crashAt
+		occurrences map[string]int
+		points      []Point
 	}
 }
 
@@ -227,6 +245,7 @@ func (s *Store) Clear() {
 	defer s.st.mu.Unlock()
 	s.st.mu.rules = nil
 	s.st.mu.crashAfter = -1
+	s.st.mu.crashAt = nil
 	s.st.mu.crashed = false
 }
 
@@ -302,10 +321,19 @@ func (s *Store) decide(op Op, p string) verdict {
 	var v verdict
 	if op&OpWrites != 0 {
 		c.Writes++
-		if st.mu.crashAfter >= 0 && c.Writes > int64(st.mu.crashAfter) {
+		rec, fail, after := st.decidePoint(op, full)
+		if rec >= 0 {
+			defer func() { st.mu.points[rec].Injected = v.fail || v.after }()
+		}
+		if fail || (st.mu.crashAfter >= 0 && c.Writes > int64(st.mu.crashAfter)) {
 			st.mu.crashed = true
 			c.Injected++
 			v.fail = true
+			return v
+		}
+		if after {
+			c.Injected++
+			v.after = true
 			return v
 		}
 	}
