@@ -1,6 +1,7 @@
 package faultstore
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -279,4 +280,48 @@ func (st *state) decidePoint(op Op, full string) (rec int, fail, after bool) {
 		}
 	}
 	return rec, fail, after
+}
+
+// Crash is one crash a crash test runs: at one occurrence of a named point,
+// before or after the step.
+type Crash struct {
+	Point Point
+	Mode  Mode // FailBefore or FailAfter
+}
+
+// String is "name#N/before" or "name#N/after": the subtest name.
+func (c Crash) String() string { return c.Point.String() + "/" + c.Mode.String() }
+
+// Arm arms the crash on s (CrashAt).
+func (c Crash) Arm(s *Store) error { return s.CrashAt(c.Point.Name, c.Point.N, c.Mode) }
+
+// Crashes lists every crash for the points of a recorded run: each
+// occurrence of each point, FailBefore then FailAfter, in the run's order.
+func Crashes(points []Point) []Crash {
+	out := make([]Crash, 0, 2*len(points))
+	for _, p := range points {
+		p.Injected = false
+		out = append(out, Crash{Point: p, Mode: FailBefore}, Crash{Point: p, Mode: FailAfter})
+	}
+	return out
+}
+
+// CheckPoints compares the names of the points an operation performed with
+// the names a test expects: every name in want must occur, and no other
+// (an "other:" step, or a named step the test did not expect). The error
+// lists the differences and the offending steps' paths.
+func CheckPoints(points []Point, want ...string) error {
+	var errs []error
+	got := PointNames(points)
+	for _, w := range want {
+		if !slices.Contains(got, w) {
+			errs = append(errs, fmt.Errorf("expected crash point %q was not performed", w))
+		}
+	}
+	for _, p := range points {
+		if !slices.Contains(want, p.Name) {
+			errs = append(errs, fmt.Errorf("unexpected crash point %s (%v %s)", p, p.Op, p.Path))
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -228,5 +229,28 @@ func TestCrashAtInvalid(t *testing.T) {
 		if err := fs.CrashAt(tc.point, tc.nth, tc.mode); !errors.Is(err, faultstore.ErrInvalidRule) {
 			t.Errorf("CrashAt(%q, %d, %v) = %v", tc.point, tc.nth, tc.mode, err)
 		}
+	}
+}
+
+func TestCrashesAndCheckPoints(t *testing.T) {
+	fs := newFS(t, opStore(t))
+	if err := twoCommits(t.Context(), fs); err != nil {
+		t.Fatal(err)
+	}
+	pts := fs.Points()
+	var names []string
+	for _, c := range faultstore.Crashes(pts) {
+		names = append(names, c.String())
+	}
+	if len(names) != 12 || names[0] != "data-file#0/before" || names[5] != "commit#0/after" {
+		t.Errorf("crashes %q", names)
+	}
+	if err := faultstore.CheckPoints(pts, "data-file", "commit"); err != nil {
+		t.Error(err)
+	}
+	err := faultstore.CheckPoints(pts, "commit", "checkpoint")
+	if err == nil || !strings.Contains(err.Error(), `"checkpoint" was not performed`) ||
+		!strings.Contains(err.Error(), "unexpected crash point data-file#0 (write part-0-0.parquet)") {
+		t.Errorf("CheckPoints: %v", err)
 	}
 }
