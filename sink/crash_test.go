@@ -12,60 +12,103 @@ import (
 	"github.com/lakesink/lakesink/table"
 )
 
-// TestCrashPointsOfOneBatch crashes batch 1 at every durable step (the
-// fault store fails every write after the k-th, for k = 0, 1, ... until the
-// batch completes), each time on a fresh table holding batch 0. After each
-// crash the table is the state before or after batch 1; then a restarted
-// sink replays batches 0 and 1, as a driver that lost its checkpoint would:
-// batch 0 is skipped, batch 1 is skipped exactly when its commit had landed,
-// and the table ends with each batch's rows exactly once.
+// TestCrashPointsOfOneBatch crashes batch 1 at every named crash point
+// (faultstore.CrashAt) of the Delta sink, in append and complete mode: the
+// batch is first run on a recorder to learn its durable steps, whose names
+// must be exactly data-file and commit; then for every occurrence of every
+// point, before the step and after it (the step performed, its answer lost,
+// the process dead), on a fresh table holding batch 0. After each crash the
+// table is the state before or after batch 1 (after, if AddBatch reported
+// success); then a restarted sink replays batches 0 and 1, as a driver that
+// lost its checkpoint would: batch 0 is skipped, batch 1 is skipped exactly
+// when its commit had landed, and the table ends with each batch's rows
+// exactly once.
 func TestCrashPointsOfOneBatch(t *testing.T) {
-	ctx := context.Background()
-	opts := sink.Options{QueryID: "q", PartitionColumns: []string{"origin"}}
-	for k := 0; ; k++ {
-		base, err := storage.Open(ctx, "file://"+t.TempDir())
-		if err != nil {
-			t.Fatal(err)
-		}
-		tb, _ := table.OpenStore(base)
-		if _, err := sink.NewDeltaTable(tb, opts).AddBatch(ctx, 0, batch(0, 6)); err != nil {
-			t.Fatal(err)
-		}
-		fs, _ := faultstore.New(base, faultstore.DefaultOptions())
-		fs.CrashAfterWrites(k)
-		ftb, _ := table.OpenStore(fs)
-		_, err = sink.NewDeltaTable(ftb, opts).AddBatch(ctx, 1, batch(1, 6))
-		completed := err == nil
-		if err != nil && !errors.Is(err, faultstore.ErrInjected) {
-			t.Fatalf("k=%d: %v", k, err)
-		}
-		// Before the replay the table is the state before or after batch 1.
-		got := readIDs(t, tb)
-		before, after := expectIDs(map[int64]int{0: 6}), expectIDs(map[int64]int{0: 6, 1: 6})
-		if !slices.Equal(got, before) && !slices.Equal(got, after) {
-			t.Fatalf("k=%d: table is neither before nor after batch 1: %v", k, got)
-		}
-		restarted := sink.NewDeltaTable(tb, opts)
-		if res, err := restarted.AddBatch(ctx, 0, batch(0, 6)); err != nil || !res.Skipped {
-			t.Fatalf("k=%d: replay of committed batch 0: %+v, %v; want skipped", k, res, err)
-		}
-		res, err := restarted.AddBatch(ctx, 1, batch(1, 6))
-		if err != nil {
-			t.Fatalf("k=%d replay: %v", k, err)
-		}
-		if slices.Equal(got, after) != res.Skipped {
-			t.Fatalf("k=%d: replay skipped=%v but the commit had landed=%v", k, res.Skipped, slices.Equal(got, after))
-		}
-		if got := readIDs(t, tb); !slices.Equal(got, after) {
-			t.Fatalf("k=%d: after replay %v, want %v", k, got, after)
-		}
-		base.Close()
-		if completed {
-			if k < 3 {
-				t.Fatalf("batch completed after only %d writes: data files and a commit were expected", k)
+	for _, tc := range []struct {
+		mode          sink.OutputMode
+		before, after []int64
+	}{
+		{sink.Append, expectIDs(map[int64]int{0: 6}), expectIDs(map[int64]int{0: 6, 1: 6})},
+		{sink.Complete, expectIDs(map[int64]int{0: 6}), expectIDs(map[int64]int{1: 6})},
+	} {
+		t.Run(string(tc.mode), func(t *testing.T) {
+			ctx := context.Background()
+			opts := sink.Options{QueryID: "q", PartitionColumns: []string{"origin"}, OutputMode: tc.mode}
+			// newBase: a fresh table holding batch 0.
+			newBase := func(t *testing.T) (storage.Store, *table.Table) {
+				base, err := storage.Open(ctx, t.TempDir()) // a plain path: the subtest name holds "#"
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { base.Close() })
+				tb, _ := table.OpenStore(base)
+				if _, err := sink.NewDeltaTable(tb, opts).AddBatch(ctx, 0, batch(0, 6)); err != nil {
+					t.Fatal(err)
+				}
+				return base, tb
 			}
-			return
-		}
+			base, _ := newBase(t)
+			rec, _ := faultstore.New(base, faultstore.DefaultOptions())
+			rtb, _ := table.OpenStore(rec)
+			if _, err := sink.NewDeltaTable(rtb, opts).AddBatch(ctx, 1, batch(1, 6)); err != nil {
+				t.Fatal(err)
+			}
+			points := rec.Points()
+			if err := faultstore.CheckPoints(points, faultstore.PointDataFile, faultstore.PointCommit); err != nil {
+				t.Fatal(err)
+			}
+			if len(points) != 4 { // three partitions, one commit
+				t.Fatalf("points %v: want 3 data files and a commit", points)
+			}
+			for _, c := range faultstore.Crashes(points) {
+				t.Run(c.String(), func(t *testing.T) {
+					base, tb := newBase(t)
+					fs, _ := faultstore.New(base, faultstore.DefaultOptions())
+					if err := c.Arm(fs); err != nil {
+						t.Fatal(err)
+					}
+					ftb, _ := table.OpenStore(fs)
+					_, err := sink.NewDeltaTable(ftb, opts).AddBatch(ctx, 1, batch(1, 6))
+					if !fs.Crashed() {
+						t.Fatalf("the crash point was not reached (err %v)", err)
+					}
+					if err != nil && !errors.Is(err, faultstore.ErrInjected) {
+						t.Fatalf("error without an injected cause: %v", err)
+					}
+					// Reopened without faults: before or after batch 1.
+					got := readIDs(t, tb)
+					landed := slices.Equal(got, tc.after)
+					if !landed && !slices.Equal(got, tc.before) {
+						t.Fatalf("table is neither before nor after batch 1: %v", got)
+					}
+					if err == nil && !landed {
+						t.Fatalf("AddBatch reported success, but the table is before batch 1")
+					}
+					if c.Point.Name != faultstore.PointCommit || c.Mode != faultstore.FailAfter {
+						if landed {
+							t.Fatalf("the commit landed although the crash came before it")
+						}
+					} else if !landed || err != nil {
+						// The commit landed; the sink recognises it by its txnId.
+						t.Fatalf("lost commit answer: landed %v, err %v", landed, err)
+					}
+					restarted := sink.NewDeltaTable(tb, opts)
+					if res, err := restarted.AddBatch(ctx, 0, batch(0, 6)); err != nil || !res.Skipped {
+						t.Fatalf("replay of committed batch 0: %+v, %v; want skipped", res, err)
+					}
+					res, err := restarted.AddBatch(ctx, 1, batch(1, 6))
+					if err != nil {
+						t.Fatalf("replay: %v", err)
+					}
+					if landed != res.Skipped {
+						t.Fatalf("replay skipped=%v but the commit had landed=%v", res.Skipped, landed)
+					}
+					if got := readIDs(t, tb); !slices.Equal(got, tc.after) {
+						t.Fatalf("after replay %v, want %v", got, tc.after)
+					}
+				})
+			}
+		})
 	}
 }
 
@@ -74,7 +117,7 @@ func TestCrashPointsOfOneBatch(t *testing.T) {
 // its own commit by txnId, never write the batch a second time.
 func TestLostCommitResponseIsRecognised(t *testing.T) {
 	ctx := context.Background()
-	base, err := storage.Open(ctx, "file://"+t.TempDir())
+	base, err := storage.Open(ctx, t.TempDir()) // a plain path: the subtest name holds "#"
 	if err != nil {
 		t.Fatal(err)
 	}
