@@ -112,8 +112,9 @@ func checkExactlyOnce(t *testing.T, st storage.Store, o Options, last int64, lab
 }
 
 // TestCrashAtEveryStorageCall fails the sink at every storage call of one
-// batch — a crash (every write after the k-th fails), a failure before the
-// n-th call, and a lost answer after the n-th call — then restarts the
+// batch, reads included — a failure before the n-th call, and a lost answer
+// after the n-th call (crashes at every durable step are
+// TestCrashAtEveryNamedPoint's) — then restarts the
 // query on the real store and replays the batch: every row is read exactly
 // once through the log, and the files of the crashed attempt are orphans.
 func TestCrashAtEveryStorageCall(t *testing.T) {
@@ -123,7 +124,6 @@ func TestCrashAtEveryStorageCall(t *testing.T) {
 		apply func(fs *faultstore.Store, n int)
 	}
 	faults := []fault{
-		{"crash-after-writes", func(fs *faultstore.Store, n int) { fs.CrashAfterWrites(n) }},
 		{"fail-before-call", func(fs *faultstore.Store, n int) {
 			_ = fs.Add(faultstore.Rule{Ops: faultstore.OpAll, Nth: n + 1, Mode: faultstore.FailBefore})
 		}},
@@ -203,20 +203,126 @@ func TestCrashAtEveryStorageCall(t *testing.T) {
 	}
 }
 
-// TestCompactLogCrash crashes CompactLog after every write: the log then
-// reads either the state before (old compaction file) or after (retention
-// applied), never an error or a partial state.
+// TestCrashAtEveryNamedPoint crashes one batch of the sink at every named
+// crash point (faultstore.CrashAt): the batch is first run on a recorder,
+// whose point names must be exactly the expected ones; then for every
+// occurrence of every point, before the step and after it (performed, its
+// answer lost, the process dead), on a fresh directory holding the earlier
+// batches. After the crash the log is at the batch before or at this batch
+// (at it, if AddBatch reported success); a restarted query replays the
+// batch — skipped exactly when its log file had landed — every row is read
+// exactly once through the log, the crashed attempt's files are orphans,
+// and the query goes on.
+func TestCrashAtEveryNamedPoint(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		name     string
+		batch    int64 // the batch that crashes
+		streamed bool
+		points   []string
+	}{
+		// batch 4 also deletes the expired log files of batches 0 and 1
+		{"plain batch", 4, false, []string{faultstore.PointDataFile, faultstore.PointSparkBatch, faultstore.PointSparkDelete}},
+		{"compaction batch in memory", 5, false, []string{faultstore.PointDataFile, faultstore.PointSparkCompact}},
+		{"compaction batch streamed", 5, true, []string{faultstore.PointDataFile, faultstore.PointSparkClaim, faultstore.PointSparkCompact}},
+	}
+	run := 0
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			o := crashOptions(tc.streamed)
+			from, to := batchRows(tc.batch)
+			run++
+			rec, err := faultstore.New(buildBase(t, fmt.Sprintf("named-%d", run), o, tc.batch), faultstore.DefaultOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := New(ctx, rec, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.AddBatch(ctx, tc.batch, rows(from, to, crashCountry)); err != nil {
+				t.Fatal(err)
+			}
+			points := rec.Points()
+			if err := faultstore.CheckPoints(points, tc.points...); err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range faultstore.Crashes(points) {
+				t.Run(c.String(), func(t *testing.T) {
+					run++
+					base := buildBase(t, fmt.Sprintf("named-%d", run), o, tc.batch)
+					fs, err := faultstore.New(base, faultstore.DefaultOptions())
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := c.Arm(fs); err != nil {
+						t.Fatal(err)
+					}
+					var addErr error
+					s, err := New(ctx, fs, o)
+					if err == nil {
+						_, addErr = s.AddBatch(ctx, tc.batch, rows(from, to, crashCountry))
+					} else {
+						addErr = err
+					}
+					if !fs.Crashed() {
+						t.Fatalf("the crash point was not reached (err %v)", addErr)
+					}
+					if addErr != nil && !errors.Is(addErr, faultstore.ErrInjected) {
+						t.Fatalf("error without an injected cause: %v", addErr)
+					}
+					// Reopened without faults: before or after the batch.
+					ls, err := ListFiles(ctx, base, o)
+					if err != nil {
+						t.Fatalf("log unreadable after the crash: %v", err)
+					}
+					landed := ls.LatestBatchID == tc.batch
+					if !landed && ls.LatestBatchID != tc.batch-1 {
+						t.Fatalf("log at batch %d after a crash in batch %d", ls.LatestBatchID, tc.batch)
+					}
+					if addErr == nil && !landed {
+						t.Fatalf("AddBatch reported success, but the log is at batch %d", ls.LatestBatchID)
+					}
+					// Restart the query on the real store and replay the batch.
+					s2, err := New(ctx, base, o)
+					if err != nil {
+						t.Fatalf("reopen after crash: %v", err)
+					}
+					res, err := s2.AddBatch(ctx, tc.batch, rows(from, to, crashCountry))
+					if err != nil {
+						t.Fatalf("replay after crash (%v): %v", addErr, err)
+					}
+					if res.Skipped != landed {
+						t.Fatalf("replay skipped=%v, but the batch's log file had landed=%v", res.Skipped, landed)
+					}
+					checkExactlyOnce(t, base, o, tc.batch, c.String())
+					next0, next1 := batchRows(tc.batch + 1)
+					if _, err := s2.AddBatch(ctx, tc.batch+1, rows(next0, next1, crashCountry)); err != nil {
+						t.Fatalf("next batch: %v", err)
+					}
+					checkExactlyOnce(t, base, o, tc.batch+1, c.String()+" next batch")
+				})
+			}
+		})
+	}
+}
+
+// TestCompactLogCrash crashes CompactLog at every named crash point
+// (spark-metadata-compact: the rewrite of the latest compaction file;
+// spark-metadata-delete: each expired log file), before and after the
+// step: the log then reads either the state before (old compaction file) or
+// after (retention applied), never an error or a partial state, and a
+// rerun of CompactLog reaches the state after.
 func TestCompactLogCrash(t *testing.T) {
 	ctx := context.Background()
 	for _, streamed := range []bool{false, true} {
 		t.Run(fmt.Sprintf("streamed=%v", streamed), func(t *testing.T) {
-			for k := 0; ; k++ {
-				if k > 100 {
-					t.Fatal("CompactLog never completed")
-				}
+			var o Options
+			// setup: a log of 8 batches, one an hour, compacted every 2.
+			setup := func() (*memStore, []string) {
 				clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 				base := newMemStore("file:///out", clock.Now)
-				o := testOptions(clock)
+				o = testOptions(clock)
 				o.CompactInterval, o.MinBatchesToRetain, o.CleanupDelay = 2, 1, 0
 				o.DeleteExpiredLog = false
 				if streamed {
@@ -230,35 +336,72 @@ func TestCompactLogCrash(t *testing.T) {
 					clock.Advance(time.Hour)
 				}
 				before, _ := l.AllFiles(ctx)
-				fs, err := faultstore.New(base, faultstore.DefaultOptions())
-				if err != nil {
-					t.Fatal(err)
-				}
-				fs.CrashAfterWrites(k)
+				return base, paths(before)
+			}
+			compact := func(st storage.Store) error {
 				co := o
 				co.Retention = 3 * time.Hour
 				co.DeleteExpiredLog = true
-				_, _, err = CompactLog(ctx, fs, co)
-				if err != nil && !errors.Is(err, faultstore.ErrInjected) {
-					t.Fatalf("k=%d: %v", k, err)
+				_, _, err := CompactLog(ctx, st, co)
+				return err
+			}
+			// After: 7.compact keeps the entries at most 3h old at 8h
+			// (p5 at 5h, p6, p7); there are no batches after it.
+			wantAfter := []string{"file:///out/p5", "file:///out/p6", "file:///out/p7"}
+			state := func(st storage.Store) []string {
+				l, _ := NewLog(st, o)
+				after, err := l.AllFiles(ctx) // no retention on this reader
+				if err != nil {
+					t.Fatalf("log unreadable: %v", err)
 				}
-				after, rerr := l.AllFiles(ctx) // no retention on this reader
-				if rerr != nil {
-					t.Fatalf("k=%d: log unreadable after crash: %v", k, rerr)
-				}
-				got := paths(after)
-				// After: 7.compact keeps the entries at most 3h old at 8h
-				// (p5 at 5h, p6, p7); there are no batches after it.
-				wantAfter := []string{"file:///out/p5", "file:///out/p6", "file:///out/p7"}
-				if !slices.Equal(got, paths(before)) && !slices.Equal(got, wantAfter) {
-					t.Fatalf("k=%d: state %v is neither before %v nor after %v", k, got, paths(before), wantAfter)
-				}
-				if err == nil && fs.Counts().Injected == 0 {
-					if !slices.Equal(got, wantAfter) {
-						t.Fatalf("completed CompactLog left %v", got)
+				return paths(after)
+			}
+			base, _ := setup()
+			rec, err := faultstore.New(base, faultstore.DefaultOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := compact(rec); err != nil {
+				t.Fatal(err)
+			}
+			if got := state(base); !slices.Equal(got, wantAfter) {
+				t.Fatalf("completed CompactLog left %v", got)
+			}
+			points := rec.Points()
+			if err := faultstore.CheckPoints(points, faultstore.PointSparkCompact, faultstore.PointSparkDelete); err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range faultstore.Crashes(points) {
+				t.Run(c.String(), func(t *testing.T) {
+					base, before := setup()
+					fs, err := faultstore.New(base, faultstore.DefaultOptions())
+					if err != nil {
+						t.Fatal(err)
 					}
-					return
-				}
+					if err := c.Arm(fs); err != nil {
+						t.Fatal(err)
+					}
+					err = compact(fs)
+					if !fs.Crashed() {
+						t.Fatalf("the crash point was not reached (err %v)", err)
+					}
+					if err != nil && !errors.Is(err, faultstore.ErrInjected) {
+						t.Fatalf("error without an injected cause: %v", err)
+					}
+					got := state(base)
+					if !slices.Equal(got, before) && !slices.Equal(got, wantAfter) {
+						t.Fatalf("state %v is neither before %v nor after %v", got, before, wantAfter)
+					}
+					if err == nil && !slices.Equal(got, wantAfter) {
+						t.Fatalf("CompactLog reported success at state %v", got)
+					}
+					if err := compact(base); err != nil {
+						t.Fatalf("rerun: %v", err)
+					}
+					if got := state(base); !slices.Equal(got, wantAfter) {
+						t.Fatalf("rerun left %v, want %v", got, wantAfter)
+					}
+				})
 			}
 		})
 	}
