@@ -158,3 +158,25 @@ func TestSplitLanes(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitLanesBalancesFlights: the flights columns (two strings, three
+// int64/timestamp) split as {origin, destination} | {date, delay, distance},
+// the best split, where the greedy one gives {origin, date, distance} |
+// {destination, delay}.
+func TestSplitLanesBalancesFlights(t *testing.T) {
+	s := &StructType{Fields: []StructField{
+		{Name: "date", Type: TypeTimestamp, Nullable: true},
+		{Name: "delay", Type: TypeLong, Nullable: true},
+		{Name: "distance", Type: TypeLong, Nullable: true},
+		{Name: "origin", Type: TypeString, Nullable: true},
+		{Name: "destination", Type: TypeString, Nullable: true},
+	}}
+	p, err := compilePlan(s, 32, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := fmt.Sprint(splitLanes(p, 2))
+	if got != "[[0 1 2] [3 4]]" && got != "[[3 4] [0 1 2]]" {
+		t.Errorf("lanes %s, want {date, delay, distance} | {origin, destination}", got)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -532,10 +533,13 @@ func newLayout(s *StructType, opts WriteOptions) (*layout, error) {
 	return l, nil
 }
 
-// splitLanes assigns the plan's fields to at most n lanes, heaviest first to
-// the lightest lane. A field weighs one per leaf column plus one per byte-array
-// leaf (strings, binaries and wide decimals cost about twice as much to shred,
-// compare for stats and encode).
+// splitLanes assigns the plan's fields to at most n lanes so that the
+// heaviest lane is as light as possible. A leaf column weighs 5, a byte-array
+// leaf (strings, binaries, wide decimals) 9: measured on the flights rows, a
+// string column costs about 1.8x an int64 or timestamp column to shred,
+// compare for stats, encode and compress. Small schemas get the best split
+// by a bounded search; the rest, and any search that runs out of budget, the
+// greedy split (heaviest field to the lightest lane).
 func splitLanes(p *writePlan, n int) [][]int {
 	n = max(1, min(n, len(p.fields)))
 	weight := make([]int, len(p.fields))
@@ -545,9 +549,9 @@ func splitLanes(p *writePlan, n int) [][]int {
 		var walk func(*wnode)
 		walk = func(x *wnode) {
 			if x.kind == nkLeaf {
-				weight[j]++
+				weight[j] += 5
 				if x.leaf == lkString || x.leaf == lkBinary || x.leaf == lkDecFixed {
-					weight[j]++
+					weight[j] += 4
 				}
 				return
 			}
@@ -558,17 +562,65 @@ func splitLanes(p *writePlan, n int) [][]int {
 		walk(f)
 	}
 	sort.SliceStable(order, func(a, b int) bool { return weight[order[a]] > weight[order[b]] })
-	lanes := make([][]int, n)
+
+	// Greedy: each field, heaviest first, to the lightest lane.
+	best := make([]int, len(order)) // lane of order[i]
 	load := make([]int, n)
-	for _, j := range order {
+	for i, j := range order {
 		k := 0
-		for i := range load {
-			if load[i] < load[k] {
-				k = i
+		for l := range load {
+			if load[l] < load[k] {
+				k = l
 			}
 		}
-		lanes[k] = append(lanes[k], j)
+		best[i] = k
 		load[k] += weight[j]
+	}
+	bestMax := slices.Max(load)
+
+	// Bounded depth-first search for a lighter heaviest lane: fields in
+	// weight order, a new lane opened only as the next empty one (lanes are
+	// interchangeable), branches pruned at the best maximum so far.
+	cur := make([]int, len(order))
+	clear(load)
+	budget := 200_000
+	var search func(i, used, curMax int)
+	search = func(i, used, curMax int) {
+		if budget--; budget < 0 || curMax >= bestMax {
+			return
+		}
+		if i == len(order) {
+			bestMax = curMax
+			copy(best, cur)
+			return
+		}
+		w := weight[order[i]]
+		for k := 0; k < min(used+1, n); k++ {
+			load[k] += w
+			cur[i] = k
+			search(i+1, max(used, k+1), max(curMax, load[k]))
+			load[k] -= w
+		}
+	}
+	search(0, 0, 0)
+
+	lanes := make([][]int, n)
+	for i, j := range order {
+		lanes[best[i]] = append(lanes[best[i]], j)
+	}
+	// A lane the search left empty takes a field from a lane with several
+	// (never heavier than before; more parallel).
+	for e := range lanes {
+		if len(lanes[e]) > 0 {
+			continue
+		}
+		for k := range lanes {
+			if len(lanes[k]) > 1 {
+				last := len(lanes[k]) - 1 // the lightest: fields went in weight order
+				lanes[e], lanes[k] = lanes[k][last:], lanes[k][:last]
+				break
+			}
+		}
 	}
 	for _, l := range lanes {
 		sort.Ints(l)
