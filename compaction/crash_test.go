@@ -3,18 +3,22 @@ package compaction
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/lakesink/lakesink/internal/storage"
 	"github.com/lakesink/lakesink/internal/storage/faultstore"
 	"github.com/lakesink/lakesink/table"
 	"github.com/lakesink/lakesink/txlog"
 )
 
-// TestOptimizeCrash fails a compaction at every storage call, in three ways:
-// crash mode (every write after the k-th fails, as if the process died), the
-// n-th call of any kind failing before it runs, and the n-th write landing
-// but its answer being lost. After each failure the table, reopened on the
+// TestOptimizeCrash fails a compaction at every storage call, in two ways:
+// the n-th call of any kind failing before it runs, and the n-th write
+// landing but its answer being lost (crashes at every durable step are
+// TestOptimizeCrashPoints'). After each failure the table, reopened on the
 // real store, is the state before or after the compaction, its rows
 // unchanged, and a fresh compaction still completes.
 func TestOptimizeCrash(t *testing.T) {
@@ -23,7 +27,6 @@ func TestOptimizeCrash(t *testing.T) {
 		name string
 		arm  func(fs *faultstore.Store, n int) error
 	}{
-		{name: "crash after k writes", arm: func(fs *faultstore.Store, n int) error { fs.CrashAfterWrites(n); return nil }},
 		{name: "n-th call fails before", arm: func(fs *faultstore.Store, n int) error {
 			return fs.Add(faultstore.Rule{Ops: faultstore.OpAll, Nth: n + 1, Mode: faultstore.FailBefore})
 		}},
@@ -121,4 +124,355 @@ func filePaths(s *txlog.Snapshot) []string {
 		out = append(out, a.Path)
 	}
 	return out
+}
+
+// crashCase runs a maintenance operation under every named crash point:
+// setup builds a fresh table (on its own in-memory store) and returns its
+// store; op runs the operation on a table opened over the given store;
+// check verifies the state a crash (or the rerun, final=true) left, reading
+// base without faults. The operation is first run on a recorder, whose
+// point names must be exactly points; then for every occurrence of every
+// point, before the step and after it (performed, its answer lost, the
+// process dead), the operation crashes there, the state is checked, the
+// operation is rerun without faults, and the final state is checked.
+type crashCase struct {
+	points []string
+	setup  func(t *testing.T) storage.Store
+	op     func(ctx context.Context, tb *table.Table) error
+	check  func(t *testing.T, base storage.Store, opErr error, final bool)
+}
+
+func (cc crashCase) run(t *testing.T) {
+	ctx := context.Background()
+	open := func(st storage.Store) *table.Table {
+		tb, err := table.OpenStore(st, table.WithLogOptions(txlog.Options{DisableAutoCheckpoint: true}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tb
+	}
+	rec, err := faultstore.New(cc.setup(t), faultstore.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cc.op(ctx, open(rec)); err != nil {
+		t.Fatal(err)
+	}
+	points := rec.Points()
+	if err := faultstore.CheckPoints(points, cc.points...); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range faultstore.Crashes(points) {
+		t.Run(c.String(), func(t *testing.T) {
+			base := cc.setup(t)
+			fs, err := faultstore.New(base, faultstore.DefaultOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Arm(fs); err != nil {
+				t.Fatal(err)
+			}
+			opErr := cc.op(ctx, open(fs))
+			if !fs.Crashed() {
+				t.Fatalf("the crash point was not reached (err %v)", opErr)
+			}
+			if opErr != nil && !errors.Is(opErr, faultstore.ErrInjected) {
+				t.Fatalf("error without an injected cause: %v", opErr)
+			}
+			cc.check(t, base, opErr, false)
+			if err := cc.op(ctx, open(base)); err != nil {
+				t.Fatalf("rerun after the crash: %v", err)
+			}
+			cc.check(t, base, nil, true)
+		})
+	}
+}
+
+// maintTable: a table partitioned by origin with three appends of 20 rows
+// (9 small files); it returns the store and the rows.
+func maintTable(t *testing.T) (*table.Table, storage.Store, [][]any) {
+	tb, base := newTable(t, []string{"origin"}, nil)
+	var want [][]any
+	for i := range 3 {
+		rows := flightsRows(int64(i*20), 20, origins)
+		appendRows(t, tb, rows)
+		want = append(want, rows...)
+	}
+	return tb, base, want
+}
+
+// reopen opens a fresh table over st (no cached log state).
+func reopen(t *testing.T, st storage.Store) *table.Table {
+	t.Helper()
+	tb, err := table.OpenStore(st, table.WithLogOptions(txlog.Options{DisableAutoCheckpoint: true}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tb
+}
+
+// TestOptimizeCrashPoints: OPTIMIZE (Execute) crashed at each of its
+// durable steps (data-file, commit). The table is before (version 3, 9
+// files) or after (version 4 = OPTIMIZE, 3 files), its rows unchanged; a
+// rerun completes and the compaction is committed exactly once.
+func TestOptimizeCrashPoints(t *testing.T) {
+	var want [][]any
+	crashCase{
+		points: []string{faultstore.PointDataFile, faultstore.PointCommit},
+		setup: func(t *testing.T) storage.Store {
+			_, base, rows := maintTable(t)
+			want = rows
+			return base
+		},
+		op: func(ctx context.Context, tb *table.Table) error {
+			_, _, err := Optimize(ctx, tb, PlanOptions{}, ExecOptions{Workers: 1})
+			return err
+		},
+		check: func(t *testing.T, base storage.Store, opErr error, final bool) {
+			ctx := context.Background()
+			snap, err := reopen(t, base).Snapshot(ctx)
+			if err != nil {
+				t.Fatalf("table unreadable: %v", err)
+			}
+			got, err := readSnapshot(ctx, base, snap)
+			if err != nil {
+				t.Fatalf("rows unreadable: %v", err)
+			}
+			if !equalRowSets(rowSet(got), rowSet(want)) {
+				t.Fatalf("rows changed (%d vs %d)", len(got), len(want))
+			}
+			switch v := snap.Version(); {
+			case v == 3 && !final && opErr != nil:
+				if snap.NumFiles() != 9 {
+					t.Fatalf("version 3 with %d files", snap.NumFiles())
+				}
+			case v == 4:
+				if ci := snap.CommitInfo(); ci.Operation() != "OPTIMIZE" || snap.NumFiles() != 3 {
+					t.Fatalf("version 4 is %s with %d files", ci.Operation(), snap.NumFiles())
+				}
+			default:
+				t.Fatalf("version %d (final %v, err %v): want 3 before, 4 after, one OPTIMIZE commit", v, final, opErr)
+			}
+		},
+	}.run(t)
+}
+
+// TestVacuumCrashPoints: VACUUM crashed at each file it deletes
+// (data-delete), before and after the delete. After the crash and after
+// the rerun no live file is gone and the rows are unchanged; only victims
+// (the 9 files OPTIMIZE removed, and an orphan) are gone, and the rerun
+// deletes every victim.
+func TestVacuumCrashPoints(t *testing.T) {
+	var want [][]any
+	var victims []string
+	now := time.Now().Add(time.Hour)
+	crashCase{
+		points: []string{faultstore.PointDataDelete},
+		setup: func(t *testing.T) storage.Store {
+			ctx := context.Background()
+			tb, base, rows := maintTable(t)
+			want = rows
+			before, _ := tb.Snapshot(ctx)
+			victims = filePaths(before)
+			if _, _, err := Optimize(ctx, tb, PlanOptions{}, ExecOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := base.Put(ctx, "origin=JFK/part-orphan.snappy.parquet", []byte("orphan")); err != nil {
+				t.Fatal(err)
+			}
+			victims = append(victims, "origin=JFK/part-orphan.snappy.parquet")
+			return base
+		},
+		op: func(ctx context.Context, tb *table.Table) error {
+			_, err := Vacuum(ctx, tb, VacuumOptions{RetainZero: true, Force: true, Workers: 4, Now: func() time.Time { return now }})
+			return err
+		},
+		check: func(t *testing.T, base storage.Store, opErr error, final bool) {
+			ctx := context.Background()
+			snap, err := reopen(t, base).Snapshot(ctx)
+			if err != nil {
+				t.Fatalf("table unreadable: %v", err)
+			}
+			got, err := readSnapshot(ctx, base, snap)
+			if err != nil {
+				t.Fatalf("a live file is unreadable: %v", err)
+			}
+			if !equalRowSets(rowSet(got), rowSet(want)) {
+				t.Fatalf("rows changed (%d vs %d)", len(got), len(want))
+			}
+			live := map[string]bool{}
+			for _, p := range filePaths(snap) {
+				live[p] = true
+			}
+			var present []string
+			for fi, err := range base.List(ctx, "", "") {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !strings.HasPrefix(fi.Path, "_delta_log/") && !live[fi.Path] {
+					present = append(present, fi.Path)
+				}
+			}
+			for _, p := range present {
+				if !slices.Contains(victims, p) {
+					t.Fatalf("%s is neither live nor a victim", p)
+				}
+			}
+			if (final || opErr == nil) && len(present) > 0 {
+				t.Fatalf("a completed VACUUM left victims %v", present)
+			}
+			if len(live) != 3 {
+				t.Fatalf("%d live files, want 3", len(live))
+			}
+		},
+	}.run(t)
+}
+
+// logRef is the state of every version of a table's log, for comparison
+// after a crash.
+func logRef(t *testing.T, base storage.Store) map[int64]string {
+	t.Helper()
+	ctx := context.Background()
+	tb := reopen(t, base)
+	latest, err := tb.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := map[int64]string{}
+	for v := int64(0); v <= latest.Version(); v++ {
+		snap, err := tb.SnapshotAt(ctx, v)
+		if err != nil {
+			continue // not reconstructible (cleaned up)
+		}
+		ref[v] = snapshotKey(snap)
+	}
+	return ref
+}
+
+func snapshotKey(s *txlog.Snapshot) string {
+	p := filePaths(s)
+	slices.Sort(p)
+	return fmt.Sprintf("v%d %s %v %v", s.Version(), s.Metadata().ID, p, s.Txns())
+}
+
+// checkLog: every version in ref that must be retained (>= minRetained)
+// replays to the same state, and any other version either replays to the
+// same state or fails; never a different state.
+func checkLog(t *testing.T, base storage.Store, ref map[int64]string, minRetained int64) {
+	t.Helper()
+	ctx := context.Background()
+	tb := reopen(t, base)
+	latest, err := tb.Snapshot(ctx)
+	if err != nil {
+		t.Fatalf("latest snapshot: %v", err)
+	}
+	if want := ref[int64(len(ref))-1]; snapshotKey(latest) != want {
+		t.Fatalf("latest snapshot %s, want %s", snapshotKey(latest), want)
+	}
+	for v, want := range ref {
+		snap, err := tb.SnapshotAt(ctx, v)
+		switch {
+		case err != nil && v >= minRetained:
+			t.Fatalf("retained version %d unreadable: %v", v, err)
+		case err == nil && snapshotKey(snap) != want:
+			t.Fatalf("version %d replays to %s, want %s", v, snapshotKey(snap), want)
+		}
+	}
+}
+
+// TestCheckpointCrashPoints: compaction.Checkpoint crashed at its durable
+// steps (checkpoint, last-checkpoint) on a table that already has an
+// older checkpoint (version 2): every version replays to the same state
+// after the crash (a checkpoint without its _last_checkpoint hint, or no
+// new checkpoint at all), and the rerun's _last_checkpoint names the
+// latest version.
+func TestCheckpointCrashPoints(t *testing.T) {
+	var ref map[int64]string
+	crashCase{
+		points: []string{faultstore.PointCheckpoint, faultstore.PointLastCheckpoint},
+		setup: func(t *testing.T) storage.Store {
+			ctx := context.Background()
+			tb, base := newTable(t, []string{"origin"}, nil)
+			for i := range 5 {
+				appendRows(t, tb, flightsRows(int64(i*10), 10, origins))
+				if i == 1 {
+					if _, err := Checkpoint(ctx, tb); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			ref = logRef(t, base)
+			if len(ref) != 6 {
+				t.Fatalf("reference log %d versions", len(ref))
+			}
+			return base
+		},
+		op: func(ctx context.Context, tb *table.Table) error {
+			_, err := Checkpoint(ctx, tb)
+			return err
+		},
+		check: func(t *testing.T, base storage.Store, opErr error, final bool) {
+			checkLog(t, base, ref, 0)
+			if final {
+				snap, err := reopen(t, base).Snapshot(context.Background())
+				if err != nil || snap.CheckpointVersion() != 5 {
+					t.Fatalf("after the rerun: checkpoint version %d, %v; want 5", snap.CheckpointVersion(), err)
+				}
+				data, err := base.Read(context.Background(), txlog.LastCheckpointPath)
+				if err != nil || !strings.Contains(string(data), `"version":5`) {
+					t.Fatalf("_last_checkpoint %s, %v", data, err)
+				}
+			}
+		},
+	}.run(t)
+}
+
+// TestCleanupLogCrashPoints: CleanupLog crashed at each log file it deletes
+// (log-cleanup-delete), before and after. The retained versions (from the
+// newest checkpoint, version 6) replay to the same state after the crash
+// and after the rerun; an older version replays to its own state or fails,
+// never to another state; the rerun deletes everything before version 6.
+func TestCleanupLogCrashPoints(t *testing.T) {
+	var ref map[int64]string
+	now := time.Now().Add(60 * 24 * time.Hour) // every commit has expired
+	crashCase{
+		points: []string{faultstore.PointLogCleanupDelete},
+		setup: func(t *testing.T) storage.Store {
+			ctx := context.Background()
+			tb, base := newTable(t, []string{"origin"}, nil)
+			for i := range 7 {
+				appendRows(t, tb, flightsRows(int64(i*10), 10, origins))
+				if i == 2 || i == 5 {
+					if _, err := Checkpoint(ctx, tb); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			ref = logRef(t, base)
+			if len(ref) != 8 {
+				t.Fatalf("reference log %d versions", len(ref))
+			}
+			return base
+		},
+		op: func(ctx context.Context, tb *table.Table) error {
+			_, err := CleanupLog(ctx, tb, now)
+			return err
+		},
+		check: func(t *testing.T, base storage.Store, opErr error, final bool) {
+			checkLog(t, base, ref, 6)
+			if final {
+				var left []string
+				for fi, err := range base.List(context.Background(), txlog.LogDir+"/", "") {
+					if err != nil {
+						t.Fatal(err)
+					}
+					left = append(left, strings.TrimPrefix(fi.Path, txlog.LogDir+"/"))
+				}
+				want := []string{"00000000000000000006.checkpoint.parquet", "00000000000000000006.json", "00000000000000000007.json", "_last_checkpoint"}
+				if !slices.Equal(left, want) {
+					t.Fatalf("log after the rerun %v, want %v", left, want)
+				}
+			}
+		},
+	}.run(t)
 }
