@@ -74,9 +74,22 @@ func durationProp(m Metadata, key string, def time.Duration) time.Duration {
 // Rows: protocol, metaData, txns, live domains, live adds, then tombstones
 // younger than delta.deletedFileRetentionDuration. Rows are streamed to the
 // store in chunks of Options.CheckpointRowsPerChunk.
+//
+// Nothing is written, and the error names the cause, when the checkpoint
+// could misstate the table: a protocol this package does not know
+// (*UnsupportedFeatureError: reader version > 3, writer version > 7, an
+// unknown feature name, a catalog-managed table), or an action of an
+// unknown type in the replayed commits (*UnknownActionError), which the
+// checkpoint would drop.
 func (l *Log) Checkpoint(ctx context.Context, snap *Snapshot) (*LastCheckpoint, error) {
 	if snap == nil {
 		return nil, fmt.Errorf("%w: checkpoint of a nil snapshot", ErrInvalidTransaction)
+	}
+	if err := checkCheckpointSupported(snap.protocol); err != nil {
+		return nil, fmt.Errorf("txlog: checkpoint of version %d: %w", snap.version, err)
+	}
+	if snap.unknownAction != nil {
+		return nil, fmt.Errorf("txlog: checkpoint of version %d: %w", snap.version, snap.unknownAction)
 	}
 	p := CheckpointPath(snap.version)
 	w, err := l.store.NewWriter(ctx, p)

@@ -39,6 +39,11 @@ var (
 	// reading the version back did not resolve it. Never retried blindly.
 	// Errors carrying it also match storage.ErrCommitStateUnknown.
 	ErrCommitStateUnknown = errors.New("txlog: commit state unknown")
+	// ErrUnknownAction: the log holds an action type this package does not
+	// know, and the operation would have to drop it (a checkpoint carries
+	// only the actions it knows). Wrapped by *UnknownActionError, which also
+	// matches ErrUnsupportedFeature. Reads ignore such actions.
+	ErrUnknownAction = errors.New("txlog: unknown action")
 	// ErrInvalidOptions: Options.Validate failed.
 	ErrInvalidOptions = errors.New("txlog: invalid options")
 	// ErrInvalidTransaction: a transaction is misused (committed twice, no
@@ -96,6 +101,23 @@ func (e *UnsupportedFeatureError) Error() string {
 
 // Unwrap returns ErrUnsupportedFeature.
 func (e *UnsupportedFeatureError) Unwrap() error { return ErrUnsupportedFeature }
+
+// UnknownActionError names the first action of an unknown type (the JSON key
+// of its line) that a snapshot was replayed over, and the commit holding it.
+type UnknownActionError struct {
+	Action  string // the unknown top-level key, e.g. "futureAction"
+	Path    string // the commit file
+	Version int64
+}
+
+func (e *UnknownActionError) Error() string {
+	return fmt.Sprintf("txlog: unknown action: %q in %s (version %d) would be lost by rewriting the log state", e.Action, e.Path, e.Version)
+}
+
+// Unwrap returns ErrUnknownAction and ErrUnsupportedFeature.
+func (e *UnknownActionError) Unwrap() []error {
+	return []error{ErrUnknownAction, ErrUnsupportedFeature}
+}
 
 // Conflict kinds, named after Delta's DeltaConcurrentModificationException
 // subclasses (delta-io/delta DeltaConcurrentExceptions.scala).

@@ -51,6 +51,40 @@ var SupportedReaderFeatures = []string{FeatureTimestampNTZ, FeatureV2Checkpoint,
 var SupportedWriterFeatures = []string{FeatureAppendOnly, FeatureTimestampNTZ, FeatureDomainMetadata,
 	FeatureV2Checkpoint, FeatureVacuumProtocolCheck, FeatureInCommitTimestamp}
 
+// knownFeatures are every feature name of PROTOCOL.md this package knows,
+// supported or not: a checkpoint can represent the state of such a table
+// (their fields are in the checkpoint schema), but not of a table that names
+// a feature we have never heard of.
+var knownFeatures = []string{FeatureAppendOnly, FeatureInvariants, FeatureCheckConstraints, FeatureChangeDataFeed,
+	FeatureGeneratedColumns, FeatureColumnMapping, FeatureIdentityColumns, FeatureDeletionVectors,
+	FeatureRowTracking, FeatureTimestampNTZ, FeatureDomainMetadata, FeatureV2Checkpoint, FeatureIcebergCompatV1,
+	FeatureIcebergCompatV2, FeatureClustering, FeatureVacuumProtocolCheck, FeatureInCommitTimestamp,
+	FeatureTypeWidening, FeatureVariantType}
+
+// checkCheckpointSupported returns *UnsupportedFeatureError (Write set) when
+// a checkpoint written by this package could misstate the table: a reader
+// version above 3 or writer version above 7, a feature name outside
+// knownFeatures (its actions or fields would be dropped), or a
+// catalog-managed table (whose log only its catalog may write). Unlike
+// CheckWriteSupported it accepts the known features we cannot write rows
+// for (deletion vectors, column mapping, ...): their log state fits the
+// checkpoint schema. PROTOCOL.md, "Table Features": writers must not write
+// to a table with an unsupported writer feature.
+func checkCheckpointSupported(p Protocol) error {
+	if p.MinReaderVersion > 3 {
+		return &UnsupportedFeatureError{Feature: "readerVersion " + itoa(p.MinReaderVersion), Write: true}
+	}
+	if p.MinWriterVersion > 7 {
+		return &UnsupportedFeatureError{Feature: "writerVersion " + itoa(p.MinWriterVersion), Write: true}
+	}
+	for _, f := range slices.Concat(p.ReaderFeatures, p.WriterFeatures) {
+		if !slices.Contains(knownFeatures, f) {
+			return &UnsupportedFeatureError{Feature: f, Write: true}
+		}
+	}
+	return nil
+}
+
 // columnMappingActive: delta.columnMapping.mode is id or name.
 func columnMappingActive(m Metadata) bool {
 	mode := strings.ToLower(m.Configuration["delta.columnMapping.mode"])

@@ -155,16 +155,11 @@ func (ls *listing) segmentFor(target int64, partial bool) (*segment, error) {
 	} else if partial {
 		return nil, errNeedFullListing
 	}
-	var missing []int64
-	for cv := cpv + 1; cv <= v; cv++ {
-		lf, ok := ls.commits[cv]
-		if !ok {
-			missing = append(missing, cv)
-			continue
-		}
-		seg.commits = append(seg.commits, lf)
-	}
-	if len(missing) > 0 {
+	// The work is proportional to the commits listed, not to the width of
+	// the version range: a stray 20-digit name must not make us count to
+	// 10^19.
+	present, gaps := versionGaps(ls.commits, cpv+1, v)
+	if len(gaps) > 0 {
 		if cpv < 0 {
 			first := int64(-1)
 			for cv := range ls.commits {
@@ -177,7 +172,10 @@ func (ls *listing) segmentFor(target int64, partial bool) (*segment, error) {
 			}
 		}
 		return nil, &CorruptLogError{Path: LogDir, Version: v,
-			Err: fmt.Errorf("versions not contiguous: missing %s", formatVersions(missing))}
+			Err: fmt.Errorf("versions not contiguous: missing %s", formatGaps(gaps))}
+	}
+	for _, cv := range present {
+		seg.commits = append(seg.commits, ls.commits[cv])
 	}
 	if lf, ok := ls.commits[v]; ok {
 		seg.last = &lf
@@ -185,24 +183,41 @@ func (ls *listing) segmentFor(target int64, partial bool) (*segment, error) {
 	return seg, nil
 }
 
-func formatVersions(vs []int64) string {
-	slices.Sort(vs)
+// versionGaps returns the versions in [from, to] that have a commit,
+// ascending, and the ranges [lo, hi] of those that do not.
+func versionGaps(commits map[int64]logFile, from, to int64) (present []int64, gaps [][2]int64) {
+	for v := range commits {
+		if v >= from && v <= to {
+			present = append(present, v)
+		}
+	}
+	slices.Sort(present)
+	next := from
+	for _, v := range present {
+		if v > next {
+			gaps = append(gaps, [2]int64{next, v - 1})
+		}
+		next = v + 1
+	}
+	if next <= to {
+		gaps = append(gaps, [2]int64{next, to})
+	}
+	return present, gaps
+}
+
+// formatGaps writes version ranges as "1-2, 5, 7-9", at most 10 of them.
+func formatGaps(gaps [][2]int64) string {
 	var parts []string
-	for i := 0; i < len(vs); {
-		j := i
-		for j+1 < len(vs) && vs[j+1] == vs[j]+1 {
-			j++
-		}
-		if i == j {
-			parts = append(parts, fmt.Sprint(vs[i]))
-		} else {
-			parts = append(parts, fmt.Sprintf("%d-%d", vs[i], vs[j]))
-		}
-		if len(parts) == 10 && j+1 < len(vs) {
+	for i, g := range gaps {
+		if i == 10 {
 			parts = append(parts, "...")
 			break
 		}
-		i = j + 1
+		if g[0] == g[1] {
+			parts = append(parts, fmt.Sprint(g[0]))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d-%d", g[0], g[1]))
+		}
 	}
 	return strings.Join(parts, ", ")
 }

@@ -163,32 +163,72 @@ func DecodeCommit(r io.Reader, path string, version int64, maxLine int, fn func(
 }
 
 // DecodeCommitLines splits a commit stream into its non-blank lines
-// (trimmed; valid only during the call), bounding each at maxLine bytes.
+// (trimmed; valid only during the call), bounding each at maxLine bytes
+// (without its newline): a longer line is a *CorruptLogError naming the file,
+// version and line, reported after reading at most maxLine bytes of it.
+// The cost is linear in the stream whatever the reader's chunk size (a
+// bufio.Scanner rescans the whole partial line after every Read, which is
+// quadratic for a long line arriving in small network reads), and the
+// memory is one line plus a 64 KiB read buffer.
 func DecodeCommitLines(r io.Reader, path string, version int64, maxLine int, fn func(line int, b []byte) error) error {
 	if maxLine <= 0 {
 		maxLine = DefaultMaxLineBytes
 	}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, min(4<<10, maxLine)), maxLine)
+	br := bufio.NewReaderSize(r, 64<<10)
+	var long []byte // a line longer than br's buffer, accumulated
 	line := 0
-	for sc.Scan() {
-		line++
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
+	for {
+		frag, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			if len(long)+len(frag) > maxLine {
+				return &CorruptLogError{Path: path, Version: version, Line: line + 1,
+					Err: fmt.Errorf("line longer than %d bytes", maxLine)}
+			}
+			long = appendDoubling(long, frag, maxLine)
 			continue
 		}
-		if err := fn(line, b); err != nil {
-			return err
+		if err != nil && !errors.Is(err, io.EOF) {
+			return fmt.Errorf("txlog: read %s: %w", path, err)
 		}
-	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return &CorruptLogError{Path: path, Version: version, Line: line + 1,
+		if len(frag) == 0 && len(long) == 0 && err != nil {
+			return nil // EOF after the last newline
+		}
+		line++
+		b := frag
+		if long != nil {
+			long = appendDoubling(long, frag, maxLine+1)
+			b = long
+		}
+		if len(bytes.TrimSuffix(b, []byte("\n"))) > maxLine {
+			return &CorruptLogError{Path: path, Version: version, Line: line,
 				Err: fmt.Errorf("line longer than %d bytes", maxLine)}
 		}
-		return fmt.Errorf("txlog: read %s: %w", path, err)
+		if t := bytes.TrimSpace(b); len(t) > 0 {
+			if ferr := fn(line, t); ferr != nil {
+				return ferr
+			}
+		}
+		long = nil
+		if err != nil {
+			return nil // EOF: a last line without a newline
+		}
 	}
-	return nil
+}
+
+// appendDoubling appends frag to buf, doubling the capacity when it must
+// grow (at most to limit unless more is needed): append's 1.25× growth for
+// large slices would leave several near-full copies of a long line as
+// garbage at once.
+func appendDoubling(buf, frag []byte, limit int) []byte {
+	need := len(buf) + len(frag)
+	if need > cap(buf) {
+		c := max(2*cap(buf), 64<<10)
+		c = max(min(c, limit), need)
+		nb := make([]byte, len(buf), c)
+		copy(nb, buf)
+		buf = nb
+	}
+	return append(buf, frag...)
 }
 
 // ParseCommit decodes a whole commit file held in memory.

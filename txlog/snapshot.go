@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -32,6 +33,10 @@ type Snapshot struct {
 	domains    map[string]*DomainMetadata
 	commitInfo CommitInfo
 	timestamp  time.Time
+	// unknownAction is the first action of an unknown type met in the
+	// commits replayed (nil: none); a checkpoint of this snapshot would
+	// drop it, so Checkpoint refuses.
+	unknownAction *UnknownActionError
 	// checkpointVersion is the checkpoint the snapshot was built from (-1: none).
 	checkpointVersion int64
 	root              tableRoot
@@ -116,6 +121,19 @@ func (s *Snapshot) File(key string) (*Add, bool) {
 // path as written in an add/remove action.
 func (s *Snapshot) FileKey(rawPath string) (string, error) {
 	return resolvePath(s.root, rawPath)
+}
+
+// UnknownAction returns the first action of a type this package does not
+// know in the commits this snapshot replayed (PROTOCOL.md adds action types
+// only with table features; reads ignore them), or nil. Actions in a
+// checkpoint Parquet file are read by column, so unknown ones there are not
+// seen.
+// The error is an *UnknownActionError.
+func (s *Snapshot) UnknownAction() error {
+	if s.unknownAction == nil {
+		return nil
+	}
+	return s.unknownAction
 }
 
 // Tombstones returns the remove actions kept as tombstones, ordered by path.
@@ -310,6 +328,10 @@ func (l *Log) replay(ctx context.Context, seg *segment) (*Snapshot, error) {
 			for j := range acts {
 				if err := r.apply(&acts[j]); err != nil {
 					return nil, &CorruptLogError{Path: lf.info.Path, Version: lf.version, Err: err}
+				}
+				if len(acts[j].Unknown) > 0 && r.s.unknownAction == nil {
+					names := slices.Sorted(maps.Keys(acts[j].Unknown))
+					r.s.unknownAction = &UnknownActionError{Action: names[0], Path: lf.info.Path, Version: lf.version}
 				}
 				if lf.version == seg.version && acts[j].CommitInfo != nil {
 					r.s.commitInfo = acts[j].CommitInfo

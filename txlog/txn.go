@@ -583,6 +583,17 @@ func (l *Log) commitsFrom(ctx context.Context, version int64) ([]commitSummary, 
 	if len(out) == 0 {
 		return nil, fmt.Errorf("txlog: commit %s exists but is not listed", CommitPath(version))
 	}
+	// A commit beyond a hole: the log is not contiguous, and our commit
+	// must not fill the hole (it would rewrite history that the later
+	// commit's writer saw differently).
+	last := version
+	for v := range ls.commits {
+		last = max(last, v)
+	}
+	if _, gaps := versionGaps(ls.commits, version, last); len(gaps) > 0 {
+		return nil, &CorruptLogError{Path: LogDir, Version: last,
+			Err: fmt.Errorf("versions not contiguous: missing %s (found while committing after version %d)", formatGaps(gaps), version-1)}
+	}
 	return out, nil
 }
 

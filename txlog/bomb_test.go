@@ -1,0 +1,387 @@
+package txlog
+
+// Hostile-input tests (issue #9): inputs built to exhaust memory or stack,
+// and logs that a newer or broken writer produced. Each one either succeeds
+// with a measured peak heap under a stated bound, or fails with a typed error
+// naming the file; none may panic, hang or allocate without bound. Larger
+// sizes run with LAKESINK_BOMB_FULL=1.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lakesink/lakesink/internal/storage"
+)
+
+// bombFull reports LAKESINK_BOMB_FULL=1 (the issue's full sizes).
+func bombFull() bool { return os.Getenv("LAKESINK_BOMB_FULL") == "1" }
+
+// peakHeapDuring samples HeapInuse every 2 ms while fn runs and returns the
+// peak above the heap in use when it started (after a GC), so inputs built
+// before the call do not count.
+func peakHeapDuring(fn func()) uint64 {
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		var ms runtime.MemStats
+		for {
+			runtime.ReadMemStats(&ms)
+			if ms.HeapInuse > peak.Load() {
+				peak.Store(ms.HeapInuse)
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(2 * time.Millisecond):
+			}
+		}
+	})
+	fn()
+	close(stop)
+	wg.Wait()
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	p := max(peak.Load(), after.HeapInuse)
+	if p > before.HeapInuse {
+		return p - before.HeapInuse
+	}
+	return 0
+}
+
+const mib = 1 << 20
+
+// logFiles lists every key under _delta_log with its content, to show that a
+// refused operation rewrote nothing.
+func logFiles(t *testing.T, st *memStore) map[string]string {
+	t.Helper()
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	out := map[string]string{}
+	for k, o := range st.objs {
+		if strings.HasPrefix(k, LogDir+"/") {
+			out[k] = string(o.data)
+		}
+	}
+	return out
+}
+
+// TestBombLongCommitLine: a commit file that is one 100 MB line (an add with
+// huge stats). The line limit (DefaultMaxLineBytes, 64 MiB) refuses it with
+// a *CorruptLogError naming the file, version and line, and the scanner's
+// buffer is the only large allocation: it doubles up to the limit, so the
+// peak is the last two buffers (32 + 64 MiB) plus the smaller ones not yet
+// collected (< 64 MiB); bound 2 × limit + 16 MiB. A line under the limit (20 MiB; 60 MiB with
+// LAKESINK_BOMB_FULL=1) is accepted: it is held by the line buffer (up to
+// 2×, it doubles), the raw action map, encoding/json's decoder buffer, the
+// decoded stats string and the snapshot, so the bound is 8 × the line +
+// 16 MiB (measured: 6.8× for 20 MiB).
+func TestBombLongCommitLine(t *testing.T) {
+	ctx := context.Background()
+	huge := func(n int) []byte {
+		var b bytes.Buffer
+		b.Grow(n + 200)
+		b.WriteString(`{"add":{"path":"big.parquet","partitionValues":{},"size":1,"modificationTime":1,"dataChange":true,"stats":"`)
+		b.Write(bytes.Repeat([]byte("x"), n))
+		b.WriteString(`"}}` + "\n")
+		return b.Bytes()
+	}
+
+	t.Run("100MB line refused", func(t *testing.T) {
+		st := newMemStore()
+		l := newTestLog(t, st, Options{DisableAutoCheckpoint: true})
+		createTable(t, l)
+		putBytes(st, CommitPath(1), huge(100_000_000))
+		var err error
+		peak := peakHeapDuring(func() { _, err = l.Snapshot(ctx) })
+		var ce *CorruptLogError
+		if !errors.As(err, &ce) || ce.Path != CommitPath(1) || ce.Version != 1 || ce.Line != 1 ||
+			!strings.Contains(err.Error(), "line longer than 67108864 bytes") {
+			t.Fatalf("err = %v, want *CorruptLogError naming %s line 1", err, CommitPath(1))
+		}
+		t.Logf("100 MB line: %v; peak heap %.1f MiB", err, float64(peak)/mib)
+		if bound := uint64(2*DefaultMaxLineBytes + 16*mib); peak > bound {
+			t.Errorf("peak heap %.1f MiB > bound %.1f MiB", float64(peak)/mib, float64(bound)/mib)
+		}
+	})
+
+	t.Run("line under the limit accepted", func(t *testing.T) {
+		n := 20 << 20
+		if bombFull() {
+			n = 60 << 20
+		}
+		st := newMemStore()
+		l := newTestLog(t, st, Options{DisableAutoCheckpoint: true})
+		createTable(t, l)
+		putBytes(st, CommitPath(1), huge(n))
+		var snap *Snapshot
+		var err error
+		start := time.Now()
+		peak := peakHeapDuring(func() { snap, err = l.Snapshot(ctx) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, ok := snap.File("big.parquet")
+		if !ok || len(a.Stats) != n {
+			t.Fatalf("big.parquet not live with its %d-byte stats", n)
+		}
+		t.Logf("%d MiB line: replay %v, peak heap %.1f MiB", n>>20, time.Since(start).Round(time.Millisecond), float64(peak)/mib)
+		if bound := uint64(8*n + 16*mib); peak > bound {
+			t.Errorf("peak heap %.1f MiB > bound %.1f MiB", float64(peak)/mib, float64(bound)/mib)
+		}
+	})
+
+	t.Run("custom limit names the line", func(t *testing.T) {
+		st := newMemStore()
+		l := newTestLog(t, st, Options{DisableAutoCheckpoint: true, MaxLineBytes: 1 << 20})
+		createTable(t, l)
+		small := string(addLine("ok.parquet"))
+		st.put(CommitPath(1), small+small+string(huge(2<<20)))
+		_, err := l.Snapshot(ctx)
+		var ce *CorruptLogError
+		if !errors.As(err, &ce) || ce.Line != 3 || ce.Version != 1 {
+			t.Fatalf("err = %v, want *CorruptLogError at line 3 of version 1", err)
+		}
+	})
+}
+
+// putBytes stores data without copying it (the bombs are large).
+func putBytes(st *memStore, p string, data []byte) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.objs[p] = memObj{data: data, mod: st.now()}
+}
+
+func addLine(path string) []byte {
+	return fmt.Appendf(nil, `{"add":{"path":%q,"partitionValues":{},"size":1,"modificationTime":1,"dataChange":true}}`+"\n", path)
+}
+
+// TestBombCheckpointManyFiles: a checkpoint of 100,000 live files (1,000,000
+// with LAKESINK_BOMB_FULL=1) written by Log.Checkpoint, then a fresh Log opens
+// the table from it. The snapshot keeps one *Add per file (path, partition
+// values, stats) in two maps and a sorted slice; the bound is 2 KiB per file
+// plus the checkpoint file itself (read whole into memory), which a table of
+// small adds stays well under.
+func TestBombCheckpointManyFiles(t *testing.T) {
+	n := 100_000
+	if bombFull() {
+		n = 1_000_000
+	}
+	ctx := context.Background()
+	st := newMemStore()
+	l := newTestLog(t, st, Options{DisableAutoCheckpoint: true})
+	createTable(t, l)
+	// One commit of n adds, built directly (Transaction.Commit's conflict
+	// bookkeeping is not what is measured here).
+	var b bytes.Buffer
+	for i := range n {
+		fmt.Fprintf(&b, `{"add":{"path":"part-%08d.parquet","partitionValues":{},"size":1024,"modificationTime":1700000000000,"dataChange":true,"stats":"{\"numRecords\":10}"}}`+"\n", i)
+	}
+	putBytes(st, CommitPath(1), b.Bytes())
+	b = bytes.Buffer{}
+	snap, err := l.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if _, err := l.Checkpoint(ctx, snap); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("checkpoint of %d adds: %v", n, time.Since(start).Round(time.Millisecond))
+	st.mu.Lock()
+	delete(st.objs, CommitPath(1)) // the checkpoint alone must carry the state
+	ckSize := len(st.objs[CheckpointPath(1)].data)
+	st.mu.Unlock()
+	snap = nil
+	var got *Snapshot
+	start = time.Now()
+	peak := peakHeapDuring(func() {
+		l2 := newTestLog(t, st, Options{})
+		got, err = l2.Snapshot(ctx)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.NumFiles() != n || got.CheckpointVersion() != 1 {
+		t.Fatalf("files %d checkpoint %d, want %d from checkpoint 1", got.NumFiles(), got.CheckpointVersion(), n)
+	}
+	perFile := float64(peak) / float64(n)
+	t.Logf("open from a checkpoint of %d adds (%.1f MiB): %v, peak heap %.1f MiB (%.0f B/file)",
+		n, float64(ckSize)/mib, time.Since(start).Round(time.Millisecond), float64(peak)/mib, perFile)
+	if bound := uint64(2048*n + ckSize); peak > bound {
+		t.Errorf("peak heap %.1f MiB > bound %.1f MiB", float64(peak)/mib, float64(bound)/mib)
+	}
+}
+
+// TestBombUnknownActionNotDropped: a newer writer's commit holds an action
+// type this package does not know. Reading ignores it (as Delta readers
+// ignore what they cannot interpret), but a checkpoint would drop it from the
+// table's state, so Checkpoint refuses with *UnknownActionError naming the
+// action and commit, and writes nothing.
+func TestBombUnknownActionNotDropped(t *testing.T) {
+	ctx := context.Background()
+	st := newMemStore()
+	l := newTestLog(t, st, Options{DisableAutoCheckpoint: true})
+	createTable(t, l)
+	st.put(CommitPath(1), string(addLine("a.parquet"))+`{"futureAction":{"x":[1,2,3]}}`+"\n")
+	snap, err := l.Snapshot(ctx)
+	if err != nil {
+		t.Fatalf("read with an unknown action: %v", err)
+	}
+	if _, ok := snap.File("a.parquet"); !ok {
+		t.Fatal("a.parquet not live")
+	}
+	// The commit round-trips verbatim (ReadCommit keeps it in Unknown).
+	acts, err := l.ReadCommit(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, err := EncodeCommit(acts)
+	if err != nil || !strings.Contains(string(enc), `{"futureAction":{"x":[1,2,3]}}`) {
+		t.Fatalf("re-encoded commit %q (err %v) lost the unknown action", enc, err)
+	}
+	before := logFiles(t, st)
+	_, err = l.Checkpoint(ctx, snap)
+	var ue *UnknownActionError
+	if !errors.As(err, &ue) || ue.Action != "futureAction" || ue.Version != 1 || ue.Path != CommitPath(1) ||
+		!errors.Is(err, ErrUnknownAction) || !errors.Is(err, ErrUnsupportedFeature) {
+		t.Fatalf("checkpoint: %v, want *UnknownActionError for futureAction in version 1", err)
+	}
+	if after := logFiles(t, st); !mapsEqual(before, after) {
+		t.Fatalf("refused checkpoint changed the log: %v -> %v", keys(before), keys(after))
+	}
+	// Once a later checkpoint of ours is impossible, an automatic one after a
+	// commit is skipped too, and the commit itself succeeds.
+	l2 := newTestLog(t, st, Options{CheckpointInterval: 2})
+	mustCommit(t, l2, snap, addAction("b.parquet", true))
+	if st.has(CheckpointPath(2)) {
+		t.Fatal("automatic checkpoint written over an unknown action")
+	}
+}
+
+// TestBombUnknownFeaturesNothingRewritten: a protocol naming a reader or
+// writer feature this package does not know. Loading the snapshot works
+// (the log replays), but a commit and a checkpoint are refused with
+// *UnsupportedFeatureError naming the feature, and the log is unchanged.
+func TestBombUnknownFeaturesNothingRewritten(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name, protocol, feature string
+	}{
+		{"unknown reader feature", `{"protocol":{"minReaderVersion":3,"minWriterVersion":7,"readerFeatures":["futureReadFeature"],"writerFeatures":["futureReadFeature"]}}`, "futureReadFeature"},
+		{"unknown writer feature", `{"protocol":{"minReaderVersion":1,"minWriterVersion":7,"writerFeatures":["futureWriteFeature"]}}`, "futureWriteFeature"},
+		{"reader version 4", `{"protocol":{"minReaderVersion":4,"minWriterVersion":7,"readerFeatures":[],"writerFeatures":[]}}`, "readerVersion 4"},
+		{"writer version 8", `{"protocol":{"minReaderVersion":1,"minWriterVersion":8}}`, "writerVersion 8"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := newMemStore()
+			md := `{"metaData":{"id":"tbl","format":{"provider":"parquet","options":{}},"schemaString":` +
+				fmt.Sprintf("%q", testSchema) + `,"partitionColumns":[],"configuration":{}}}`
+			st.put(CommitPath(0), tc.protocol+"\n"+md+"\n")
+			l := newTestLog(t, st, Options{DisableAutoCheckpoint: true})
+			snap, err := l.Snapshot(ctx)
+			if err != nil {
+				t.Fatalf("snapshot: %v", err)
+			}
+			var ufe *UnsupportedFeatureError
+			if err := snap.CheckReadSupported(); strings.Contains(tc.name, "reader") && (!errors.As(err, &ufe) || ufe.Feature != tc.feature) {
+				t.Fatalf("CheckReadSupported: %v, want %q", err, tc.feature)
+			}
+			before := logFiles(t, st)
+			tx := l.Begin(snap)
+			tx.Add(addAction("a.parquet", true))
+			if _, err := tx.Commit(ctx, "WRITE", nil, nil); !errors.As(err, &ufe) || ufe.Feature != tc.feature || !ufe.Write {
+				t.Fatalf("commit: %v, want *UnsupportedFeatureError{%q, Write}", err, tc.feature)
+			}
+			if _, err := l.Checkpoint(ctx, snap); !errors.As(err, &ufe) || ufe.Feature != tc.feature || !ufe.Write {
+				t.Fatalf("checkpoint: %v, want *UnsupportedFeatureError{%q, Write}", err, tc.feature)
+			}
+			if after := logFiles(t, st); !mapsEqual(before, after) {
+				t.Fatalf("log changed: %v -> %v", keys(before), keys(after))
+			}
+		})
+	}
+}
+
+// TestBombGapNothingRewritten: a log whose commits skip versions is corrupt
+// ("versions not contiguous", naming the missing versions): loading it
+// fails, and a writer whose commit loses the race to a version beyond which
+// the log has a hole is refused instead of filling the hole. Nothing is
+// written. A stray file with the largest 20-digit version makes the gap
+// 9.2e18 versions wide: it is reported at once, not counted through.
+func TestBombGapNothingRewritten(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name    string
+		stray   int64
+		missing string
+	}{
+		{"hole at 3", 4, "missing 3"},
+		{"stray max version", 9223372036854775807, "missing 3-9223372036854775806"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := newMemStore()
+			l := newTestLog(t, st, Options{DisableAutoCheckpoint: true})
+			s0 := createTable(t, l)
+			mustCommit(t, l, s0, addAction("a.parquet", true))
+			s1, err := l.Snapshot(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustCommit(t, l, s1, addAction("b.parquet", true)) // version 2
+			st.put(CommitPath(tc.stray), string(addLine("d.parquet")))
+			before := logFiles(t, st)
+			_, err = l.Snapshot(ctx)
+			var ce *CorruptLogError
+			if !errors.As(err, &ce) || !strings.Contains(err.Error(), "versions not contiguous: "+tc.missing) {
+				t.Fatalf("snapshot: %v, want versions not contiguous: %s", err, tc.missing)
+			}
+			// A writer still at version 1 loses version 2 and, checking the
+			// winners, finds the hole.
+			tx := l.Begin(s1)
+			tx.Add(addAction("c.parquet", true))
+			if _, err := tx.Commit(ctx, "WRITE", nil, nil); !errors.As(err, &ce) || !strings.Contains(err.Error(), "versions not contiguous: "+tc.missing) {
+				t.Fatalf("commit over a hole: %v, want *CorruptLogError versions not contiguous", err)
+			}
+			if after := logFiles(t, st); !mapsEqual(before, after) {
+				t.Fatalf("log changed: %v -> %v", keys(before), keys(after))
+			}
+		})
+	}
+}
+
+func mapsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+func keys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+var _ storage.Store = (*memStore)(nil)
