@@ -104,51 +104,105 @@ func TestFaultstoreCommitAnswerLost(t *testing.T) {
 	}
 }
 
-// Crash after k writes of a commit that also writes the automatic
-// checkpoint (commit put, checkpoint file, _last_checkpoint): after each
-// crash the reopened table is at the state before or after the commit.
+// TestCrashDuringCommitAndCheckpoint crashes a commit that also writes the
+// automatic checkpoint at each of its named crash points (commit,
+// checkpoint, last-checkpoint; the set must be exactly these), before the
+// step and after it (performed, its answer lost, the process dead). After
+// each crash the reopened table is at the state before or after the
+// commit (after, if the commit reported success), every version replays
+// to its own state, and a rerun of the checkpoint completes.
 func TestCrashDuringCommitAndCheckpoint(t *testing.T) {
 	ctx := context.Background()
-	for k := 0; ; k++ {
+	// setup: versions 0..9 on a fresh store, and the state of each.
+	setup := func(t *testing.T) (storage.Store, *Snapshot, []*Snapshot) {
 		inner := openStore(t, "mem://txlog-"+uuid.NewString())
 		l0 := newTestLog(t, inner, Options{})
 		s := createTable(t, l0)
 		for i := 1; i < 10; i++ {
 			mustCommit(t, l0, s, addAction(fmt.Sprintf("f%d", i), true))
 		}
-		before, _ := l0.Snapshot(ctx)
-		fs, err := faultstore.New(inner, faultstore.DefaultOptions())
-		if err != nil {
-			t.Fatal(err)
+		var all []*Snapshot
+		for v := range int64(10) {
+			sv, err := l0.SnapshotAt(ctx, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, sv)
 		}
-		fs.CrashAfterWrites(k)
-		l := newTestLog(t, fs, Options{})
+		return inner, all[9], all
+	}
+	commit := func(st storage.Store, before *Snapshot) (*Transaction, error) {
+		l := newTestLog(t, st, Options{})
 		tx := l.Begin(before)
 		tx.Add(addAction("f10", true))
-		_, cerr := tx.Commit(ctx, "WRITE", nil, nil)
-		crashed := fs.Crashed()
-		after, err := l0.Snapshot(ctx) // reopen on the inner store
-		if err != nil {
-			t.Fatalf("k=%d: reopen: %v", k, err)
-		}
-		switch after.Version() {
-		case 9:
-			if cerr == nil {
-				t.Fatalf("k=%d: commit reported success but table is at 9", k)
+		_, err := tx.Commit(ctx, "WRITE", nil, nil)
+		return tx, err
+	}
+	inner, before, _ := setup(t)
+	rec, err := faultstore.New(inner, faultstore.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := commit(rec, before); err != nil {
+		t.Fatal(err)
+	}
+	points := rec.Points()
+	if err := faultstore.CheckPoints(points, faultstore.PointCommit, faultstore.PointCheckpoint, faultstore.PointLastCheckpoint); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range faultstore.Crashes(points) {
+		t.Run(c.String(), func(t *testing.T) {
+			inner, before, all := setup(t)
+			fs, err := faultstore.New(inner, faultstore.DefaultOptions())
+			if err != nil {
+				t.Fatal(err)
 			}
-			assertSameSnapshot(t, after, before)
-		case 10:
-			if after.NumFiles() != 10 {
-				t.Fatalf("k=%d: %d files", k, after.NumFiles())
+			if err := c.Arm(fs); err != nil {
+				t.Fatal(err)
 			}
-		default:
-			t.Fatalf("k=%d: version %d", k, after.Version())
-		}
-		if !crashed {
-			if cerr != nil || after.CheckpointVersion() != 10 {
-				t.Fatalf("k=%d: no crash but err=%v cp=%d", k, cerr, after.CheckpointVersion())
+			tx, cerr := commit(fs, before)
+			if !fs.Crashed() {
+				t.Fatalf("the crash point was not reached (err %v)", cerr)
 			}
-			return
-		}
+			if cerr != nil && !errors.Is(cerr, faultstore.ErrInjected) {
+				t.Fatalf("error without an injected cause: %v", cerr)
+			}
+			l0 := newTestLog(t, inner, Options{}) // reopen on the inner store
+			after, err := l0.Snapshot(ctx)
+			if err != nil {
+				t.Fatalf("reopen: %v", err)
+			}
+			switch after.Version() {
+			case 9:
+				if cerr == nil {
+					t.Fatalf("commit reported success but table is at 9")
+				}
+				assertSameSnapshot(t, after, before)
+			case 10:
+				if after.NumFiles() != 10 || after.CommitInfo().TxnID() != tx.TxnID() {
+					t.Fatalf("%d files, txnId %q", after.NumFiles(), after.CommitInfo().TxnID())
+				}
+				if c.Point.Name == faultstore.PointCommit && c.Mode == faultstore.FailBefore {
+					t.Fatalf("the commit landed although the crash came before it")
+				}
+			default:
+				t.Fatalf("version %d", after.Version())
+			}
+			for v, want := range all {
+				got, err := l0.SnapshotAt(ctx, int64(v))
+				if err != nil {
+					t.Fatalf("version %d: %v", v, err)
+				}
+				assertSameSnapshot(t, got, want)
+			}
+			if after.Version() == 10 {
+				if _, err := l0.Checkpoint(ctx, after); err != nil {
+					t.Fatalf("checkpoint rerun: %v", err)
+				}
+				if s, err := newTestLog(t, inner, Options{}).Snapshot(ctx); err != nil || s.CheckpointVersion() != 10 || s.NumFiles() != 10 {
+					t.Fatalf("after the rerun: %v", err)
+				}
+			}
+		})
 	}
 }
