@@ -134,17 +134,22 @@ func (o WriteOptions) withDefaults() WriteOptions {
 }
 
 // codecOf maps a compression name to parquet-go's codec and the file-name
-// extension parquet-mr uses (CompressionCodecName.getExtension).
+// extension parquet-mr uses (CompressionCodecName.getExtension). Levels are
+// spelled out: the zero values of parquet-go's codec structs are not the
+// defaults (a zero gzip.Codec stores without compressing, and a zero
+// lz4.Codec runs the unbounded-depth LZ4 HC search, ~20x slower than
+// snappy); gzip uses the default level as parquet-mr does, lz4 the fast block
+// compressor (LZ4_RAW as Arrow and parquet-mr write it).
 func codecOf(name string) (compress.Codec, string, error) {
 	switch strings.ToLower(name) {
 	case "", "snappy":
 		return &snappy.Codec{}, ".snappy", nil
 	case "zstd":
-		return &zstd.Codec{}, ".zstd", nil
+		return &zstd.Codec{Level: zstd.DefaultLevel}, ".zstd", nil
 	case "gzip":
-		return &gzip.Codec{}, ".gz", nil
+		return &gzip.Codec{Level: gzip.DefaultCompression}, ".gz", nil
 	case "lz4", "lz4_raw":
-		return &lz4.Codec{}, ".lz4raw", nil
+		return &lz4.Codec{Level: lz4.Fastest}, ".lz4raw", nil
 	case "none", "uncompressed":
 		return &uncompressed.Codec{}, "", nil
 	}
