@@ -39,7 +39,14 @@
 // action's path is a URI and must be percent-encoded once more by the log
 // writer ("a=x%252Fy/…"; PROTOCOL.md, "Add File and Remove File").
 //
+// Write path: a file's top-level fields are split into lanes of about equal
+// work, one per CPU (GOMAXPROCS). For each segment of rows (up to 16,384, fewer
+// near the target file or row-group size) every lane shreds its fields into
+// parquet.Values, 512 rows at a time, and hands them to its columns' writers
+// on its own goroutine; columns are independent until the row group is
+// flushed, so the file's bytes do not depend on the lanes (TestLanesWriteTheSameFile).
+//
 // Concurrency: package functions are safe for concurrent use; a *File or
-// *FileWriter is used by one goroutine at a time. Nothing here keeps mutable
-// global state.
+// *FileWriter is used by one goroutine at a time (the lanes it starts are
+// waited for within each call). Nothing here keeps mutable global state.
 package parquetio

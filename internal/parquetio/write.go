@@ -58,8 +58,8 @@ type WriteOptions struct {
 	// "part-%05d-<uuid>.c000<ext>.parquet". Spark's file sink uses
 	// "part-%05d-<uuid>-c%03d<ext>.parquet".
 	FileName func(partIndex int, codecExt string) string
-	// Workers is how many partitions are written at once (each file is
-	// still written by one goroutine). Writing is mostly waiting for the
+	// Workers is how many partitions are written at once (each file's
+	// columns are also written in parallel lanes, one per CPU). Writing is mostly waiting for the
 	// store (fsync, uploads), so a partitioned batch of many small files
 	// goes much faster in parallel. Default (0): 8.
 	Workers int
