@@ -59,9 +59,9 @@ type WriteOptions struct {
 	// "part-%05d-<uuid>-c%03d<ext>.parquet".
 	FileName func(partIndex int, codecExt string) string
 	// Workers is how many partitions are written at once (each file's
-	// columns are also written in parallel lanes, one per CPU). Writing is mostly waiting for the
-	// store (fsync, uploads), so a partitioned batch of many small files
-	// goes much faster in parallel. Default (0): 8.
+	// columns are also written in parallel lanes, one per CPU). Writing
+	// many small files is mostly waiting for the store (fsync, uploads), so
+	// a partitioned batch goes much faster in parallel. Default (0): 8.
 	Workers int
 	// KeyValueMetadata is added to every file's footer.
 	KeyValueMetadata map[string]string
