@@ -8,9 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lakesink/lakesink/internal/parquetio"
 	"github.com/lakesink/lakesink/internal/storage"
 	"github.com/lakesink/lakesink/internal/storage/faultstore"
+	"github.com/lakesink/lakesink/sink"
 	"github.com/lakesink/lakesink/stream/source"
+	"github.com/lakesink/lakesink/table"
 )
 
 // localEnv is an input directory and a checkpoint directory on local disk.
@@ -136,6 +139,129 @@ func TestLostAnswerOnCheckpointPut(t *testing.T) {
 			}
 			if _, err := run(t, e.options(t, fs)); err != nil {
 				t.Fatalf("lost answer not resolved: %v", err)
+			}
+			e.checkExactlyOnce(t)
+		})
+	}
+}
+
+// deltaEnv is a query from the local input directory into a real Delta
+// table: the checkpoint ("chk") and the table ("table") are two
+// directories of one store, so one fault store sees the durable steps of
+// both, in the order the driver performs them.
+type deltaEnv struct {
+	*localEnv
+	root storage.Store
+}
+
+func newDeltaEnv(t *testing.T, files int) *deltaEnv {
+	t.Helper()
+	e := newLocalEnv(t, files)
+	root, err := storage.Open(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { root.Close() })
+	return &deltaEnv{localEnv: e, root: root}
+}
+
+// options runs the query over st (the root store, or a fault store over it).
+func (e *deltaEnv) options(t *testing.T, st storage.Store) Options {
+	t.Helper()
+	o := e.localEnv.options(t, st.Sub("chk"))
+	tb, err := table.OpenStore(st.Sub("table"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Sink = sink.NewDeltaTable(tb, sink.Options{QueryID: "q"})
+	o.SinkKind, o.SinkURL = "delta", "table"
+	return o
+}
+
+// checkExactlyOnce reads the table and checks it holds every row of every
+// input file once.
+func (e *deltaEnv) checkExactlyOnce(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	tb, err := table.OpenStore(e.root.Sub("table"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := tb.Snapshot(ctx)
+	if err != nil {
+		t.Fatalf("table unreadable: %v", err)
+	}
+	count := map[string]int{}
+	rows := 0
+	for _, a := range snap.Files() {
+		key, err := snap.FileKey(a.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := parquetio.OpenFile(ctx, tb.Store(), key, a.Size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs, err := f.ReadAll(ctx, schema, parquetio.ReadOptions{})
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rs {
+			count[fmt.Sprintf("%v/%v", r[0], r[1])]++
+			rows++
+		}
+	}
+	if rows != 2*e.files {
+		t.Errorf("table has %d rows, want %d", rows, 2*e.files)
+	}
+	for k, c := range count {
+		if c != 1 {
+			t.Errorf("row %s written %d times", k, c)
+		}
+	}
+}
+
+// TestCrashPointsIntoDeltaTable kills a query that streams into a real
+// Delta table at each named crash point of the whole pipeline
+// (stream-metadata, stream-sources, stream-offsets, data-file, commit,
+// stream-commits: the set must be exactly these), at every occurrence,
+// before and after the step; a restarted query then leaves every input row
+// in the table exactly once.
+func TestCrashPointsIntoDeltaTable(t *testing.T) {
+	e := newDeltaEnv(t, 5)
+	rec, err := faultstore.New(e.root, faultstore.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run(t, e.options(t, rec)); err != nil {
+		t.Fatal(err)
+	}
+	e.checkExactlyOnce(t)
+	points := rec.Points()
+	if err := faultstore.CheckPoints(points, faultstore.PointStreamMetadata, faultstore.PointStreamSources,
+		faultstore.PointStreamOffsets, faultstore.PointDataFile, faultstore.PointCommit, faultstore.PointStreamCommits); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range faultstore.Crashes(points) {
+		t.Run(c.String(), func(t *testing.T) {
+			e := newDeltaEnv(t, 5)
+			fs, err := faultstore.New(e.root, faultstore.DefaultOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Arm(fs); err != nil {
+				t.Fatal(err)
+			}
+			_, err = run(t, e.options(t, fs))
+			if !fs.Crashed() {
+				t.Fatalf("the crash point was not reached (err %v)", err)
+			}
+			if err == nil && !(c.Mode == faultstore.FailAfter && c.Point == points[len(points)-1]) {
+				t.Fatalf("a crashed run reported success")
+			}
+			if _, err := run(t, e.options(t, e.root)); err != nil {
+				t.Fatalf("restart: %v", err)
 			}
 			e.checkExactlyOnce(t)
 		})
