@@ -90,3 +90,15 @@ func setLevelsMirror(vals []parquet.Value, def, col int) {
 		l.colix = c
 	}
 }
+
+// withLevels is v.Level(rep, def, col), through the layout mirror when fast
+// (see levelsMirrorOK); rep and def are at most 255 and col at most
+// parquet.MaxColumnIndex (compilePlan refuses deeper or wider schemas).
+func withLevels(v parquet.Value, rep, def, col int, fast bool) parquet.Value {
+	if !fast {
+		return v.Level(rep, def, col)
+	}
+	l := (*valueLayout)(unsafe.Pointer(&v))
+	l.rep, l.def, l.colix = byte(rep), byte(def), ^uint16(col)
+	return v
+}

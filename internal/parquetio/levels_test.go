@@ -1,6 +1,8 @@
 package parquetio
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
@@ -30,5 +32,26 @@ func TestSetLevelsPaths(t *testing.T) {
 				t.Errorf("fast=%v value %d: def %d rep %d col %d null %v, want def %d col 4", fast, i, v.DefinitionLevel(), v.RepetitionLevel(), v.Column(), v.IsNull(), wantDef)
 			}
 		}
+	}
+}
+
+// TestPlanRefusesLevelsParquetCannotHold: levels are bytes in parquet.Value;
+// a schema nested past 255 definition levels is a clear ErrSchema, never a
+// silently wrapped level (or a parquet-go panic).
+func TestPlanRefusesLevelsParquetCannotHold(t *testing.T) {
+	var typ DataType = TypeLong
+	for range 300 {
+		typ = &StructType{Fields: []StructField{{Name: "a", Type: typ, Nullable: true}}}
+	}
+	_, err := compilePlan(&StructType{Fields: []StructField{{Name: "deep", Type: typ, Nullable: true}}}, 32, false)
+	if !errors.Is(err, ErrSchema) || !strings.Contains(err.Error(), "definition level") {
+		t.Fatalf("err = %v, want ErrSchema naming the definition level", err)
+	}
+	var ok DataType = TypeLong
+	for range 200 {
+		ok = &StructType{Fields: []StructField{{Name: "a", Type: ok, Nullable: true}}}
+	}
+	if _, err := compilePlan(&StructType{Fields: []StructField{{Name: "deep", Type: ok, Nullable: true}}}, 32, false); err != nil {
+		t.Fatalf("200 levels: %v", err)
 	}
 }

@@ -93,6 +93,10 @@ func compilePlan(s *StructType, numIndexed int, physical bool) (*writePlan, erro
 		if optional {
 			def++
 		}
+		if def > parquet.MaxDefinitionLevel || rep > parquet.MaxRepetitionLevel {
+			return nil, fmt.Errorf("%w: column %s is nested too deeply for Parquet (definition level %d, repetition level %d; at most %d)",
+				ErrSchema, joinPathSlice(path), def, rep, parquet.MaxDefinitionLevel)
+		}
 		n.def = def
 		addStat := func(spec statSpec) {
 			if inRepeated || budget == 0 {
@@ -206,6 +210,9 @@ func compilePlan(s *StructType, numIndexed int, physical bool) (*writePlan, erro
 			return nil, err
 		}
 		p.fields = append(p.fields, n)
+	}
+	if col > parquet.MaxColumnIndex+1 {
+		return nil, fmt.Errorf("%w: %d leaf columns; a Parquet file written here holds at most %d", ErrSchema, col, parquet.MaxColumnIndex+1)
 	}
 	p.numCols = col
 	return p, nil
@@ -498,7 +505,7 @@ func (s *shredder) nulls(n *wnode, rl, dl int) {
 		s.stats[st].nulls++
 	}
 	for c := n.firstCol; c < n.endCol; c++ {
-		s.emit(c, parquet.Value{}.Level(rl, dl, c))
+		s.emit(c, withLevels(parquet.Value{}, rl, dl, c, s.plan.fastLevels))
 	}
 }
 
@@ -608,7 +615,7 @@ func (s *shredder) value(v any, n *wnode, rl, dl int) {
 				}
 			}
 		}
-		s.emit(n.col, pv.Level(rl, d, n.col))
+		s.emit(n.col, withLevels(pv, rl, d, n.col, s.plan.fastLevels))
 	case nkStruct:
 		vals := v.([]any)
 		for i, c := range n.children {
@@ -621,7 +628,7 @@ func (s *shredder) value(v any, n *wnode, rl, dl int) {
 		vals := v.([]any)
 		if len(vals) == 0 {
 			for c := n.firstCol; c < n.endCol; c++ {
-				s.emit(c, parquet.Value{}.Level(rl, d, c))
+				s.emit(c, withLevels(parquet.Value{}, rl, d, c, s.plan.fastLevels))
 			}
 			return
 		}
@@ -638,7 +645,7 @@ func (s *shredder) value(v any, n *wnode, rl, dl int) {
 		entries := v.([]MapEntry)
 		if len(entries) == 0 {
 			for c := n.firstCol; c < n.endCol; c++ {
-				s.emit(c, parquet.Value{}.Level(rl, d, c))
+				s.emit(c, withLevels(parquet.Value{}, rl, d, c, s.plan.fastLevels))
 			}
 			return
 		}
