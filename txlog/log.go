@@ -155,6 +155,11 @@ func (ls *listing) segmentFor(target int64, partial bool) (*segment, error) {
 	} else if partial {
 		return nil, errNeedFullListing
 	}
+	if cpv < 0 {
+		if err := ls.truncatedBefore(v); err != nil {
+			return nil, err
+		}
+	}
 	// The work is proportional to the commits listed, not to the width of
 	// the version range: a stray 20-digit name must not make us count to
 	// 10^19.
