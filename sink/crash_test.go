@@ -3,6 +3,8 @@ package sink_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -12,55 +14,90 @@ import (
 	"github.com/lakesink/lakesink/table"
 )
 
-// TestCrashPointsOfOneBatch crashes batch 1 at every named crash point
-// (faultstore.CrashAt) of the Delta sink, in append and complete mode: the
-// batch is first run on a recorder to learn its durable steps, whose names
-// must be exactly data-file and commit; then for every occurrence of every
-// point, before the step and after it (the step performed, its answer lost,
-// the process dead), on a fresh table holding batch 0. After each crash the
-// table is the state before or after batch 1 (after, if AddBatch reported
-// success); then a restarted sink replays batches 0 and 1, as a driver that
-// lost its checkpoint would: batch 0 is skipped, batch 1 is skipped exactly
-// when its commit had landed, and the table ends with each batch's rows
-// exactly once.
+// TestCrashPointsOfOneBatch crashes one batch at every named crash point
+// (faultstore.CrashAt) of the Delta sink, in append and complete mode, and
+// at a checkpoint version: the batch is first run on a recorder to learn
+// its durable steps, whose names must be exactly the expected ones; then
+// for every occurrence of every point, before the step and after it (the
+// step performed, its answer lost, the process dead), on a fresh table
+// holding the earlier batches. After each crash the table is the state
+// before or after the batch — after exactly when the crash came after the
+// commit, and whenever AddBatch reported success; then a restarted sink
+// replays the previous batch and this one, as a driver that lost its
+// checkpoint would: the previous batch is skipped, this one is skipped
+// exactly when its commit had landed, and the table ends with each batch's
+// rows exactly once.
 func TestCrashPointsOfOneBatch(t *testing.T) {
+	basePoints := []string{faultstore.PointDataFile, faultstore.PointCommit}
 	for _, tc := range []struct {
-		mode          sink.OutputMode
-		before, after []int64
+		name   string
+		mode   sink.OutputMode
+		batch  int64 // the batch that crashes; the table holds 0..batch-1 (version = batch id)
+		points []string
 	}{
-		{sink.Append, expectIDs(map[int64]int{0: 6}), expectIDs(map[int64]int{0: 6, 1: 6})},
-		{sink.Complete, expectIDs(map[int64]int{0: 6}), expectIDs(map[int64]int{1: 6})},
+		{"append", sink.Append, 1, basePoints},
+		{"complete", sink.Complete, 1, basePoints},
+		{"append at a checkpoint version", sink.Append, 10,
+			append(slices.Clone(basePoints), faultstore.PointCheckpoint, faultstore.PointLastCheckpoint)},
 	} {
-		t.Run(string(tc.mode), func(t *testing.T) {
+		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			opts := sink.Options{QueryID: "q", PartitionColumns: []string{"origin"}, OutputMode: tc.mode}
-			// newBase: a fresh table holding batch 0.
+			upTo := func(last int64) []int64 {
+				m := map[int64]int{}
+				for b := int64(0); b <= last; b++ {
+					if tc.mode == sink.Append || b == last {
+						m[b] = 6
+					}
+				}
+				return expectIDs(m)
+			}
+			before, after := upTo(tc.batch-1), upTo(tc.batch)
+			// template: a table holding the batches before tc.batch, built
+			// once; newBase copies it into a fresh directory.
+			template := t.TempDir()
+			{
+				st, err := storage.Open(ctx, template)
+				if err != nil {
+					t.Fatal(err)
+				}
+				tb, _ := table.OpenStore(st)
+				s := sink.NewDeltaTable(tb, opts)
+				for b := range tc.batch {
+					if _, err := s.AddBatch(ctx, b, batch(b, 6)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				st.Close()
+			}
 			newBase := func(t *testing.T) (storage.Store, *table.Table) {
-				base, err := storage.Open(ctx, t.TempDir()) // a plain path: the subtest name holds "#"
+				dir := filepath.Join(t.TempDir(), "table")
+				if err := os.CopyFS(dir, os.DirFS(template)); err != nil {
+					t.Fatal(err)
+				}
+				base, err := storage.Open(ctx, dir) // a plain path: the subtest name holds "#"
 				if err != nil {
 					t.Fatal(err)
 				}
 				t.Cleanup(func() { base.Close() })
 				tb, _ := table.OpenStore(base)
-				if _, err := sink.NewDeltaTable(tb, opts).AddBatch(ctx, 0, batch(0, 6)); err != nil {
-					t.Fatal(err)
-				}
 				return base, tb
 			}
 			base, _ := newBase(t)
 			rec, _ := faultstore.New(base, faultstore.DefaultOptions())
 			rtb, _ := table.OpenStore(rec)
-			if _, err := sink.NewDeltaTable(rtb, opts).AddBatch(ctx, 1, batch(1, 6)); err != nil {
-				t.Fatal(err)
+			if res, err := sink.NewDeltaTable(rtb, opts).AddBatch(ctx, tc.batch, batch(tc.batch, 6)); err != nil || res.Version != tc.batch {
+				t.Fatalf("%+v, %v; want version %d", res, err, tc.batch)
 			}
 			points := rec.Points()
-			if err := faultstore.CheckPoints(points, faultstore.PointDataFile, faultstore.PointCommit); err != nil {
+			if err := faultstore.CheckPoints(points, tc.points...); err != nil {
 				t.Fatal(err)
 			}
-			if len(points) != 4 { // three partitions, one commit
-				t.Fatalf("points %v: want 3 data files and a commit", points)
+			if n := len(faultstore.Crashes(points)); n != 2*(len(tc.points)+2) { // three partitions: three data files
+				t.Fatalf("points %v", points)
 			}
-			for _, c := range faultstore.Crashes(points) {
+			commitAt := slices.IndexFunc(points, func(p faultstore.Point) bool { return p.Name == faultstore.PointCommit })
+			for i, c := range faultstore.Crashes(points) {
 				t.Run(c.String(), func(t *testing.T) {
 					base, tb := newBase(t)
 					fs, _ := faultstore.New(base, faultstore.DefaultOptions())
@@ -68,43 +105,48 @@ func TestCrashPointsOfOneBatch(t *testing.T) {
 						t.Fatal(err)
 					}
 					ftb, _ := table.OpenStore(fs)
-					_, err := sink.NewDeltaTable(ftb, opts).AddBatch(ctx, 1, batch(1, 6))
+					_, err := sink.NewDeltaTable(ftb, opts).AddBatch(ctx, tc.batch, batch(tc.batch, 6))
 					if !fs.Crashed() {
 						t.Fatalf("the crash point was not reached (err %v)", err)
 					}
 					if err != nil && !errors.Is(err, faultstore.ErrInjected) {
 						t.Fatalf("error without an injected cause: %v", err)
 					}
-					// Reopened without faults: before or after batch 1.
+					// Reopened without faults: before or after the batch.
 					got := readIDs(t, tb)
-					landed := slices.Equal(got, tc.after)
-					if !landed && !slices.Equal(got, tc.before) {
-						t.Fatalf("table is neither before nor after batch 1: %v", got)
+					landed := slices.Equal(got, after)
+					if !landed && !slices.Equal(got, before) {
+						t.Fatalf("table is neither before nor after batch %d: %v", tc.batch, got)
 					}
 					if err == nil && !landed {
-						t.Fatalf("AddBatch reported success, but the table is before batch 1")
+						t.Fatalf("AddBatch reported success, but the table is before the batch")
 					}
-					if c.Point.Name != faultstore.PointCommit || c.Mode != faultstore.FailAfter {
-						if landed {
-							t.Fatalf("the commit landed although the crash came before it")
-						}
-					} else if !landed || err != nil {
+					if wantLanded := i/2 > commitAt || (i/2 == commitAt && c.Mode == faultstore.FailAfter); landed != wantLanded {
+						t.Fatalf("commit landed=%v, want %v", landed, wantLanded)
+					}
+					if c.Point.Name == faultstore.PointCommit && c.Mode == faultstore.FailAfter && err != nil {
 						// The commit landed; the sink recognises it by its txnId.
-						t.Fatalf("lost commit answer: landed %v, err %v", landed, err)
+						t.Fatalf("lost commit answer: %v", err)
 					}
 					restarted := sink.NewDeltaTable(tb, opts)
-					if res, err := restarted.AddBatch(ctx, 0, batch(0, 6)); err != nil || !res.Skipped {
-						t.Fatalf("replay of committed batch 0: %+v, %v; want skipped", res, err)
+					prev := tc.batch - 1
+					if res, err := restarted.AddBatch(ctx, prev, batch(prev, 6)); err != nil || !res.Skipped {
+						t.Fatalf("replay of committed batch %d: %+v, %v; want skipped", prev, res, err)
 					}
-					res, err := restarted.AddBatch(ctx, 1, batch(1, 6))
+					res, err := restarted.AddBatch(ctx, tc.batch, batch(tc.batch, 6))
 					if err != nil {
 						t.Fatalf("replay: %v", err)
 					}
 					if landed != res.Skipped {
 						t.Fatalf("replay skipped=%v but the commit had landed=%v", res.Skipped, landed)
 					}
-					if got := readIDs(t, tb); !slices.Equal(got, tc.after) {
-						t.Fatalf("after replay %v, want %v", got, tc.after)
+					if got := readIDs(t, tb); !slices.Equal(got, after) {
+						t.Fatalf("after replay %v, want %v", got, after)
+					}
+					if snap, err := table.OpenStore(base); err != nil {
+						t.Fatal(err)
+					} else if s, err := snap.Snapshot(ctx); err != nil || s.Version() != tc.batch {
+						t.Fatalf("after replay: version %d, %v; want %d (one commit per batch)", s.Version(), err, tc.batch)
 					}
 				})
 			}
