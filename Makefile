@@ -41,8 +41,11 @@ lint:
 fuzz:
 	./scripts/fuzz.sh
 
-# Longer crash runs: the kill -9 ingest tests with 200 kills each.
+# Longer crash runs: the fault soak for 10 minutes (TestSoak: ~5% of all
+# storage calls fail while ingest, OPTIMIZE, VACUUM and log cleanup run; its
+# summary line is printed), then the kill -9 ingest tests with 200 kills each.
 soak: build
+	LAKESINK_SOAK_DURATION=10m $(GO) test -count=1 -timeout 30m -run '^TestSoak$$' -v ./tests
 	LAKESINK_KILL_TRIALS=200 $(GO) test -count=1 -timeout 60m -run 'KillDashNine' -v ./tests
 
 clean:
