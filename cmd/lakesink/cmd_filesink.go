@@ -100,14 +100,15 @@ func newFileSinkCompactLogCommand(g *globalOptions) *cobra.Command {
 		Long: `Compact the _spark_metadata log of DIR now, outside a batch: the latest
 compaction file is rewritten applying --retention (entries whose
 modificationTime is older are dropped; data files are never deleted), then
-expired batch files are deleted as after a batch. Run it only while no query
-writes the directory.
+expired batch files are deleted as after a batch. A log without a compaction
+file yet (fewer than compactInterval batches) is only cleaned up. Run it only
+while no query writes the directory.
 
 EXAMPLE
   lakesink filesink compact-log ./out --retention 7d
 
 EXIT STATUS
-  0 ok, 1 error, 4 corrupt log`,
+  0 ok, 1 error (e.g. DIR has no _spark_metadata), 4 corrupt log`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p := newPrinter(g, cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -119,17 +120,36 @@ EXIT STATUS
 				}
 				opts.Retention = d
 			}
+			if err := checkLocalDir(args[0]); err != nil {
+				return err
+			}
 			st, err := storage.Open(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
 			defer st.Close()
+			// A typo in DIR must not report success: without a log there is
+			// nothing to compact (ls, by contrast, lists such a directory).
+			if has, err := filesink.HasLog(cmd.Context(), st); err != nil {
+				return err
+			} else if !has {
+				return fmt.Errorf("%w: %s has no %s folder: not a Spark file-sink directory", filesink.ErrMissingLogFile, st.URL(), filesink.MetadataDir)
+			}
 			res, deleted, err := filesink.CompactLog(cmd.Context(), st, opts)
 			if err != nil {
 				return err
 			}
+			if deleted == nil {
+				deleted = []string{}
+			}
 			if p.json {
 				return p.emit("summary", map[string]any{"batchId": res.BatchID, "file": res.Key, "entries": res.EntriesWritten, "streamed": res.Streamed, "deletedLogFiles": deleted})
+			}
+			if res.Key == "" {
+				// CompactLog never creates a compaction file at a batch that
+				// is not a compaction batch (Spark finds them by batch id).
+				p.textf("no compaction file yet (Spark writes N.compact every compactInterval batches, default 10): nothing rewritten; deleted %d expired log files\n", len(deleted))
+				return nil
 			}
 			p.textf("compacted into %s (%d entries); deleted %d expired log files\n", res.Key, res.EntriesWritten, len(deleted))
 			return nil

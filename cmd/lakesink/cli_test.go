@@ -1,0 +1,126 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runCLI runs the CLI in-process as main does and returns stdout, stderr and
+// the exit status.
+func runCLI(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	root := newRootCommand()
+	root.SetArgs(args)
+	root.SetOut(&out)
+	root.SetErr(&errb)
+	err := root.ExecuteContext(context.Background())
+	if err != nil {
+		printExitError(&errb, root.jsonErrors(), err)
+	}
+	return out.String(), errb.String(), exitCode(err, false)
+}
+
+// jsonLines decodes NDJSON output, failing on any line that is not a JSON
+// object with a message_type.
+func jsonLines(t *testing.T, out string) []map[string]any {
+	t.Helper()
+	var objs []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if l == "" {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("stdout line %q is not JSON: %v", l, err)
+		}
+		if _, ok := m["message_type"]; !ok {
+			t.Fatalf("stdout line %q has no message_type", l)
+		}
+		objs = append(objs, m)
+	}
+	return objs
+}
+
+const flightsSchema = "../../testdata/flights-schema.json"
+
+// flightsSource copies the first n flight files (1,000 rows each) into a
+// fresh source directory.
+func flightsSource(t *testing.T, dir string, n int) string {
+	t.Helper()
+	files, err := filepath.Glob("../../testdata/flights/flights-*.json")
+	if err != nil || len(files) < n {
+		t.Fatalf("flight files: %v (%d found)", err, len(files))
+	}
+	src := filepath.Join(dir, "src")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files[:n] {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(src, filepath.Base(f)), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return src
+}
+
+// ingestFlights ingests n flight files into a Delta table (one batch per
+// file) or, with fileSink, a file-sink directory, and returns its path.
+func ingestFlights(t *testing.T, dir string, n int, fileSink bool, extra ...string) string {
+	t.Helper()
+	src := flightsSource(t, dir, n)
+	out := filepath.Join(dir, "t")
+	target := "--table"
+	if fileSink {
+		target = "--file-sink"
+	}
+	args := append([]string{"ingest", "--source", src, "--schema", flightsSchema, "--timestamp-format", "2006/01/02 15:04",
+		"--checkpoint", filepath.Join(dir, "chk"), target, out, "--max-files-per-trigger", "1", "-q"}, extra...)
+	if _, e, code := runCLI(t, args...); code != 0 {
+		t.Fatalf("ingest: exit %d: %s", code, e)
+	}
+	return out
+}
+
+// TestFileSinkCompactLog: a typo in DIR, or a directory that is not a file
+// sink, is an error naming it (it reported "compacted into  (0 entries)" with
+// exit 0); a log without a compaction file yet says so; a log with one
+// rewrites it.
+func TestFileSinkCompactLog(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "no-such-dir")
+	if _, e, code := runCLI(t, "filesink", "compact-log", missing); code != 1 || !strings.Contains(e, "no-such-dir") {
+		t.Fatalf("missing DIR: exit %d %q; want 1 naming it", code, e)
+	}
+	plain := filepath.Join(dir, "plain")
+	os.MkdirAll(plain, 0o755)
+	if _, e, code := runCLI(t, "filesink", "compact-log", plain); code != 1 || !strings.Contains(e, "_spark_metadata") || !strings.Contains(e, "plain") {
+		t.Fatalf("DIR without _spark_metadata: exit %d %q; want 1 naming DIR and the missing log", code, e)
+	}
+
+	few := ingestFlights(t, filepath.Join(dir, "few"), 3, true)
+	out, e, code := runCLI(t, "filesink", "compact-log", few)
+	if code != 0 || !strings.Contains(out, "no compaction file yet") {
+		t.Fatalf("3 batches: exit %d %q %q; want 0 saying there is no compaction file yet", code, out, e)
+	}
+	out, _, _ = runCLI(t, "filesink", "compact-log", few, "--json")
+	objs := jsonLines(t, out)
+	if len(objs) != 1 || objs[0]["file"] != "" || objs[0]["deletedLogFiles"] == nil {
+		t.Fatalf("--json with no compaction file: %v; want one summary with file \"\" and deletedLogFiles []", objs)
+	}
+
+	ten := ingestFlights(t, filepath.Join(dir, "ten"), 10, true)
+	out, e, code = runCLI(t, "filesink", "compact-log", ten)
+	if code != 0 || !strings.Contains(out, "compacted into _spark_metadata/9.compact (10 entries)") {
+		t.Fatalf("10 batches: exit %d %q %q; want batch 9's compaction file rewritten with 10 entries", code, out, e)
+	}
+}
