@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // runCLI runs the CLI in-process as main does and returns stdout, stderr and
@@ -122,5 +123,70 @@ func TestFileSinkCompactLog(t *testing.T) {
 	out, e, code = runCLI(t, "filesink", "compact-log", ten)
 	if code != 0 || !strings.Contains(out, "compacted into _spark_metadata/9.compact (10 entries)") {
 		t.Fatalf("10 batches: exit %d %q %q; want batch 9's compaction file rewritten with 10 entries", code, out, e)
+	}
+}
+
+// TestCompactJSONStatusIsThrottledAndQuiet: compact --json printed one status
+// line per input file (thousands for a large table) and --quiet kept them;
+// now status lines are throttled per phase, dropped by --quiet, and the
+// summary is still the last line.
+func TestCompactJSONStatusIsThrottledAndQuiet(t *testing.T) {
+	dir := t.TempDir()
+	tbl := ingestFlights(t, dir, 3, false, "--partition-by", "origin")
+	copyTable := func(name string) string {
+		dst := filepath.Join(dir, name)
+		if err := os.CopyFS(dst, os.DirFS(tbl)); err != nil {
+			t.Fatal(err)
+		}
+		return dst
+	}
+	plan, _, _ := runCLI(t, "compact", tbl, "--dry-run", "--json")
+	objs := jsonLines(t, plan)
+	files := objs[len(objs)-1]["numFiles"].(float64)
+	if files < 100 {
+		t.Fatalf("the plan rewrites %v files; the test needs many", files)
+	}
+
+	out, e, code := runCLI(t, "compact", copyTable("a"), "--json")
+	if code != 0 {
+		t.Fatalf("compact --json: exit %d %s", code, e)
+	}
+	objs = jsonLines(t, out)
+	last := objs[len(objs)-1]
+	if last["message_type"] != "summary" || last["numRemovedFiles"] != files {
+		t.Fatalf("last line %v; want the summary removing %v files", last, files)
+	}
+	status := len(objs) - 1
+	// Phases rewrite, commit and done, plus one a second while rewriting.
+	if status < 1 || status > 10 {
+		t.Fatalf("%d status lines for %v files; want a handful (one per phase, throttled)", status, files)
+	}
+
+	out, _, code = runCLI(t, "compact", copyTable("b"), "--json", "--quiet")
+	objs = jsonLines(t, out)
+	if code != 0 || len(objs) != 1 || objs[0]["message_type"] != "summary" {
+		t.Fatalf("compact --json --quiet: exit %d, %d lines; want only the summary", code, len(objs))
+	}
+}
+
+func TestStatusThrottle(t *testing.T) {
+	s := statusThrottle{every: time.Second}
+	t0 := time.Unix(100, 0)
+	steps := []struct {
+		name  string
+		phase string
+		at    time.Duration
+		want  bool
+	}{
+		{"first event", "rewrite", 0, true},
+		{"same phase too soon", "rewrite", 500 * time.Millisecond, false},
+		{"same phase after the interval", "rewrite", 1000 * time.Millisecond, true},
+		{"new phase at once", "commit", 1001 * time.Millisecond, true},
+		{"another new phase at once", "done", 1002 * time.Millisecond, true},
+	}
+	for _, st := range steps {
+		if got := s.due(st.phase, t0.Add(st.at)); got != st.want {
+			t.Fatalf("%s: due = %v, want %v", st.name, got, st.want)
+		}
 	}
 }

@@ -44,7 +44,9 @@ smaller than the target size are grouped into bins up to the target size
 groups, and all removes and adds are committed with dataChange=false in ONE
 commit (operation OPTIMIZE). Readers see the table before or after, never in
 between; appends committed meanwhile are kept; a bin whose input was removed
-concurrently is abandoned, never resurrected.
+concurrently is abandoned, never resurrected. With --json, "status" lines
+(phase rewrite, commit, done; at most one a second within a phase, none with
+--quiet) precede the "summary" line.
 
 EXAMPLE
   lakesink compact ./demo/flights
@@ -116,12 +118,16 @@ func runCompact(ctx context.Context, p *printer, url string, o CompactOptions) e
 		bar = progressbar.NewOptions64(plan.Bytes, progressbar.OptionSetWriter(p.err), progressbar.OptionShowBytes(true),
 			progressbar.OptionSetDescription(fmt.Sprintf("compacting %d bins", len(plan.Bins))), progressbar.OptionClearOnFinish())
 	}
+	status := statusThrottle{every: statusInterval}
 	eo.Progress = func(ev compaction.ProgressEvent) {
 		if bar != nil {
 			_ = bar.Set64(ev.BytesRewritten)
 			bar.Describe(fmt.Sprintf("%s: bin %d/%d", ev.Phase, ev.BinsDone, ev.BinsTotal))
 		}
-		if p.json {
+		// --json: status lines are progress, so --quiet drops them, and they
+		// are throttled (the library reports every file read: thousands of
+		// lines for a large table).
+		if p.json && !p.quiet && status.due(ev.Phase, time.Now()) {
 			_ = p.emitValue("status", ev)
 		}
 	}
@@ -152,4 +158,24 @@ func runCompact(ctx context.Context, p *printer, url string, o CompactOptions) e
 	}
 	p.textf("\n")
 	return nil
+}
+
+// statusInterval is the least time between two --json status lines of the
+// same phase.
+const statusInterval = time.Second
+
+// statusThrottle lets a progress event through when its phase differs from
+// the last one let through, or when every has passed since then.
+type statusThrottle struct {
+	every time.Duration
+	phase string
+	last  time.Time
+}
+
+func (s *statusThrottle) due(phase string, now time.Time) bool {
+	if phase == s.phase && now.Sub(s.last) < s.every {
+		return false
+	}
+	s.phase, s.last = phase, now
+	return true
 }
