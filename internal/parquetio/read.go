@@ -140,7 +140,9 @@ func (f *File) buildTree() error {
 	leaf := 0
 	var build func(def, rep, depth int) (*fnode, error)
 	build = func(def, rep, depth int) (*fnode, error) {
-		if pos >= len(els) || depth > 64 {
+		// parquet-go opens no file deeper than MaxColumnDepth; the bound
+		// also keeps this recursion shallow on a hostile footer.
+		if pos >= len(els) || depth > MaxColumnDepth {
 			return nil, fmt.Errorf("%w: %s: malformed schema", ErrCorruptFile, f.path)
 		}
 		el := &els[pos]

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/parquet-go/parquet-go"
 )
 
 // TypeVariant is the Delta variant type. It can be parsed and reported, but
@@ -60,7 +63,7 @@ func (s *StructType) UnmarshalJSON(data []byte) error {
 	if err := dec.Decode(&raw); err != nil {
 		return fmt.Errorf("%w: parse schema JSON: %v", ErrSchema, err)
 	}
-	t, err := parseJSONType(raw, "")
+	t, err := parseJSONType(raw, "", 0)
 	if err != nil {
 		return err
 	}
@@ -267,7 +270,20 @@ func ParseTypeName(name string) (DataType, error) {
 	return p, nil
 }
 
-func parseJSONType(raw any, path string) (DataType, error) {
+// MaxSchemaDepth is how deeply types may nest in a parsed schema (a struct,
+// array or map inside another counts one level; a top-level column of the
+// root struct is at depth 1). Deeper schemas are refused with ErrSchema
+// before their column paths are built: each level's path names every level
+// above it, so parsing and validating a schema 10,000 arrays deep (a 500 KB
+// schemaString) allocated 1.2 GB. No engine writes such schemas: Parquet
+// itself stops at 255 levels (see MaxColumnDepth), and serde_json,
+// under delta-rs, stops reading JSON nested deeper than 128.
+const MaxSchemaDepth = 1000
+
+func parseJSONType(raw any, path string, depth int) (DataType, error) {
+	if _, ok := raw.(map[string]any); ok && depth > MaxSchemaDepth {
+		return nil, fmt.Errorf("%w: %s: types nested deeper than %d levels", ErrSchema, orRoot(path), MaxSchemaDepth)
+	}
 	switch v := raw.(type) {
 	case string:
 		t, err := ParseTypeName(v)
@@ -297,7 +313,7 @@ func parseJSONType(raw any, path string) (DataType, error) {
 				if _, ok := fm["type"]; !ok {
 					return nil, fmt.Errorf("%w: column %s has no type", ErrSchema, fp)
 				}
-				ft, err := parseJSONType(fm["type"], fp)
+				ft, err := parseJSONType(fm["type"], fp, depth+1)
 				if err != nil {
 					return nil, err
 				}
@@ -313,18 +329,18 @@ func parseJSONType(raw any, path string) (DataType, error) {
 			}
 			return st, nil
 		case "array":
-			et, err := parseJSONType(v["elementType"], joinPath(path, "element"))
+			et, err := parseJSONType(v["elementType"], joinPath(path, "element"), depth+1)
 			if err != nil {
 				return nil, err
 			}
 			cn, _ := v["containsNull"].(bool)
 			return &ArrayType{ElementType: et, ContainsNull: cn}, nil
 		case "map":
-			kt, err := parseJSONType(v["keyType"], joinPath(path, "key"))
+			kt, err := parseJSONType(v["keyType"], joinPath(path, "key"), depth+1)
 			if err != nil {
 				return nil, err
 			}
-			vt, err := parseJSONType(v["valueType"], joinPath(path, "value"))
+			vt, err := parseJSONType(v["valueType"], joinPath(path, "value"), depth+1)
 			if err != nil {
 				return nil, err
 			}
@@ -484,13 +500,113 @@ func typeString(t DataType) string {
 	return string(b)
 }
 
+// Parquet limits on a written schema, as parquet-go enforces them (it panics
+// beyond them, in the goroutine writing the file, and refuses to open such a
+// file): a leaf column lies at most MaxColumnDepth elements below the root
+// of the Parquet schema, which also bounds its definition and repetition
+// levels (one per optional or repeated element) to 255, and a file has at
+// most MaxLeafColumns leaf columns. In Spark's layout (see ParquetSchema) a
+// struct field is one element, an array two (the repeated "list" group and
+// its "element") and a map two ("key_value" and its "key" or "value"): so at
+// most 254 nested structs under a column, or 127 nested arrays or maps.
+const (
+	MaxColumnDepth = parquet.MaxColumnDepth     // 255
+	MaxLeafColumns = parquet.MaxColumnIndex + 1 // 65,535
+)
+
 // ValidateForWrite checks that every type of s can be written to Parquet
-// (variant cannot). Errors wrap ErrSchema and name the column.
+// (variant cannot), that types nest at most MaxSchemaDepth deep, that no
+// leaf column lies deeper than MaxColumnDepth Parquet elements and that
+// there are at most MaxLeafColumns leaves. Errors wrap ErrSchema and
+// name the column.
 func ValidateForWrite(s *StructType) error {
 	if s == nil {
 		return fmt.Errorf("%w: nil schema", ErrSchema)
 	}
+	// The cheap structural checks run first, so that the column paths of
+	// validateWriteStruct are only built for a schema of bounded depth.
+	leaves := 0
+	if err := checkLevels(s, &leaves); err != nil {
+		return err
+	}
 	return validateWriteStruct(s, "")
+}
+
+// levelErr is a level or width violation found by checkLevels; the column
+// path is built (outermost first) only on the way out of the recursion.
+type levelErr struct {
+	names []string // innermost first
+	msg   string
+}
+
+func (e *levelErr) err() error {
+	slices.Reverse(e.names)
+	p := strings.Join(e.names, ".")
+	if p == "" {
+		p = "schema root"
+	} else {
+		p = "column " + p
+	}
+	return fmt.Errorf("%w: %s: %s", ErrSchema, p, e.msg)
+}
+
+// checkLevels walks t counting nesting depth, the Parquet elements above
+// each leaf in Spark's layout, and the leaves.
+func checkLevels(t DataType, leaves *int) error {
+	var walk func(t DataType, depth, elems int) *levelErr
+	walk = func(t DataType, depth, elems int) *levelErr {
+		switch t.(type) {
+		case *StructType, *ArrayType, *MapType:
+			if depth > MaxSchemaDepth {
+				return &levelErr{msg: fmt.Sprintf("types nested deeper than %d levels", MaxSchemaDepth)}
+			}
+		}
+		switch t := t.(type) {
+		case *StructType:
+			if t == nil {
+				return nil // reported by validateWriteStruct
+			}
+			for _, f := range t.Fields {
+				if e := walk(f.Type, depth+1, elems+1); e != nil {
+					e.names = append(e.names, f.Name)
+					return e
+				}
+			}
+		case *ArrayType:
+			if t == nil {
+				return nil
+			}
+			if e := walk(t.ElementType, depth+1, elems+2); e != nil {
+				e.names = append(e.names, "element")
+				return e
+			}
+		case *MapType:
+			if t == nil {
+				return nil
+			}
+			if e := walk(t.KeyType, depth+1, elems+2); e != nil {
+				e.names = append(e.names, "key")
+				return e
+			}
+			if e := walk(t.ValueType, depth+1, elems+2); e != nil {
+				e.names = append(e.names, "value")
+				return e
+			}
+		default: // a leaf
+			*leaves++
+			switch {
+			case elems > MaxColumnDepth:
+				return &levelErr{msg: fmt.Sprintf("lies %d Parquet levels deep, more than the %d a Parquet file supports (nesting too deep)", elems, MaxColumnDepth)}
+			case *leaves > MaxLeafColumns:
+				return &levelErr{msg: fmt.Sprintf("schema has more than %d leaf columns, the most a Parquet file supports", MaxLeafColumns)}
+			}
+		}
+		return nil
+	}
+	if le := walk(t, 0, 0); le != nil {
+		return le.err()
+	}
+	return nil
 }
 
 func validateWriteStruct(s *StructType, path string) error {
