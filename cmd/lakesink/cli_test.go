@@ -190,3 +190,19 @@ func TestStatusThrottle(t *testing.T) {
 		}
 	}
 }
+
+// TestVacuumRetentionTooShortNamesTheFlag: the refusal named the library's
+// option and the flag ("use Force to override (pass --force to override)").
+func TestVacuumRetentionTooShortNamesTheFlag(t *testing.T) {
+	tbl := ingestFlights(t, t.TempDir(), 1, false)
+	_, e, code := runCLI(t, "vacuum", tbl, "--retain", "1h", "--dry-run")
+	if code != 1 || strings.Count(e, "--force") != 1 || strings.Contains(e, "override") {
+		t.Fatalf("vacuum --retain 1h: exit %d %q; want 1 naming --force once", code, e)
+	}
+	if !strings.Contains(e, "1h0m0s < 168h0m0s") {
+		t.Fatalf("vacuum --retain 1h: %q; want the retention and the table's", e)
+	}
+	if _, e, code := runCLI(t, "vacuum", tbl, "--retain", "1h", "--dry-run", "--force"); code != 0 {
+		t.Fatalf("vacuum --retain 1h --force: exit %d %s", code, e)
+	}
+}

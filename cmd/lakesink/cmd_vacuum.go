@@ -75,8 +75,14 @@ func runVacuum(ctx context.Context, p *printer, url string, o VacuumOptions) err
 	defer t.Close()
 	res, err := compaction.Vacuum(ctx, t, vo)
 	if err != nil {
-		if errors.Is(err, compaction.ErrRetentionTooShort) || errors.Is(err, compaction.ErrUnconvertedBatches) {
-			return fmt.Errorf("%w (pass --force to override)", err)
+		// The library names its option (Force); the CLI names the flag.
+		switch msg := err.Error(); {
+		case errors.Is(err, compaction.ErrRetentionTooShort):
+			msg = strings.Replace(msg, "; use Force to override", "", 1)
+			return &hintError{err, msg + ": pass --force to vacuum anyway (readers of older versions may then lose files)"}
+		case errors.Is(err, compaction.ErrUnconvertedBatches):
+			msg = strings.Replace(msg, "convert first or use Force", "run lakesink convert first, or pass --force", 1)
+			return &hintError{err, msg}
 		}
 		return err
 	}

@@ -32,3 +32,13 @@ func isCorrupt(err error) bool {
 	}
 	return false
 }
+
+// hintError prints msg, the CLI's wording of err (flag names instead of
+// option names, what to do next), and keeps err for errors.Is and errors.As.
+type hintError struct {
+	err error
+	msg string
+}
+
+func (e *hintError) Error() string { return e.msg }
+func (e *hintError) Unwrap() error { return e.err }
