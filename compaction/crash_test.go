@@ -127,10 +127,10 @@ func filePaths(s *txlog.Snapshot) []string {
 }
 
 // crashCase runs a maintenance operation under every named crash point:
-// setup builds a fresh table (on its own in-memory store) and returns its
-// store; op runs the operation on a table opened over the given store;
-// check verifies the state a crash (or the rerun, final=true) left, reading
-// base without faults. The operation is first run on a recorder, whose
+// setup builds the table once (on its own in-memory store) and returns its
+// store, which every run copies; op runs the operation on a table opened over the given store;
+// check verifies the state crash c (or the rerun after it, final=true)
+// left, reading base without faults. The operation is first run on a recorder, whose
 // point names must be exactly points; then for every occurrence of every
 // point, before the step and after it (performed, its answer lost, the
 // process dead), the operation crashes there, the state is checked, the
@@ -139,7 +139,7 @@ type crashCase struct {
 	points []string
 	setup  func(t *testing.T) storage.Store
 	op     func(ctx context.Context, tb *table.Table) error
-	check  func(t *testing.T, base storage.Store, opErr error, final bool)
+	check  func(t *testing.T, base storage.Store, c faultstore.Crash, opErr error, final bool)
 }
 
 func (cc crashCase) run(t *testing.T) {
@@ -151,7 +151,8 @@ func (cc crashCase) run(t *testing.T) {
 		}
 		return tb
 	}
-	rec, err := faultstore.New(cc.setup(t), faultstore.DefaultOptions())
+	template := cc.setup(t)
+	rec, err := faultstore.New(copyStore(t, template), faultstore.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +165,7 @@ func (cc crashCase) run(t *testing.T) {
 	}
 	for _, c := range faultstore.Crashes(points) {
 		t.Run(c.String(), func(t *testing.T) {
-			base := cc.setup(t)
+			base := copyStore(t, template)
 			fs, err := faultstore.New(base, faultstore.DefaultOptions())
 			if err != nil {
 				t.Fatal(err)
@@ -179,13 +180,37 @@ func (cc crashCase) run(t *testing.T) {
 			if opErr != nil && !errors.Is(opErr, faultstore.ErrInjected) {
 				t.Fatalf("error without an injected cause: %v", opErr)
 			}
-			cc.check(t, base, opErr, false)
+			cc.check(t, base, c, opErr, false)
 			if err := cc.op(ctx, open(base)); err != nil {
 				t.Fatalf("rerun after the crash: %v", err)
 			}
-			cc.check(t, base, nil, true)
+			cc.check(t, base, c, nil, true)
 		})
 	}
+}
+
+// copyStore copies every object of src into a fresh in-memory store.
+func copyStore(t *testing.T, src storage.Store) storage.Store {
+	t.Helper()
+	ctx := context.Background()
+	dst, err := storage.Open(ctx, fmt.Sprintf("mem://compaction-%d/t", memSeq.Add(1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dst.Close() })
+	for fi, err := range src.List(ctx, "", "") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := src.Read(ctx, fi.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := dst.Put(ctx, fi.Path, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dst
 }
 
 // maintTable: a table partitioned by origin with three appends of 20 rows
@@ -228,7 +253,7 @@ func TestOptimizeCrashPoints(t *testing.T) {
 			_, _, err := Optimize(ctx, tb, PlanOptions{}, ExecOptions{Workers: 1})
 			return err
 		},
-		check: func(t *testing.T, base storage.Store, opErr error, final bool) {
+		check: func(t *testing.T, base storage.Store, c faultstore.Crash, opErr error, final bool) {
 			ctx := context.Background()
 			snap, err := reopen(t, base).Snapshot(ctx)
 			if err != nil {
@@ -287,7 +312,7 @@ func TestVacuumCrashPoints(t *testing.T) {
 			_, err := Vacuum(ctx, tb, VacuumOptions{RetainZero: true, Force: true, Workers: 4, Now: func() time.Time { return now }})
 			return err
 		},
-		check: func(t *testing.T, base storage.Store, opErr error, final bool) {
+		check: func(t *testing.T, base storage.Store, c faultstore.Crash, opErr error, final bool) {
 			ctx := context.Background()
 			snap, err := reopen(t, base).Snapshot(ctx)
 			if err != nil {
@@ -411,7 +436,7 @@ func TestCheckpointCrashPoints(t *testing.T) {
 			_, err := Checkpoint(ctx, tb)
 			return err
 		},
-		check: func(t *testing.T, base storage.Store, opErr error, final bool) {
+		check: func(t *testing.T, base storage.Store, c faultstore.Crash, opErr error, final bool) {
 			checkLog(t, base, ref, 0)
 			if final {
 				snap, err := reopen(t, base).Snapshot(context.Background())
@@ -458,7 +483,7 @@ func TestCleanupLogCrashPoints(t *testing.T) {
 			_, err := CleanupLog(ctx, tb, now)
 			return err
 		},
-		check: func(t *testing.T, base storage.Store, opErr error, final bool) {
+		check: func(t *testing.T, base storage.Store, c faultstore.Crash, opErr error, final bool) {
 			checkLog(t, base, ref, 6)
 			if final {
 				var left []string
@@ -472,6 +497,129 @@ func TestCleanupLogCrashPoints(t *testing.T) {
 				if !slices.Equal(left, want) {
 					t.Fatalf("log after the rerun %v, want %v", left, want)
 				}
+			}
+		},
+	}.run(t)
+}
+
+// TestServicePassCrashPoints crashes one pass of the maintenance service
+// at every durable step of it — OPTIMIZE (data-file, commit), the
+// checkpoint that is then due (checkpoint, last-checkpoint), VACUUM
+// (data-delete) and the expired-log cleanup (log-cleanup-delete) — before
+// and after each. After the crash the rows are unchanged, the table is at
+// the version before or at the one OPTIMIZE commit, every version from the
+// newest checkpoint on replays, an older version replays to its own state
+// or fails; a pass of a new service (a restarted process) then leaves the
+// table compacted, checkpointed, vacuumed and cleaned.
+func TestServicePassCrashPoints(t *testing.T) {
+	var want [][]any
+	var ref map[int64]string
+	now := time.Now().Add(60 * 24 * time.Hour) // tombstones and commits have expired
+	crashCase{
+		points: []string{faultstore.PointDataFile, faultstore.PointCommit, faultstore.PointCheckpoint,
+			faultstore.PointLastCheckpoint, faultstore.PointDataDelete, faultstore.PointLogCleanupDelete},
+		setup: func(t *testing.T) storage.Store {
+			tb, base := newTable(t, []string{"origin"}, map[string]string{PropCheckpointInterval: "2"})
+			want = nil
+			for i := range 3 {
+				rows := flightsRows(int64(i*20), 20, origins)
+				appendRows(t, tb, rows)
+				want = append(want, rows...)
+				if i == 1 {
+					if _, err := Checkpoint(context.Background(), tb); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			ref = logRef(t, base)
+			return base
+		},
+		op: func(ctx context.Context, tb *table.Table) error {
+			svc, err := NewService([]*table.Table{tb}, ServiceOptions{
+				SmallFileThreshold: 2, Exec: ExecOptions{Workers: 1}, Now: func() time.Time { return now }})
+			if err != nil {
+				return err
+			}
+			_, err = svc.RunOnce(ctx)
+			return err
+		},
+		check: func(t *testing.T, base storage.Store, c faultstore.Crash, opErr error, final bool) {
+			ctx := context.Background()
+			tb := reopen(t, base)
+			snap, err := tb.Snapshot(ctx)
+			if err != nil {
+				t.Fatalf("table unreadable: %v", err)
+			}
+			got, err := readSnapshot(ctx, base, snap)
+			if err != nil {
+				t.Fatalf("rows unreadable: %v", err)
+			}
+			if !equalRowSets(rowSet(got), rowSet(want)) {
+				t.Fatalf("rows changed (%d vs %d)", len(got), len(want))
+			}
+			switch snap.Version() {
+			case 3:
+				if final || opErr == nil {
+					t.Fatalf("a completed pass left version 3")
+				}
+			case 4:
+				if ci := snap.CommitInfo(); ci.Operation() != "OPTIMIZE" || snap.NumFiles() != 3 {
+					t.Fatalf("version 4 is %s with %d files", ci.Operation(), snap.NumFiles())
+				}
+			default:
+				t.Fatalf("version %d: want 3, or 4 after one OPTIMIZE commit", snap.Version())
+			}
+			minRetained := max(snap.CheckpointVersion(), 0)
+			for v := minRetained; v <= snap.Version(); v++ {
+				if _, err := tb.SnapshotAt(ctx, v); err != nil {
+					t.Fatalf("retained version %d unreadable: %v", v, err)
+				}
+			}
+			for v, w := range ref {
+				if s, err := tb.SnapshotAt(ctx, v); err == nil && snapshotKey(s) != w {
+					t.Fatalf("version %d replays to %s, want %s", v, snapshotKey(s), w)
+				}
+			}
+			if !final && opErr != nil {
+				return
+			}
+			// Completed: compacted, checkpointed, vacuumed, cleaned.
+			live := map[string]bool{}
+			for _, p := range filePaths(snap) {
+				live[p] = true
+			}
+			var log, dead []string
+			for fi, err := range base.List(ctx, "", "") {
+				if err != nil {
+					t.Fatal(err)
+				}
+				switch {
+				case strings.HasPrefix(fi.Path, txlog.LogDir+"/"):
+					log = append(log, strings.TrimPrefix(fi.Path, txlog.LogDir+"/"))
+				case !live[fi.Path]:
+					dead = append(dead, fi.Path)
+				}
+			}
+			if len(dead) > 0 {
+				t.Fatalf("files neither live nor vacuumed: %v", dead)
+			}
+			wantLog := []string{"00000000000000000004.checkpoint.parquet", "00000000000000000004.json", "_last_checkpoint"}
+			if !slices.Equal(log, wantLog) {
+				t.Fatalf("log %v, want %v", log, wantLog)
+			}
+			// _last_checkpoint names version 4 — except after a crash between
+			// the checkpoint and its hint: nothing rewrites the hint then (the
+			// checkpoint is no longer due), and it keeps naming version 2,
+			// whose checkpoint the cleanup deleted. Readers list from the
+			// hint and find checkpoint 4 (checked above: every retained
+			// version replays).
+			hint, err := base.Read(ctx, txlog.LastCheckpointPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stale := c.String() == "checkpoint#0/after" || c.String() == "last-checkpoint#0/before"
+			if want := map[bool]string{false: `"version":4`, true: `"version":2`}[stale]; !strings.Contains(string(hint), want) {
+				t.Fatalf("_last_checkpoint %s, want %s", hint, want)
 			}
 		},
 	}.run(t)
