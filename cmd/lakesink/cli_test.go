@@ -206,3 +206,33 @@ func TestVacuumRetentionTooShortNamesTheFlag(t *testing.T) {
 		t.Fatalf("vacuum --retain 1h --force: exit %d %s", code, e)
 	}
 }
+
+// TestOrphansOlderThanTakesDays: --older-than refused "7d" while --retain and
+// --retention take it.
+func TestOrphansOlderThanTakesDays(t *testing.T) {
+	dir := ingestFlights(t, t.TempDir(), 1, true)
+	orphan := filepath.Join(dir, "part-99999-orphan.parquet")
+	os.WriteFile(orphan, nil, 0o644)
+	old := time.Now().Add(-3 * 24 * time.Hour)
+	os.Chtimes(orphan, old, old)
+	cases := []struct {
+		name      string
+		olderThan string
+		want      string
+		code      int
+	}{
+		{"days, older", "2d", "1 orphans older than 48h0m0s", 0},
+		{"days, younger", "7d", "0 orphans older than 168h0m0s", 0},
+		{"hours", "24h", "1 orphans older than 24h0m0s", 0},
+		{"not a duration", "7x", "want a duration such as 24h or 7d", 1},
+	}
+	for _, c := range cases {
+		out, e, code := runCLI(t, "filesink", "orphans", dir, "--older-than", c.olderThan)
+		if code != c.code || !strings.Contains(out+e, c.want) {
+			t.Errorf("%s: --older-than %s: exit %d %q %q; want %d and %q", c.name, c.olderThan, code, out, e, c.code, c.want)
+		}
+	}
+	if _, _, code := runCLI(t, "filesink", "orphans", dir); code != 0 {
+		t.Fatalf("default --older-than: exit %d", code)
+	}
+}

@@ -212,7 +212,23 @@ EXIT STATUS
 			return nil
 		},
 	}
-	cmd.Flags().DurationVar(&olderThan, "older-than", 24*time.Hour, "only files older than this (younger ones may belong to a running batch)")
+	olderThan = 24 * time.Hour
+	cmd.Flags().Var((*daysDuration)(&olderThan), "older-than", "only files older than this, e.g. 24h or 7d (younger ones may belong to a running batch)")
 	cmd.Flags().BoolVar(&del, "delete", false, "delete the orphans")
 	return cmd
+}
+
+// daysDuration is a duration flag that also takes days ("7d"), as --retain
+// and --retention do.
+type daysDuration time.Duration
+
+func (d *daysDuration) String() string { return time.Duration(*d).String() }
+func (d *daysDuration) Type() string   { return "duration" }
+func (d *daysDuration) Set(s string) error {
+	v, err := parseDays(s)
+	if err != nil {
+		return fmt.Errorf("want a duration such as 24h or 7d")
+	}
+	*d = daysDuration(v)
+	return nil
 }
