@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/lakesink/lakesink/filesink"
 	"github.com/lakesink/lakesink/internal/parquetio"
 	"github.com/lakesink/lakesink/internal/storage"
 	"github.com/lakesink/lakesink/internal/storage/faultstore"
@@ -145,16 +147,17 @@ func TestLostAnswerOnCheckpointPut(t *testing.T) {
 	}
 }
 
-// deltaEnv is a query from the local input directory into a real Delta
-// table: the checkpoint ("chk") and the table ("table") are two
-// directories of one store, so one fault store sees the durable steps of
-// both, in the order the driver performs them.
-type deltaEnv struct {
+// sinkEnv is a query from the local input directory into a real sink: a
+// Delta table or a Spark file-sink directory. The checkpoint ("chk") and
+// the output ("out") are two directories of one store, so one fault store
+// sees the durable steps of both, in the order the driver performs them.
+type sinkEnv struct {
 	*localEnv
 	root storage.Store
+	kind string // "delta" or "filesink"
 }
 
-func newDeltaEnv(t *testing.T, files int) *deltaEnv {
+func newSinkEnv(t *testing.T, kind string, files int) *sinkEnv {
 	t.Helper()
 	e := newLocalEnv(t, files)
 	root, err := storage.Open(context.Background(), t.TempDir())
@@ -162,43 +165,93 @@ func newDeltaEnv(t *testing.T, files int) *deltaEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { root.Close() })
-	return &deltaEnv{localEnv: e, root: root}
+	return &sinkEnv{localEnv: e, root: root, kind: kind}
 }
 
-// options runs the query over st (the root store, or a fault store over it).
-func (e *deltaEnv) options(t *testing.T, st storage.Store) Options {
-	t.Helper()
-	o := e.localEnv.options(t, st.Sub("chk"))
-	tb, err := table.OpenStore(st.Sub("table"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	o.Sink = sink.NewDeltaTable(tb, sink.Options{QueryID: "q"})
-	o.SinkKind, o.SinkURL = "delta", "table"
+// fileSinkOptions: a compaction every 2 batches and expired log files
+// deleted at once, so that three batches take every durable step of the
+// file sink.
+func fileSinkOptions() filesink.Options {
+	o := filesink.DefaultOptions()
+	o.QueryID = "q"
+	o.CompactInterval = 2
+	o.MinBatchesToRetain = 1
+	o.CleanupDelay = 0
 	return o
 }
 
-// checkExactlyOnce reads the table and checks it holds every row of every
-// input file once.
-func (e *deltaEnv) checkExactlyOnce(t *testing.T) {
+// options runs the query over st (the root store, or a fault store over it).
+func (e *sinkEnv) options(t *testing.T, st storage.Store) Options {
 	t.Helper()
-	ctx := context.Background()
-	tb, err := table.OpenStore(e.root.Sub("table"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	snap, err := tb.Snapshot(ctx)
-	if err != nil {
-		t.Fatalf("table unreadable: %v", err)
-	}
-	count := map[string]int{}
-	rows := 0
-	for _, a := range snap.Files() {
-		key, err := snap.FileKey(a.Path)
+	o := e.localEnv.options(t, st.Sub("chk"))
+	o.SinkKind, o.SinkURL = e.kind, "out"
+	switch e.kind {
+	case "delta":
+		tb, err := table.OpenStore(st.Sub("out"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		f, err := parquetio.OpenFile(ctx, tb.Store(), key, a.Size)
+		o.Sink = sink.NewDeltaTable(tb, sink.Options{QueryID: "q"})
+	case "filesink":
+		fsk, err := filesink.New(context.Background(), st.Sub("out"), fileSinkOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Sink = fsk
+	}
+	return o
+}
+
+// files lists the live data files of the output: through the Delta log, or
+// through _spark_metadata.
+func (e *sinkEnv) files(t *testing.T) (storage.Store, []string) {
+	t.Helper()
+	ctx := context.Background()
+	out := e.root.Sub("out")
+	var keys []string
+	switch e.kind {
+	case "delta":
+		tb, err := table.OpenStore(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap, err := tb.Snapshot(ctx)
+		if err != nil {
+			t.Fatalf("table unreadable: %v", err)
+		}
+		for _, a := range snap.Files() {
+			key, err := snap.FileKey(a.Path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			keys = append(keys, key)
+		}
+	case "filesink":
+		ls, err := filesink.ListFiles(ctx, out, fileSinkOptions())
+		if err != nil {
+			t.Fatalf("file sink unreadable: %v", err)
+		}
+		for _, f := range ls.Files {
+			keys = append(keys, f.Key)
+		}
+	}
+	return out, keys
+}
+
+// checkExactlyOnce reads the output and checks it holds every row of every
+// input file once.
+func (e *sinkEnv) checkExactlyOnce(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	out, keys := e.files(t)
+	count := map[string]int{}
+	rows := 0
+	for _, key := range keys {
+		fi, err := out.Stat(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := parquetio.OpenFile(ctx, out, key, fi.Size)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -212,8 +265,8 @@ func (e *deltaEnv) checkExactlyOnce(t *testing.T) {
 			rows++
 		}
 	}
-	if rows != 2*e.files {
-		t.Errorf("table has %d rows, want %d", rows, 2*e.files)
+	if rows != 2*e.localEnv.files {
+		t.Errorf("output has %d rows, want %d", rows, 2*e.localEnv.files)
 	}
 	for k, c := range count {
 		if c != 1 {
@@ -222,48 +275,58 @@ func (e *deltaEnv) checkExactlyOnce(t *testing.T) {
 	}
 }
 
-// TestCrashPointsIntoDeltaTable kills a query that streams into a real
-// Delta table at each named crash point of the whole pipeline
-// (stream-metadata, stream-sources, stream-offsets, data-file, commit,
-// stream-commits: the set must be exactly these), at every occurrence,
-// before and after the step; a restarted query then leaves every input row
-// in the table exactly once.
-func TestCrashPointsIntoDeltaTable(t *testing.T) {
-	e := newDeltaEnv(t, 5)
-	rec, err := faultstore.New(e.root, faultstore.DefaultOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := run(t, e.options(t, rec)); err != nil {
-		t.Fatal(err)
-	}
-	e.checkExactlyOnce(t)
-	points := rec.Points()
-	if err := faultstore.CheckPoints(points, faultstore.PointStreamMetadata, faultstore.PointStreamSources,
-		faultstore.PointStreamOffsets, faultstore.PointDataFile, faultstore.PointCommit, faultstore.PointStreamCommits); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range faultstore.Crashes(points) {
-		t.Run(c.String(), func(t *testing.T) {
-			e := newDeltaEnv(t, 5)
-			fs, err := faultstore.New(e.root, faultstore.DefaultOptions())
+// TestCrashPointsIntoSink kills a query that streams into a real Delta
+// table, or a real file-sink directory, at each named crash point of the
+// whole pipeline (the checkpoint's and the sink's; the set must be exactly
+// the expected one), at every occurrence, before and after the step; a
+// restarted query then leaves every input row in the output exactly once.
+func TestCrashPointsIntoSink(t *testing.T) {
+	stream := []string{faultstore.PointStreamMetadata, faultstore.PointStreamSources, faultstore.PointStreamOffsets, faultstore.PointStreamCommits}
+	for _, tc := range []struct {
+		kind   string
+		points []string
+	}{
+		{"delta", append(slices.Clone(stream), faultstore.PointDataFile, faultstore.PointCommit)},
+		{"filesink", append(slices.Clone(stream), faultstore.PointDataFile, faultstore.PointSparkBatch,
+			faultstore.PointSparkCompact, faultstore.PointSparkDelete)},
+	} {
+		t.Run(tc.kind, func(t *testing.T) {
+			e := newSinkEnv(t, tc.kind, 5)
+			rec, err := faultstore.New(e.root, faultstore.DefaultOptions())
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := c.Arm(fs); err != nil {
+			if _, err := run(t, e.options(t, rec)); err != nil {
 				t.Fatal(err)
 			}
-			_, err = run(t, e.options(t, fs))
-			if !fs.Crashed() {
-				t.Fatalf("the crash point was not reached (err %v)", err)
-			}
-			if err == nil && !(c.Mode == faultstore.FailAfter && c.Point == points[len(points)-1]) {
-				t.Fatalf("a crashed run reported success")
-			}
-			if _, err := run(t, e.options(t, e.root)); err != nil {
-				t.Fatalf("restart: %v", err)
-			}
 			e.checkExactlyOnce(t)
+			points := rec.Points()
+			if err := faultstore.CheckPoints(points, tc.points...); err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range faultstore.Crashes(points) {
+				t.Run(c.String(), func(t *testing.T) {
+					e := newSinkEnv(t, tc.kind, 5)
+					fs, err := faultstore.New(e.root, faultstore.DefaultOptions())
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := c.Arm(fs); err != nil {
+						t.Fatal(err)
+					}
+					_, err = run(t, e.options(t, fs))
+					if !fs.Crashed() {
+						t.Fatalf("the crash point was not reached (err %v)", err)
+					}
+					if err == nil && !(c.Mode == faultstore.FailAfter && c.Point == points[len(points)-1]) {
+						t.Fatalf("a crashed run reported success")
+					}
+					if _, err := run(t, e.options(t, e.root)); err != nil {
+						t.Fatalf("restart: %v", err)
+					}
+					e.checkExactlyOnce(t)
+				})
+			}
 		})
 	}
 }
