@@ -236,3 +236,18 @@ func TestOrphansOlderThanTakesDays(t *testing.T) {
 		t.Fatalf("default --older-than: exit %d", code)
 	}
 }
+
+// TestMaintenanceSummaries: cleanup-log on a young table said "reachable from
+// checkpoint -1"; maintain --once ended its line with a dangling ";".
+func TestMaintenanceSummaries(t *testing.T) {
+	tbl := ingestFlights(t, t.TempDir(), 2, false)
+	out, e, code := runCLI(t, "cleanup-log", tbl)
+	if code != 0 || !strings.HasPrefix(out, "nothing to delete: no checkpoint is older than the cutoff") || strings.Contains(out, "checkpoint -1") {
+		t.Fatalf("cleanup-log: exit %d %q %q; want 0 saying no checkpoint is older than the cutoff", code, out, e)
+	}
+	out, e, code = runCLI(t, "maintain", tbl, "--once", "-q")
+	line := strings.TrimSpace(out)
+	if code != 0 || !strings.HasPrefix(line, "file://") || !strings.Contains(line, ": vacuumed 0 files; cleaned 0 log files") || strings.HasSuffix(line, ";") {
+		t.Fatalf("maintain --once: exit %d %q %q; want one line listing the steps separated by \"; \"", code, out, e)
+	}
+}

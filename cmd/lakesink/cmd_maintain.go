@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -91,23 +92,26 @@ func runMaintain(ctx context.Context, p *printer, urls []string, o MaintainOptio
 			_ = p.emitValue("table", r)
 			continue
 		}
-		line := r.Table + ":"
+		var done []string
 		if r.Optimize != nil && r.Optimize.Version >= 0 {
-			line += fmt.Sprintf(" optimized %d->%d files (v%d);", r.Optimize.NumRemovedFiles, r.Optimize.NumAddedFiles, r.Optimize.Version)
+			done = append(done, fmt.Sprintf("optimized %d->%d files (v%d)", r.Optimize.NumRemovedFiles, r.Optimize.NumAddedFiles, r.Optimize.Version))
 		}
 		if r.Checkpoint != nil {
-			line += fmt.Sprintf(" checkpoint v%d;", r.Checkpoint.Version)
+			done = append(done, fmt.Sprintf("checkpoint v%d", r.Checkpoint.Version))
 		}
 		if r.Vacuum != nil {
-			line += fmt.Sprintf(" vacuumed %d files;", r.Vacuum.FilesDeleted)
+			done = append(done, fmt.Sprintf("vacuumed %d files", r.Vacuum.FilesDeleted))
 		}
 		if r.CleanupLog != nil {
-			line += fmt.Sprintf(" cleaned %d log files;", r.CleanupLog.FilesDeleted)
+			done = append(done, fmt.Sprintf("cleaned %d log files", r.CleanupLog.FilesDeleted))
 		}
 		if r.Error != "" {
-			line += " error: " + r.Error
+			done = append(done, "error: "+r.Error)
 		}
-		p.textf("%s\n", line)
+		if len(done) == 0 {
+			done = append(done, "nothing due")
+		}
+		p.textf("%s: %s\n", r.Table, strings.Join(done, "; "))
 	}
 	return err
 }
