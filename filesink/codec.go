@@ -3,11 +3,14 @@ package filesink
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
+
+	"github.com/lakesink/lakesink/internal/storage"
 )
 
 // LogVersion is the only _spark_metadata format version: the first line of
@@ -190,7 +193,11 @@ func decodeLog(path string, r io.Reader, fn func(SinkFileStatus, []byte) error) 
 	for {
 		chunk, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
-			long = append(long, chunk...)
+			if len(long)+len(chunk) > MaxLogLineBytes {
+				return &CorruptLogError{Path: path, Line: lineNo + 1,
+					Err: fmt.Errorf("line longer than %d bytes", MaxLogLineBytes)}
+			}
+			long = appendDoubling(long, chunk)
 			continue
 		}
 		if err != nil && !errors.Is(err, io.EOF) {
@@ -199,7 +206,7 @@ func decodeLog(path string, r io.Reader, fn func(SinkFileStatus, []byte) error) 
 		atEOF := err != nil
 		line := chunk
 		if long != nil {
-			long = append(long, chunk...)
+			long = appendDoubling(long, chunk)
 			line = long
 		}
 		if len(line) == 0 && atEOF {
@@ -213,6 +220,10 @@ func decodeLog(path string, r io.Reader, fn func(SinkFileStatus, []byte) error) 
 		lineNo++
 		line = bytes.TrimSuffix(line, []byte("\n"))
 		line = bytes.TrimSuffix(line, []byte("\r"))
+		if len(line) > MaxLogLineBytes {
+			return &CorruptLogError{Path: path, Line: lineNo,
+				Err: fmt.Errorf("line longer than %d bytes", MaxLogLineBytes)}
+		}
 		if lineNo == 1 {
 			if err := validateVersion(path, line); err != nil {
 				return err
@@ -243,6 +254,45 @@ func decodeLog(path string, r io.Reader, fn func(SinkFileStatus, []byte) error) 
 }
 
 // validateVersion checks the version line (MetadataVersionUtil.validateVersion).
+// MaxLogLineBytes bounds one line of a _spark_metadata file (64 MiB, as
+// txlog.DefaultMaxLineBytes for Delta commits). A longer line is a
+// *CorruptLogError naming the file and line, found after reading at most
+// this many bytes of it: a SinkFileStatus line is a few hundred bytes, and
+// Spark's reader (a BufferedReader's readLine) would buffer a line of any
+// length until it runs out of memory.
+const MaxLogLineBytes = 64 << 20
+
+// appendDoubling appends chunk to buf, doubling the capacity when it must
+// grow (append's 1.25× growth for large slices would leave several
+// near-full copies of a long line as garbage at once).
+func appendDoubling(buf, chunk []byte) []byte {
+	if need := len(buf) + len(chunk); need > cap(buf) {
+		nb := make([]byte, len(buf), max(2*cap(buf), need, 64<<10))
+		copy(nb, buf)
+		buf = nb
+	}
+	return append(buf, chunk...)
+}
+
+// readVersion reads the version line of log file key (its first 32 bytes at
+// most) and validates it like decodeLog.
+func readVersion(ctx context.Context, store storage.Store, key string) error {
+	rc, err := store.NewRangeReader(ctx, key, 0, 32)
+	if err != nil {
+		return fmt.Errorf("filesink: read log %s: %w", key, err)
+	}
+	defer rc.Close()
+	head, err := io.ReadAll(io.LimitReader(rc, 32))
+	if err != nil {
+		return fmt.Errorf("filesink: read log %s: %w", key, err)
+	}
+	if len(head) == 0 {
+		return fmt.Errorf("%w: %s is empty", ErrIncompleteLog, key)
+	}
+	line, _, _ := bytes.Cut(head, []byte("\n"))
+	return validateVersion(key, bytes.TrimSuffix(line, []byte("\r")))
+}
+
 func validateVersion(path string, line []byte) error {
 	if len(line) < 2 || line[0] != 'v' {
 		return &CorruptLogError{Path: path, Line: 1,

@@ -231,6 +231,32 @@ func (l *Log) list(ctx context.Context) (*listing, error) {
 	return ls, nil
 }
 
+// checkLatestVersion validates the version line of the newest log file, so
+// that a batch is never appended to a log that a newer Spark wrote in a
+// format we do not know (ErrUnsupportedLogVersion; a v1 file after a v2 one
+// would mix formats). Older files are checked when they are read.
+func (l *Log) checkLatestVersion(ctx context.Context, ls *listing) error {
+	if len(ls.files) == 0 {
+		return nil
+	}
+	err := readVersion(ctx, l.store, ls.files[len(ls.files)-1].Key)
+	if errors.Is(err, ErrIncompleteLog) {
+		return nil // an empty file (a non-atomic writer's crash) is no newer format
+	}
+	return err
+}
+
+// CheckLatestVersion validates the version line of the newest log file:
+// ErrUnsupportedLogVersion for a newer format, *CorruptLogError for a
+// malformed one, nil for an empty log.
+func (l *Log) CheckLatestVersion(ctx context.Context) error {
+	ls, err := l.list(ctx)
+	if err != nil {
+		return err
+	}
+	return l.checkLatestVersion(ctx, ls)
+}
+
 // LatestBatchID returns the highest batch id in the log, or -1 when the log
 // is empty or absent (CompactibleFileStreamLog.getLatestBatchId).
 func (l *Log) LatestBatchID(ctx context.Context) (int64, error) {
@@ -485,6 +511,9 @@ func (l *Log) Add(ctx context.Context, batchID int64, entries []SinkFileStatus) 
 		return fmt.Errorf("%w: batch %d is already in %s (latest batch %d)", ErrConcurrentWriter, batchID, MetadataDir, latest)
 	case batchID != latest+1:
 		return fmt.Errorf("%w: batch %d arrived but the log ends at batch %d", ErrBatchGap, batchID, latest)
+	}
+	if err := l.checkLatestVersion(ctx, ls); err != nil {
+		return err
 	}
 	interval := ls.compactInterval(l.opts.CompactInterval)
 	if IsCompactionBatch(batchID, interval) {

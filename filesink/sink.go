@@ -65,6 +65,8 @@ func (s *Sink) Log() *Log { return s.log }
 //     Spark's names, then _spark_metadata/batchID is created with
 //     put-if-absent (a clash is ErrConcurrentWriter: two queries share the
 //     output path). An empty batch writes a log file holding only "v1".
+//   - a log whose newest file is not "v1" (a newer Spark's format) is
+//     ErrUnsupportedLogVersion before any data file is written.
 //
 // On error nothing of the batch is committed; files written before the
 // failure are orphans (see Orphans) unless they could be removed.
@@ -82,6 +84,10 @@ func (s *Sink) AddBatch(ctx context.Context, batchID int64, batch *sink.Batch) (
 	}
 	if batchID != latest+1 {
 		return res, fmt.Errorf("%w: batch %d arrived but %s ends at batch %d", ErrBatchGap, batchID, MetadataDir, latest)
+	}
+	// Refuse a log in a newer format before writing any data file.
+	if err := s.log.CheckLatestVersion(ctx); err != nil {
+		return res, fmt.Errorf("filesink: batch %d: %w", batchID, err)
 	}
 	var files []writtenFile
 	if batch != nil && len(batch.Rows) > 0 {
