@@ -251,3 +251,25 @@ func TestMaintenanceSummaries(t *testing.T) {
 		t.Fatalf("maintain --once: exit %d %q %q; want one line listing the steps separated by \"; \"", code, out, e)
 	}
 }
+
+// TestMaintainInterruptedSaysSo: stopping the service with SIGINT printed
+// "lakesink: context canceled".
+func TestMaintainInterruptedSaysSo(t *testing.T) {
+	tbl := ingestFlights(t, t.TempDir(), 1, false)
+	ctx, cancel := context.WithCancel(context.Background()) // as signal.NotifyContext
+	defer cancel()
+	time.AfterFunc(300*time.Millisecond, cancel)
+	var out, errb bytes.Buffer
+	root := newRootCommand()
+	root.SetArgs([]string{"maintain", tbl, "--interval", "1h", "-q"})
+	root.SetOut(&out)
+	root.SetErr(&errb)
+	err := root.ExecuteContext(ctx)
+	if code := exitCode(err, ctx.Err() != nil); code != exitInterrupted {
+		t.Fatalf("maintain stopped by its context: exit %d (%v), want %d", code, err, exitInterrupted)
+	}
+	printExitError(&errb, false, err)
+	if e := errb.String(); !strings.Contains(e, "interrupted: maintenance stopped") {
+		t.Fatalf("stderr %q; want it to say the service was interrupted", e)
+	}
+}

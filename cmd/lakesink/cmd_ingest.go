@@ -86,14 +86,18 @@ had already landed. Files whose names start with "." or "_" are ignored.
 Triggers: available-now (default; process the backlog in batches of
 --max-files-per-trigger files, then exit), once (one batch of everything new),
 interval=30s (run until SIGINT/SIGTERM). With no new input no batch runs.
+--max-files-per-trigger defaults to 0: every new file in one batch.
 
 EXAMPLE
   lakesink ingest --source ./incoming --format json --schema schema.json \
     --checkpoint ./chk --table ./events --partition-by day --max-files-per-trigger 10
 
 EXIT STATUS
-  0 ok (skipped batches are ok), 1 error, 3 commit conflict, 4 corrupt or
-  unsupported table, 130 interrupted (the table and checkpoint stay consistent)`,
+  0 ok (skipped batches are ok; also interval stopped by SIGINT/SIGTERM
+  between batches), 1 error (e.g. a record that does not fit), 3 commit
+  conflict or checkpoint in use by another ingest, 4 corrupt or unsupported
+  table, 130 interrupted during a batch (it is abandoned uncommitted and
+  reruns at the next start; the table and checkpoint stay consistent)`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runIngest(cmd.Context(), newPrinter(g, cmd.OutOrStdout(), cmd.ErrOrStderr()), o)

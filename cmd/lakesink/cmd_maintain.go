@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -84,7 +85,13 @@ func runMaintain(ctx context.Context, p *printer, urls []string, o MaintainOptio
 		return err
 	}
 	if !o.Once {
-		return svc.Run(ctx)
+		err := svc.Run(ctx)
+		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+			// The normal way to stop the service: say so (exit status 130)
+			// instead of printing a bare "context canceled".
+			return &hintError{err, "interrupted: maintenance stopped; every table is consistent (a step in progress was finished or abandoned)"}
+		}
+		return err
 	}
 	reports, err := svc.RunOnce(ctx)
 	for _, r := range reports {
