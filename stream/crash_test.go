@@ -185,6 +185,7 @@ func (e *sinkEnv) options(t *testing.T, st storage.Store) Options {
 	t.Helper()
 	o := e.localEnv.options(t, st.Sub("chk"))
 	o.SinkKind, o.SinkURL = e.kind, "out"
+	o.MinBatchesToRetain = 1 // purge offsets/commits files: stream-log-delete
 	switch e.kind {
 	case "delta":
 		tb, err := table.OpenStore(st.Sub("out"))
@@ -281,7 +282,8 @@ func (e *sinkEnv) checkExactlyOnce(t *testing.T) {
 // the expected one), at every occurrence, before and after the step; a
 // restarted query then leaves every input row in the output exactly once.
 func TestCrashPointsIntoSink(t *testing.T) {
-	stream := []string{faultstore.PointStreamMetadata, faultstore.PointStreamSources, faultstore.PointStreamOffsets, faultstore.PointStreamCommits}
+	stream := []string{faultstore.PointStreamMetadata, faultstore.PointStreamSources, faultstore.PointStreamOffsets,
+		faultstore.PointStreamCommits, faultstore.PointStreamLogDelete}
 	for _, tc := range []struct {
 		kind   string
 		points []string
