@@ -273,3 +273,38 @@ func TestMaintainInterruptedSaysSo(t *testing.T) {
 		t.Fatalf("stderr %q; want it to say the service was interrupted", e)
 	}
 }
+
+// TestIngestBadRecordHints: a record that does not fit names the file, line
+// and field and says how to go on; deleting the bad file (the natural next
+// step) left a bare "not found", now it says the batch was planned with it.
+func TestIngestBadRecordHints(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	os.MkdirAll(src, 0o755)
+	bad := filepath.Join(src, "b.csv")
+	os.WriteFile(filepath.Join(src, "a.csv"), []byte("id,amount\n1,10.5\n"), 0o644)
+	os.WriteFile(bad, []byte("id,amount\n2,abc\n"), 0o644)
+	schema := `{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}},{"name":"amount","type":"double","nullable":true,"metadata":{}}]}`
+	args := []string{"ingest", "--source", src, "--format", "csv", "--schema", schema, "--checkpoint", filepath.Join(dir, "chk"), "--table", filepath.Join(dir, "t")}
+
+	_, e, code := runCLI(t, args...)
+	for _, want := range []string{"b.csv line 2 field amount", "--bad-records-path"} {
+		if code != 1 || !strings.Contains(e, want) {
+			t.Fatalf("bad record: exit %d %q; want 1 and %q", code, e, want)
+		}
+	}
+	os.Remove(bad)
+	_, e, code = runCLI(t, args...)
+	for _, want := range []string{"b.csv", "batch 0 was planned with this file", "offsets/0", "put the file back"} {
+		if code != 1 || !strings.Contains(e, want) {
+			t.Fatalf("planned file deleted: exit %d %q; want 1 and %q", code, e, want)
+		}
+	}
+	os.WriteFile(bad, []byte("id,amount\n2,3.5\n"), 0o644)
+	if _, e, code := runCLI(t, args...); code != 0 {
+		t.Fatalf("fixed file put back: exit %d %s", code, e)
+	}
+	if out, _, _ := runCLI(t, "scan", filepath.Join(dir, "t"), "--format", "csv"); out != "id,amount\n1,10.5\n2,3.5\n" {
+		t.Fatalf("rows after the fix: %q", out)
+	}
+}
