@@ -308,3 +308,27 @@ func TestIngestBadRecordHints(t *testing.T) {
 		t.Fatalf("rows after the fix: %q", out)
 	}
 }
+
+// TestUsageErrorsNameTheCommand: cobra's "accepts 1 arg(s), received 0" and
+// "unknown flag: --limt" did not say which command or how to call it.
+func TestUsageErrorsNameTheCommand(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no URL", []string{"scan"}, "lakesink: scan: accepts 1 arg(s), received 0 (usage: lakesink scan URL [flags])"},
+		{"two URLs", []string{"describe", "a", "b"}, "describe: accepts 1 arg(s), received 2 (usage: lakesink describe URL [flags])"},
+		{"nested command", []string{"filesink", "ls"}, "filesink ls: accepts 1 arg(s), received 0 (usage: lakesink filesink ls DIR [flags])"},
+		{"no table to maintain", []string{"maintain", "--once"}, "maintain: requires at least 1 arg(s), only received 0 (usage: lakesink maintain URL... [flags])"},
+		{"misspelt flag", []string{"scan", "t", "--limt", "3"}, "lakesink: scan: unknown flag: --limt (see lakesink scan --help)"},
+		{"bad flag value", []string{"history", "t", "--limit", "x"}, "history: invalid argument \"x\" for \"--limit\""},
+		{"root flag", []string{"--badflag"}, "lakesink: unknown flag: --badflag (see lakesink --help)"},
+	}
+	for _, c := range cases {
+		_, e, code := runCLI(t, c.args...)
+		if code != 1 || !strings.Contains(e, c.want) {
+			t.Errorf("%s: exit %d %q; want 1 and %q", c.name, code, e, c.want)
+		}
+	}
+}

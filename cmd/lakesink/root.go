@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/spf13/cobra"
 )
 
@@ -60,5 +63,36 @@ EXIT STATUS
 		newFileSinkCommand(g),
 		newConvertCommand(g),
 	)
+	// Usage errors name the command and its usage line (cobra's read
+	// "accepts 1 arg(s), received 0" and "unknown flag: --limt" alone).
+	r.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return fmt.Errorf("%s%w (see %s --help)", subcommandPrefix(c), err, c.CommandPath())
+	})
+	withUsageInArgErrors(r.Command)
 	return r
+}
+
+// withUsageInArgErrors wraps the argument check of cmd and its subcommands
+// so that a wrong number of arguments names the command and its usage line.
+func withUsageInArgErrors(cmd *cobra.Command) {
+	if check := cmd.Args; check != nil {
+		cmd.Args = func(c *cobra.Command, args []string) error {
+			if err := check(c, args); err != nil {
+				return fmt.Errorf("%s%w (usage: %s)", subcommandPrefix(c), err, c.UseLine())
+			}
+			return nil
+		}
+	}
+	for _, sub := range cmd.Commands() {
+		withUsageInArgErrors(sub)
+	}
+}
+
+// subcommandPrefix is "filesink ls: " for lakesink filesink ls, "" for the
+// root: errors are printed after "lakesink: " already.
+func subcommandPrefix(c *cobra.Command) string {
+	if !c.HasParent() {
+		return ""
+	}
+	return strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" ") + ": "
 }
