@@ -332,3 +332,22 @@ func TestUsageErrorsNameTheCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestParseTimeFormsAndError: the error listed only RFC 3339 and epoch
+// milliseconds, while "2024-01-31 10:00:00" and "2024-01-31" are accepted.
+func TestParseTimeFormsAndError(t *testing.T) {
+	want := time.Date(2024, 1, 31, 10, 0, 0, 0, time.UTC)
+	for _, s := range []string{"2024-01-31T10:00:00Z", "2024-01-31 10:00:00", "2024-01-31T10:00:00", "1706695200000"} {
+		got, err := parseTime(s)
+		if err != nil || !got.Equal(want) {
+			t.Errorf("parseTime(%q) = %v, %v; want %v", s, got, err, want)
+		}
+	}
+	if got, err := parseTime("2024-01-31"); err != nil || !got.Equal(want.Truncate(24*time.Hour)) {
+		t.Errorf("parseTime(date) = %v, %v", got, err)
+	}
+	_, err := parseTime("yesterday")
+	if err == nil || !strings.Contains(err.Error(), "2024-01-31 10:00:00") || !strings.Contains(err.Error(), "RFC 3339") {
+		t.Fatalf("parseTime(yesterday): %v; want an error listing every accepted form", err)
+	}
+}

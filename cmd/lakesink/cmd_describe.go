@@ -26,7 +26,7 @@ type DescribeOptions struct {
 // AddFlags registers the flags.
 func (o *DescribeOptions) AddFlags(f *pflag.FlagSet) {
 	f.Int64Var(&o.Version, "version", -1, "describe this version (time travel); default latest")
-	f.StringVar(&o.Timestamp, "timestamp", "", "describe the latest version at or before this RFC 3339 time")
+	f.StringVar(&o.Timestamp, "timestamp", "", "describe the latest version at or before this time: RFC 3339, \"2024-01-31 10:00:00\" or 2024-01-31 (UTC), or epoch milliseconds")
 }
 
 func newDescribeCommand(g *globalOptions) *cobra.Command {

@@ -20,7 +20,7 @@ type FilesOptions struct {
 // AddFlags registers the flags.
 func (o *FilesOptions) AddFlags(f *pflag.FlagSet) {
 	f.Int64Var(&o.Version, "version", -1, "list this version's files; default latest")
-	f.StringVar(&o.Timestamp, "timestamp", "", "list the files of the latest version at or before this time")
+	f.StringVar(&o.Timestamp, "timestamp", "", "list the files of the latest version at or before this time: RFC 3339, \"2024-01-31 10:00:00\" or 2024-01-31 (UTC), or epoch milliseconds")
 	f.StringVar(&o.Where, "where", "", "keep only the files this predicate may match (partition pruning and stats skipping)")
 }
 

@@ -133,5 +133,5 @@ func parseTime(s string) (time.Time, error) {
 	if _, err := fmt.Sscanf(s, "%d", &ms); err == nil && fmt.Sprint(ms) == s {
 		return time.UnixMilli(ms), nil
 	}
-	return time.Time{}, fmt.Errorf("invalid time %q: want RFC 3339 (2024-01-31T10:00:00Z) or milliseconds since the epoch", s)
+	return time.Time{}, fmt.Errorf("invalid time %q: want RFC 3339 (2024-01-31T10:00:00Z), 2024-01-31 10:00:00 or 2024-01-31 (both UTC), or milliseconds since the epoch", s)
 }

@@ -27,7 +27,7 @@ type ScanOptions struct {
 // AddFlags registers the flags.
 func (o *ScanOptions) AddFlags(f *pflag.FlagSet) {
 	f.Int64Var(&o.Version, "version", -1, "read this version (time travel); default latest")
-	f.StringVar(&o.Timestamp, "timestamp", "", "read the latest version at or before this time (RFC 3339)")
+	f.StringVar(&o.Timestamp, "timestamp", "", "read the latest version at or before this time: RFC 3339, \"2024-01-31 10:00:00\" or 2024-01-31 (UTC), or epoch milliseconds")
 	f.StringSliceVar(&o.Columns, "columns", nil, "columns to print, comma-separated (default all)")
 	f.StringVar(&o.Where, "where", "", `filter, e.g. "origin = 'SFO' AND delay > 60" (prunes partitions and skips files by stats)`)
 	f.Int64Var(&o.Limit, "limit", 0, "stop after N rows (0: all)")
