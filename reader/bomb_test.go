@@ -85,7 +85,7 @@ func TestBombDeltaLogHole(t *testing.T) {
 	st := memStore(t)
 	proto := txlog.Protocol{MinReaderVersion: 1, MinWriterVersion: 2}
 	md := txlog.Metadata{ID: "hole", Format: txlog.Format{Provider: "parquet", Options: map[string]string{}},
-		SchemaString: `{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}}]}`,
+		SchemaString:     `{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}}]}`,
 		PartitionColumns: []string{}, Configuration: map[string]string{}}
 	data, err := txlog.EncodeCommit([]txlog.Action{{Protocol: &proto}, {MetaData: &md}})
 	if err != nil {
