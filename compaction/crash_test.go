@@ -236,11 +236,18 @@ func reopen(t *testing.T, st storage.Store) *table.Table {
 	return tb
 }
 
-// TestOptimizeCrashPoints: OPTIMIZE (Execute) crashed at each of its
-// durable steps (data-file, commit). The table is before (version 3, 9
+// TestOptimizeCrashPoints: OPTIMIZE (Execute), with one worker and with
+// three bins rewritten at once, crashed at each of its durable steps
+// (data-file, commit). The table is before (version 3, 9
 // files) or after (version 4 = OPTIMIZE, 3 files), its rows unchanged; a
 // rerun completes and the compaction is committed exactly once.
 func TestOptimizeCrashPoints(t *testing.T) {
+	for _, workers := range []int{1, 3} {
+		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) { optimizeCrashPoints(t, workers) })
+	}
+}
+
+func optimizeCrashPoints(t *testing.T, workers int) {
 	var want [][]any
 	crashCase{
 		points: []string{faultstore.PointDataFile, faultstore.PointCommit},
@@ -250,7 +257,7 @@ func TestOptimizeCrashPoints(t *testing.T) {
 			return base
 		},
 		op: func(ctx context.Context, tb *table.Table) error {
-			_, _, err := Optimize(ctx, tb, PlanOptions{}, ExecOptions{Workers: 1})
+			_, _, err := Optimize(ctx, tb, PlanOptions{}, ExecOptions{Workers: workers})
 			return err
 		},
 		check: func(t *testing.T, base storage.Store, c faultstore.Crash, opErr error, final bool) {
