@@ -40,6 +40,12 @@
 // file:///abs/dir/part-..., s3a://bucket/prefix/part-...; an empty batch is the
 // file "v1" alone so that batch numbering stays contiguous.
 //
+// A log written by a newer Spark (a version line above "v1") is
+// ErrUnsupportedLogVersion when read, and AddBatch checks the newest log
+// file's version line before writing anything, so no batch is ever appended
+// to a log in a format we do not know. A line longer than MaxLogLineBytes
+// (64 MiB) is a *CorruptLogError, found after reading at most that much.
+//
 // N.compact holds every live entry: the previous compaction file, the batches
 // since, and batch N (getValidBatchesBeforeCompactionBatch), minus entries
 // older than the retention (FileStreamSinkLog.shouldRetain). The state of the

@@ -15,10 +15,11 @@ import (
 // Actions of the Delta log (PROTOCOL.md, "Actions"). Each JSON line of a
 // commit file holds one action, an object with a single key naming the
 // action. Every struct keeps fields it does not know in Extra, so a
-// read-modify-write (e.g. a checkpoint written from a log that a newer
-// writer produced) does not drop them: "Clients must ignore such
-// unrecognized fields" (PROTOCOL.md, "Protocol Evolution"), and we also keep
-// them. JSON is written without HTML escaping and with fields in the order
+// decoded commit re-encodes them: "Clients must ignore such unrecognized
+// fields" (PROTOCOL.md, "Protocol Evolution"), and we also keep them. A
+// Parquet checkpoint holds only the columns of the checkpoint schema, as
+// Spark's do, so unknown fields of known actions are not in it; unknown
+// action TYPES make Checkpoint refuse (see UnknownActionError). JSON is written without HTML escaping and with fields in the order
 // Delta/Spark writes them.
 
 // Action mirrors one JSON line of a commit file. Exactly one field is set in a

@@ -37,13 +37,28 @@
 // Loading a snapshot never refuses a protocol: the log of a column-mapping or
 // deletion-vector table replays correctly; readers of rows must call the check.
 //
+// Hostile input: a commit line longer than Options.MaxLineBytes
+// (DefaultMaxLineBytes, 64 MiB) is a *CorruptLogError naming the file,
+// version and line, found after reading at most that many bytes; lines are
+// split in time linear in the file whatever the store's read size, and an
+// accepted line costs a small multiple of its size (a 20 MiB add measured
+// 6.8x while decoded). Gaps between versions are computed from the commits
+// listed, so a stray file with a 20-digit version is reported, not counted
+// through. An action type this package does not know is ignored by replay
+// (Snapshot.UnknownAction reports it) but never dropped silently: Checkpoint
+// refuses with *UnknownActionError, as it refuses a protocol naming a
+// feature or version it does not know. A checkpoint Parquet file is read
+// whole into memory; the snapshot of 100,000 small adds opened from one
+// measured ~460 B per file.
+//
 // Concurrency: a Log holds no mutable state and may be shared by goroutines;
 // every guarantee rests on the store's put-if-absent, so many processes may
 // write one table. A Snapshot never changes. A Transaction belongs to one
 // goroutine.
 //
 // Errors: *CorruptLogError (ErrCorruptLog), *UnsupportedFeatureError
-// (ErrUnsupportedFeature), *ConflictError (ErrConcurrentModification),
+// (ErrUnsupportedFeature), *UnknownActionError (ErrUnknownAction and
+// ErrUnsupportedFeature), *ConflictError (ErrConcurrentModification),
 // ErrVersionAlreadyExists, ErrCommitStateUnknown, ErrTableNotFound,
 // ErrTableExists, ErrVersionNotFound, ErrTimestampOutOfRange,
 // ErrPathOutsideTable, ErrInvalidTransaction. See errors.go.

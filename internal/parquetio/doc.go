@@ -46,6 +46,16 @@
 // on its own goroutine; columns are independent until the row group is
 // flushed, so the file's bytes do not depend on the lanes (TestLanesWriteTheSameFile).
 //
+// Limits (hostile input): ParseSchema refuses types nested deeper than
+// MaxSchemaDepth (1000); ValidateForWrite (called by WriteFiles,
+// ParquetSchema and table creation) refuses a leaf column more than
+// MaxColumnDepth (255) Parquet elements deep — 254 nested structs, or 127
+// nested arrays or maps — and more than MaxLeafColumns (65,535) leaves,
+// where parquet-go would panic in a writer goroutine. OpenFile reads files
+// up to the same depth. A batch with 100,000 partitions writes 100,000 files
+// in linear time (~100 µs each to an in-memory store) with Workers writers
+// open at once; its heap peaked at ~260 MiB, the rows and results included.
+//
 // Concurrency: package functions are safe for concurrent use; a *File or
 // *FileWriter is used by one goroutine at a time (the lanes it starts are
 // waited for within each call). Nothing here keeps mutable global state.
