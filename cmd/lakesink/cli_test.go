@@ -324,6 +324,15 @@ func TestUsageErrorsNameTheCommand(t *testing.T) {
 		{"misspelt flag", []string{"scan", "t", "--limt", "3"}, "lakesink: scan: unknown flag: --limt (see lakesink scan --help)"},
 		{"bad flag value", []string{"history", "t", "--limit", "x"}, "history: invalid argument \"x\" for \"--limit\""},
 		{"root flag", []string{"--badflag"}, "lakesink: unknown flag: --badflag (see lakesink --help)"},
+		// Negative counts are named by their flag, not by a library's option
+		// field ("MaxBins -1 < 0", "Limit -1 is negative").
+		{"negative scan limit", []string{"scan", "t", "--limit", "-1"}, "lakesink: scan: --limit -1: want 0 or more"},
+		{"negative history limit", []string{"history", "t", "--limit", "-3"}, "history: --limit -3: want 0 or more"},
+		{"negative max bins", []string{"compact", "t", "--max-bins", "-1"}, "compact: --max-bins -1: want 0 or more"},
+		{"negative workers", []string{"compact", "t", "--workers", "-2"}, "compact: --workers -2: want 0 or more"},
+		{"negative small files", []string{"maintain", "t", "--small-files", "-1"}, "maintain: --small-files -1: want 0 or more"},
+		{"negative files per trigger", []string{"ingest", "--source", "s", "--checkpoint", "c", "--table", "t", "--max-files-per-trigger", "-1"}, "ingest: --max-files-per-trigger -1: want 0 or more"},
+		{"negative offsets per trigger", []string{"ingest", "--source", "s", "--checkpoint", "c", "--table", "t", "--max-offsets-per-trigger", "-5"}, "ingest: --max-offsets-per-trigger -5: want 0 or more"},
 	}
 	for _, c := range cases {
 		_, e, code := runCLI(t, c.args...)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -69,7 +70,26 @@ EXIT STATUS
 		return fmt.Errorf("%s%w (see %s --help)", subcommandPrefix(c), err, c.CommandPath())
 	})
 	withUsageInArgErrors(r.Command)
+	r.PersistentPreRunE = func(c *cobra.Command, _ []string) error { return checkCounts(c) }
 	return r
+}
+
+// countFlags are the integer flags that count something: 0 is "no limit" or
+// "default", a negative value is a usage error named by its flag (the
+// libraries' Validate name their option fields, e.g. "MaxBins -1 < 0").
+var countFlags = []string{"limit", "max-files-per-trigger", "max-offsets-per-trigger", "max-bins", "workers", "small-files"}
+
+func checkCounts(c *cobra.Command) error {
+	for _, name := range countFlags {
+		f := c.Flags().Lookup(name)
+		if f == nil || (f.Value.Type() != "int" && f.Value.Type() != "int64") {
+			continue
+		}
+		if n, err := strconv.ParseInt(f.Value.String(), 10, 64); err == nil && n < 0 {
+			return fmt.Errorf("%s--%s %d: want 0 or more", subcommandPrefix(c), name, n)
+		}
+	}
+	return nil
 }
 
 // withUsageInArgErrors wraps the argument check of cmd and its subcommands
