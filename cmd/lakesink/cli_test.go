@@ -360,3 +360,32 @@ func TestParseTimeFormsAndError(t *testing.T) {
 		t.Fatalf("parseTime(yesterday): %v; want an error listing every accepted form", err)
 	}
 }
+
+// TestScanVacuumedVersionAndFormatConflict: time travel to a version whose
+// files VACUUM deleted ended in a bare "not found"; --json with --format csv
+// printed CSV.
+func TestScanVacuumedVersionAndFormatConflict(t *testing.T) {
+	tbl := ingestFlights(t, t.TempDir(), 2, false)
+	if _, e, code := runCLI(t, "compact", tbl, "-q"); code != 0 {
+		t.Fatalf("compact: exit %d %s", code, e)
+	}
+	if _, e, code := runCLI(t, "vacuum", tbl, "--retain", "0h", "--force", "-q"); code != 0 {
+		t.Fatalf("vacuum: exit %d %s", code, e)
+	}
+	if out, e, code := runCLI(t, "scan", tbl, "--format", "csv"); code != 0 || strings.Count(out, "\n") != 2001 {
+		t.Fatalf("scan of the latest version: exit %d, %d lines %s; want 2,000 rows and a header", code, strings.Count(out, "\n"), e)
+	}
+	_, e, code := runCLI(t, "scan", tbl, "--version", "1")
+	if code != 1 || !strings.Contains(e, "not found") || !strings.Contains(e, "VACUUM deletes") || !strings.Contains(e, ".parquet") {
+		t.Fatalf("scan --version 1 after VACUUM: exit %d %q; want 1 naming the file and VACUUM", code, e)
+	}
+	out, e, code := runCLI(t, "scan", tbl, "--json", "--format", "csv")
+	if code != 1 || out != "" || !strings.Contains(e, "not both") {
+		t.Fatalf("scan --json --format csv: exit %d %q %q; want 1 and no output", code, out, e)
+	}
+	out, _, code = runCLI(t, "scan", tbl, "--json", "--limit", "1")
+	var row map[string]any
+	if err := json.Unmarshal([]byte(out), &row); code != 0 || err != nil || row["origin"] == nil {
+		t.Fatalf("scan --json --limit 1: exit %d %q %v; want one NDJSON row", code, out, err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/lakesink/lakesink/internal/storage"
 	"github.com/lakesink/lakesink/reader"
 )
 
@@ -88,6 +90,10 @@ func runScan(ctx context.Context, p *printer, url string, o ScanOptions) error {
 	default:
 		return fmt.Errorf("--format %q: want json, csv or table", o.Format)
 	}
+	if p.json && o.Format != "json" {
+		// --json printed CSV or a table when --format said so.
+		return fmt.Errorf("--json prints NDJSON rows: give --json or --format %s, not both", o.Format)
+	}
 	snap, err := openSnapshot(ctx, url, o.Version, o.Timestamp)
 	if err != nil {
 		return err
@@ -114,6 +120,10 @@ func runScan(ctx context.Context, p *printer, url string, o ScanOptions) error {
 	}
 	for rec, err := range snap.Rows(ctx, ro) {
 		if err != nil {
+			if errors.Is(err, storage.ErrNotFound) {
+				return &hintError{err, err.Error() + "; a data file of this snapshot is gone: VACUUM deletes the files that only " +
+					"versions older than its retention use (or it was deleted by hand), so this snapshot can no longer be read"}
+			}
 			return err
 		}
 		numRows++
