@@ -6,14 +6,19 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/lakesink/lakesink/filesink"
 	"github.com/lakesink/lakesink/internal/parquetio"
 	"github.com/lakesink/lakesink/internal/storage"
 	"github.com/lakesink/lakesink/internal/storage/faultstore"
 	"github.com/lakesink/lakesink/sink"
+	"github.com/lakesink/lakesink/stream/kafka"
 	"github.com/lakesink/lakesink/stream/source"
 	"github.com/lakesink/lakesink/table"
 )
@@ -147,6 +152,12 @@ func TestLostAnswerOnCheckpointPut(t *testing.T) {
 	}
 }
 
+var memRoots atomic.Int64
+
+// memRootURL names a fresh in-memory store for the output and checkpoint
+// of one run (no fsync: the crash loops stay fast).
+func memRootURL() string { return fmt.Sprintf("mem://stream-crash-%d", memRoots.Add(1)) }
+
 // sinkEnv is a query from the local input directory into a real sink: a
 // Delta table or a Spark file-sink directory. The checkpoint ("chk") and
 // the output ("out") are two directories of one store, so one fault store
@@ -160,7 +171,7 @@ type sinkEnv struct {
 func newSinkEnv(t *testing.T, kind string, files int) *sinkEnv {
 	t.Helper()
 	e := newLocalEnv(t, files)
-	root, err := storage.Open(context.Background(), t.TempDir())
+	root, err := storage.Open(context.Background(), memRootURL())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,6 +340,140 @@ func TestCrashPointsIntoSink(t *testing.T) {
 					e.checkExactlyOnce(t)
 				})
 			}
+		})
+	}
+}
+
+var kafkaSchema = &parquetio.StructType{Fields: []parquetio.StructField{
+	{Name: "p", Type: parquetio.TypeLong, Nullable: true},
+	{Name: "i", Type: parquetio.TypeLong, Nullable: true},
+}}
+
+// TestCrashPointsKafkaIntoDelta kills a query that streams a Kafka topic
+// (an in-process kfake cluster, 3 partitions of 20 records, at most 25 records a
+// batch) into a Delta table at each named crash point of the pipeline —
+// the Kafka source's own files in sources/0 (its initial offsets and its
+// planned end offset) among them — before and after each step; a restarted
+// query then leaves every record in the table exactly once.
+func TestCrashPointsKafkaIntoDelta(t *testing.T) {
+	ctx := context.Background()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(3, "t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []*kgo.Record
+	for p := range int32(3) {
+		for i := range 20 {
+			recs = append(recs, &kgo.Record{Topic: "t", Partition: p, Value: []byte(fmt.Sprintf(`{"p": %d, "i": %d}`, p, i))})
+		}
+	}
+	err = cl.ProduceSync(ctx, recs...).FirstErr()
+	cl.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	newRoot := func(t *testing.T) storage.Store {
+		root, err := storage.Open(ctx, memRootURL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { root.Close() })
+		return root
+	}
+	options := func(t *testing.T, st storage.Store) Options {
+		ko := kafka.DefaultOptions()
+		ko.Brokers, ko.Topics, ko.StartingOffsets = c.ListenAddrs(), []string{"t"}, "earliest"
+		ko.MaxOffsetsPerTrigger, ko.ValueFormat, ko.Schema = 25, "json", kafkaSchema
+		src, err := kafka.NewSource(ko)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { src.Close() })
+		tb, err := table.OpenStore(st.Sub("out"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := DefaultOptions()
+		o.CheckpointStore, o.Source, o.Sink = st.Sub("chk"), src, sink.NewDeltaTable(tb, sink.Options{QueryID: "q"})
+		o.SinkKind, o.SinkURL, o.MinBatchesToRetain = "delta", "out", 1
+		return o
+	}
+	check := func(t *testing.T, root storage.Store) {
+		t.Helper()
+		out := root.Sub("out")
+		tb, err := table.OpenStore(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap, err := tb.Snapshot(ctx)
+		if err != nil {
+			t.Fatalf("table unreadable: %v", err)
+		}
+		count := map[string]int{}
+		rows := 0
+		for _, a := range snap.Files() {
+			key, err := snap.FileKey(a.Path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := parquetio.OpenFile(ctx, out, key, a.Size)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rs, err := f.ReadAll(ctx, kafkaSchema, parquetio.ReadOptions{})
+			f.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range rs {
+				count[fmt.Sprintf("%v/%v", r[0], r[1])]++
+				rows++
+			}
+		}
+		if rows != 60 || len(count) != 60 {
+			t.Fatalf("table has %d rows, %d distinct; want 60 records once", rows, len(count))
+		}
+	}
+	root := newRoot(t)
+	rec, err := faultstore.New(root, faultstore.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run(t, options(t, rec)); err != nil {
+		t.Fatal(err)
+	}
+	check(t, root)
+	points := rec.Points()
+	if err := faultstore.CheckPoints(points, faultstore.PointStreamMetadata, faultstore.PointStreamSources, faultstore.PointStreamOffsets,
+		faultstore.PointStreamCommits, faultstore.PointStreamLogDelete, faultstore.PointDataFile, faultstore.PointCommit); err != nil {
+		t.Fatal(err)
+	}
+	for _, cr := range faultstore.Crashes(points) {
+		t.Run(cr.String(), func(t *testing.T) {
+			root := newRoot(t)
+			fs, err := faultstore.New(root, faultstore.DefaultOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cr.Arm(fs); err != nil {
+				t.Fatal(err)
+			}
+			_, err = run(t, options(t, fs))
+			if !fs.Crashed() {
+				t.Fatalf("the crash point was not reached (err %v)", err)
+			}
+			if err == nil && !(cr.Mode == faultstore.FailAfter && cr.Point == points[len(points)-1]) {
+				t.Fatalf("a crashed run reported success")
+			}
+			if _, err := run(t, options(t, root)); err != nil {
+				t.Fatalf("restart: %v", err)
+			}
+			check(t, root)
 		})
 	}
 }
