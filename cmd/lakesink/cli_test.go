@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -387,5 +389,33 @@ func TestScanVacuumedVersionAndFormatConflict(t *testing.T) {
 	var row map[string]any
 	if err := json.Unmarshal([]byte(out), &row); code != 0 || err != nil || row["origin"] == nil {
 		t.Fatalf("scan --json --limit 1: exit %d %q %v; want one NDJSON row", code, out, err)
+	}
+}
+
+// TestMarkInterrupted: an error ending in exit status 130 said only
+// "...: context canceled" (compact, vacuum, scan stopped by Ctrl-C).
+func TestMarkInterrupted(t *testing.T) {
+	canceled := fmt.Errorf("compaction: optimize t: rewrite a.parquet: %w", context.Canceled)
+	cases := []struct {
+		name        string
+		err         error
+		interrupted bool
+		wantPrefix  string
+	}{
+		{"cancelled by a signal", canceled, true, "interrupted (SIGINT/SIGTERM); the table is left consistent: compaction: optimize t"},
+		{"already says interrupted", &hintError{canceled, "interrupted: maintenance stopped"}, true, "interrupted: maintenance stopped"},
+		{"an ordinary error", errors.New("boom"), false, "boom"},
+	}
+	for _, c := range cases {
+		got := markInterrupted(c.err, c.interrupted)
+		if !strings.HasPrefix(got.Error(), c.wantPrefix) || strings.Count(got.Error(), "interrupted") > 1 {
+			t.Errorf("%s: %q; want it to start with %q", c.name, got, c.wantPrefix)
+		}
+		if !errors.Is(got, c.err) || exitCode(got, c.interrupted) != exitCode(c.err, c.interrupted) {
+			t.Errorf("%s: the marked error lost its cause or exit status", c.name)
+		}
+	}
+	if markInterrupted(nil, true) != nil {
+		t.Error("markInterrupted(nil) != nil")
 	}
 }

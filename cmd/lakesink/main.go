@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -27,9 +28,20 @@ func main() {
 	interrupted := ctx.Err() != nil
 	stop()
 	if err != nil {
-		printExitError(os.Stderr, root.jsonErrors(), err)
+		printExitError(os.Stderr, root.jsonErrors(), markInterrupted(err, interrupted))
 	}
 	os.Exit(exitCode(err, interrupted))
+}
+
+// markInterrupted starts the message of an error that ends in exit status
+// 130 with "interrupted" (else it read "...: context canceled" alone). What
+// an interruption leaves behind is documented per command; every command
+// leaves its table consistent.
+func markInterrupted(err error, interrupted bool) error {
+	if err == nil || exitCode(err, interrupted) != exitInterrupted || strings.Contains(err.Error(), "interrupted") {
+		return err
+	}
+	return &hintError{err, "interrupted (SIGINT/SIGTERM); the table is left consistent: " + err.Error()}
 }
 
 // printExitError writes a fatal error to stderr: as a JSON object when the
