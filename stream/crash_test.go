@@ -165,7 +165,7 @@ func memRootURL() string { return fmt.Sprintf("mem://stream-crash-%d", memRoots.
 type sinkEnv struct {
 	*localEnv
 	root storage.Store
-	kind string // "delta" or "filesink"
+	kind string // "delta", "filesink" or "filesink-streamed" (compaction files streamed behind a claim)
 }
 
 func newSinkEnv(t *testing.T, kind string, files int) *sinkEnv {
@@ -181,9 +181,13 @@ func newSinkEnv(t *testing.T, kind string, files int) *sinkEnv {
 
 // fileSinkOptions: a compaction every 2 batches and expired log files
 // deleted at once, so that three batches take every durable step of the
-// file sink.
-func fileSinkOptions() filesink.Options {
+// file sink; for "filesink-streamed" compaction files are streamed behind
+// a claim.
+func fileSinkOptions(kind string) filesink.Options {
 	o := filesink.DefaultOptions()
+	if kind == "filesink-streamed" {
+		o.MaxInMemoryCompactBytes = 0
+	}
 	o.QueryID = "q"
 	o.CompactInterval = 2
 	o.MinBatchesToRetain = 1
@@ -204,8 +208,8 @@ func (e *sinkEnv) options(t *testing.T, st storage.Store) Options {
 			t.Fatal(err)
 		}
 		o.Sink = sink.NewDeltaTable(tb, sink.Options{QueryID: "q"})
-	case "filesink":
-		fsk, err := filesink.New(context.Background(), st.Sub("out"), fileSinkOptions())
+	case "filesink", "filesink-streamed":
+		fsk, err := filesink.New(context.Background(), st.Sub("out"), fileSinkOptions(e.kind))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -238,8 +242,8 @@ func (e *sinkEnv) files(t *testing.T) (storage.Store, []string) {
 			}
 			keys = append(keys, key)
 		}
-	case "filesink":
-		ls, err := filesink.ListFiles(ctx, out, fileSinkOptions())
+	case "filesink", "filesink-streamed":
+		ls, err := filesink.ListFiles(ctx, out, fileSinkOptions(e.kind))
 		if err != nil {
 			t.Fatalf("file sink unreadable: %v", err)
 		}
@@ -302,6 +306,8 @@ func TestCrashPointsIntoSink(t *testing.T) {
 		{"delta", append(slices.Clone(stream), faultstore.PointDataFile, faultstore.PointCommit)},
 		{"filesink", append(slices.Clone(stream), faultstore.PointDataFile, faultstore.PointSparkBatch,
 			faultstore.PointSparkCompact, faultstore.PointSparkDelete)},
+		{"filesink-streamed", append(slices.Clone(stream), faultstore.PointDataFile, faultstore.PointSparkBatch,
+			faultstore.PointSparkClaim, faultstore.PointSparkCompact, faultstore.PointSparkDelete)},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
 			e := newSinkEnv(t, tc.kind, 5)
