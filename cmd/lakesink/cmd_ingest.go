@@ -333,23 +333,23 @@ func runIngest(ctx context.Context, p *printer, o IngestOptions) error {
 				rows, batches, skipped, sinkURL, time.Since(started).Round(time.Millisecond), q.ID())
 		}
 	}
-	return ingestHint(runErr, o)
+	return ingestHint(runErr, o.BadRecordsPath != "", chkStore.URL())
 }
 
 // ingestHint adds what to do next to the two failures a new user meets
 // first: a record that does not fit, and a planned input file that is gone
 // (a rerun must read exactly the files offsets/N planned).
-func ingestHint(err error, o IngestOptions) error {
+func ingestHint(err error, badRecordsPath bool, checkpointURL string) error {
 	var be *stream.BatchError
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, source.ErrBadRecord) && o.BadRecordsPath == "":
+	case errors.Is(err, source.ErrBadRecord) && !badRecordsPath:
 		return &hintError{err, err.Error() + "; to go on, fix the input (a rerun reads the same files) or --schema/--timestamp-format, " +
 			"or pass --bad-records-path URL to set such records aside"}
 	case errors.Is(err, storage.ErrNotFound) && errors.As(err, &be) && be.Stage == "getBatch":
 		return &hintError{err, fmt.Sprintf("%s; batch %d was planned with this file (offsets/%d in the checkpoint %s) and a rerun reads exactly "+
-			"the planned files: put the file back (it may be fixed)", err, be.BatchID, be.BatchID, o.Checkpoint)}
+			"the planned files: put the file back (it may be fixed)", err, be.BatchID, be.BatchID, checkpointURL)}
 	}
 	return err
 }
