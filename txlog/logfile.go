@@ -264,6 +264,9 @@ func (l *Log) ReadCommit(ctx context.Context, v int64) ([]Action, error) {
 	return out, err
 }
 
+// maxLastCheckpointBytes bounds what is read of _last_checkpoint (1 MiB).
+const maxLastCheckpointBytes = 1 << 20
+
 // LastCheckpoint is the content of _delta_log/_last_checkpoint (PROTOCOL.md,
 // "Last Checkpoint File Schema").
 type LastCheckpoint struct {
@@ -307,13 +310,28 @@ func ParseLastCheckpoint(data []byte) (*LastCheckpoint, error) {
 // readLastCheckpoint returns the hint or nil when it is absent or unusable
 // (a stale or corrupt hint only costs a full listing: STYLE.md, pebble
 // atomicfs marker). Other I/O errors are returned.
+//
+// At most maxLastCheckpointBytes are read: a larger file is no hint we can
+// use (Spark's is a few hundred bytes, a few KiB with a checkpointSchema),
+// and must not be buffered whole.
 func (l *Log) readLastCheckpoint(ctx context.Context) (*LastCheckpoint, error) {
-	data, err := l.store.Read(ctx, LastCheckpointPath)
+	rc, err := l.store.NewRangeReader(ctx, LastCheckpointPath, 0, maxLastCheckpointBytes+1)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("txlog: read %s: %w", LastCheckpointPath, err)
+	}
+	data, err := io.ReadAll(io.LimitReader(rc, maxLastCheckpointBytes+1))
+	rc.Close()
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("txlog: read %s: %w", LastCheckpointPath, err)
+	}
+	if len(data) > maxLastCheckpointBytes {
+		return nil, nil
 	}
 	lc, err := ParseLastCheckpoint(data)
 	if err != nil {

@@ -23,10 +23,12 @@ import (
 func bombFull() bool { return os.Getenv("LAKESINK_BOMB_FULL") == "1" }
 
 // peakHeapDuring samples HeapInuse every 10 ms while fn runs and returns the
-// peak above the heap in use when it started (after a GC). (Sampling every
-// 2 ms stopped the world so often that the GC fell behind: 100,000
-// partitions then peaked at 2 GiB instead of 300 MiB.)
+// peak above the heap in use when it started (after two GCs).
 func peakHeapDuring(fn func()) uint64 {
+	// Two GCs: objects in sync.Pools (parquet-go's buffers) survive the
+	// first one in the victim cache; after a 65,535-column write they held
+	// 2 GiB, which raised the next GC goal to 4 GiB.
+	runtime.GC()
 	runtime.GC()
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
