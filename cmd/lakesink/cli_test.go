@@ -381,7 +381,11 @@ func TestScanVacuumedVersionAndFormatConflict(t *testing.T) {
 	if code != 1 || !strings.Contains(e, "not found") || !strings.Contains(e, "VACUUM deletes") || !strings.Contains(e, ".parquet") {
 		t.Fatalf("scan --version 1 after VACUUM: exit %d %q; want 1 naming the file and VACUUM", code, e)
 	}
-	out, e, code := runCLI(t, "scan", tbl, "--json", "--format", "csv")
+	out, e, code := runCLI(t, "scan", tbl, "--columns", "origin,delay,ORIGIN")
+	if code != 1 || out != "" || !strings.Contains(e, `column "ORIGIN" given twice`) {
+		t.Fatalf("scan --columns origin,delay,ORIGIN: exit %d %q %q; want 1 naming the repeated column", code, out, e)
+	}
+	out, e, code = runCLI(t, "scan", tbl, "--json", "--format", "csv")
 	if code != 1 || out != "" || !strings.Contains(e, "not both") {
 		t.Fatalf("scan --json --format csv: exit %d %q %q; want 1 and no output", code, out, e)
 	}

@@ -90,6 +90,15 @@ func runScan(ctx context.Context, p *printer, url string, o ScanOptions) error {
 	default:
 		return fmt.Errorf("--format %q: want json, csv or table", o.Format)
 	}
+	seen := map[string]bool{}
+	for _, c := range o.Columns {
+		// A repeated column printed a JSON object with a duplicate key.
+		k := strings.ToLower(c)
+		if seen[k] {
+			return fmt.Errorf("--columns: column %q given twice", c)
+		}
+		seen[k] = true
+	}
 	if p.json && o.Format != "json" {
 		// --json printed CSV or a table when --format said so.
 		return fmt.Errorf("--json prints NDJSON rows: give --json or --format %s, not both", o.Format)
