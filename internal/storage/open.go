@@ -106,6 +106,11 @@ func (o *Opener) Open(ctx context.Context, rawURL string) (Store, error) {
 	if u.User != nil {
 		return nil, fmt.Errorf("%w: %s://%s: credentials must not be part of the URL", ErrUnsupportedURL, u.Scheme, u.Host)
 	}
+	if u.Fragment != "" || strings.HasSuffix(rawURL, "#") {
+		// url.Parse drops everything from '#': "file:///data/t#1" would
+		// silently open /data/t, another table.
+		return nil, fmt.Errorf("%w: %s URL with a '#' (a fragment); write it as %%23, or give a plain path", ErrUnsupportedURL, u.Scheme)
+	}
 	switch u.Scheme {
 	case "file":
 		if u.Host != "" && u.Host != "localhost" {

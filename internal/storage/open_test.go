@@ -31,6 +31,11 @@ func TestOpenURLs(t *testing.T) {
 		{"file URL with localhost", "file://localhost" + tmp, "file://" + tmp, nil},
 		{"file URL with a host", "file://server/share", "", storage.ErrUnsupportedURL},
 		{"file URL with a query", "file://" + tmp + "?x=1", "", storage.ErrUnsupportedURL},
+		// Regression: url.Parse drops "#1", which opened tmp/t, another table.
+		{"file URL with a fragment", "file://" + tmp + "/t#1", "", storage.ErrUnsupportedURL},
+		{"file URL with an empty fragment", "file://" + tmp + "/t#", "", storage.ErrUnsupportedURL},
+		{"mem URL with a fragment", "mem://scratch/t#1", "", storage.ErrUnsupportedURL},
+		{"file URL with an escaped '#'", "file://" + tmp + "/t%231", "file://" + tmp + "/t%231", nil},
 		{"path with URL metacharacters", tmp + "/a b%c#d", "file://" + tmp + "/a%20b%25c%23d", nil},
 		{"mem", "mem://scratch", "mem://scratch", nil},
 		{"mem with dir", "mem://scratch/a/b/", "mem://scratch/a/b", nil},
