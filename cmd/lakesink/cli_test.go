@@ -423,3 +423,33 @@ func TestMarkInterrupted(t *testing.T) {
 		t.Error("markInterrupted(nil) != nil")
 	}
 }
+
+// TestWhereAndColumnsHints: an unknown column lists the table's columns; a
+// bare word on the right of a comparison ("comparing two columns") says
+// that text takes single quotes.
+func TestWhereAndColumnsHints(t *testing.T) {
+	tbl := ingestFlights(t, t.TempDir(), 1, false)
+	const columns = "the columns are: date, delay, distance, origin, destination"
+	cases := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"scan, unknown --where column", []string{"scan", tbl, "--where", "nosuch = 1"}, []string{"nosuch", columns}},
+		{"files, unknown --where column", []string{"files", tbl, "--where", "nosuch = 1"}, []string{`--where "nosuch = 1"`, columns}},
+		{"scan, unknown --columns column", []string{"scan", tbl, "--columns", "origin,nosuch"}, []string{`"nosuch"`, columns}},
+		{"scan, unquoted text", []string{"scan", tbl, "--where", "origin = SFO"}, []string{"position 9", "single quotes, e.g. origin = 'SFO'"}},
+		{"files, unquoted text", []string{"files", tbl, "--where", "origin = SFO"}, []string{"single quotes"}},
+	}
+	for _, c := range cases {
+		_, e, code := runCLI(t, c.args...)
+		for _, w := range c.want {
+			if code != 1 || !strings.Contains(e, w) {
+				t.Errorf("%s: exit %d %q; want 1 and %q", c.name, code, e, w)
+			}
+		}
+	}
+	if _, e, code := runCLI(t, "scan", tbl, "--where", "delay > 'x'"); code != 1 || strings.Contains(e, "the columns are") {
+		t.Errorf("a literal of the wrong type: exit %d %q; want 1 without the column list", code, e)
+	}
+}

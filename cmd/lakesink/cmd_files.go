@@ -63,7 +63,7 @@ func runFiles(ctx context.Context, p *printer, url string, o FilesOptions) error
 	if o.Where != "" {
 		pred, err := snap.Predicate(o.Where)
 		if err != nil {
-			return err
+			return whereHint(fmt.Errorf("--where %q: %w", o.Where, err), snap)
 		}
 		if kept, err = snap.Files(ctx, pred); err != nil {
 			return err

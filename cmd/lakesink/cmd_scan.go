@@ -14,6 +14,7 @@ import (
 
 	"github.com/lakesink/lakesink/internal/storage"
 	"github.com/lakesink/lakesink/reader"
+	"github.com/lakesink/lakesink/reader/expr"
 )
 
 // ScanOptions are the flags of `lakesink scan`.
@@ -133,7 +134,7 @@ func runScan(ctx context.Context, p *printer, url string, o ScanOptions) error {
 				return &hintError{err, err.Error() + "; a data file of this snapshot is gone: VACUUM deletes the files that only " +
 					"versions older than its retention use (or it was deleted by hand), so this snapshot can no longer be read"}
 			}
-			return err
+			return whereHint(err, snap)
 		}
 		numRows++
 		fields := rec.Schema.Fields
@@ -166,4 +167,23 @@ func writeRow(cw *csv.Writer, tw *tabwriter.Writer, cells []string) {
 		return
 	}
 	fmt.Fprintln(tw, strings.Join(cells, "\t"))
+}
+
+// whereHint adds what a new user needs after a --where or --columns error:
+// the table's columns after an unknown one, and the quoting rule after a
+// bare word on the right of a comparison (origin = SFO reads SFO as a
+// column).
+func whereHint(err error, snap *reader.Snapshot) error {
+	var se *expr.SyntaxError
+	switch {
+	case errors.Is(err, reader.ErrUnknownColumn) || (errors.Is(err, expr.ErrBind) && strings.Contains(err.Error(), "no column")):
+		var names []string
+		for _, f := range snap.Schema().Fields {
+			names = append(names, f.Name)
+		}
+		return &hintError{err, fmt.Sprintf("%s; the columns are: %s", err, strings.Join(names, ", "))}
+	case errors.As(err, &se) && strings.Contains(se.Msg, "comparing two columns"):
+		return &hintError{err, err.Error() + "; text literals take single quotes, e.g. origin = 'SFO'"}
+	}
+	return err
 }
