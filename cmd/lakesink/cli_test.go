@@ -453,3 +453,18 @@ func TestWhereAndColumnsHints(t *testing.T) {
 		t.Errorf("a literal of the wrong type: exit %d %q; want 1 without the column list", code, e)
 	}
 }
+
+// TestDescribeFileSinkNamesItsURL: describe of a file-sink directory printed
+// the path as typed, a Delta table its file:/// URL.
+func TestDescribeFileSinkNamesItsURL(t *testing.T) {
+	dir := ingestFlights(t, t.TempDir(), 1, true)
+	abs, _ := filepath.Abs(dir)
+	out, e, code := runCLI(t, "describe", dir)
+	if code != 0 || !strings.HasPrefix(out, "file-sink    file://"+abs+" ") {
+		t.Fatalf("describe: exit %d %q %s; want the file:// URL first", code, out, e)
+	}
+	out, _, _ = runCLI(t, "describe", dir, "--json")
+	if objs := jsonLines(t, out); len(objs) != 1 || objs[0]["directory"] != "file://"+abs || objs[0]["kind"] != "filesink" {
+		t.Fatalf("describe --json: %v", objs)
+	}
+}

@@ -243,7 +243,8 @@ func describeFileSink(ctx context.Context, p *printer, url string) error {
 	if err != nil {
 		return err
 	}
-	d := FileSinkDescription{Directory: url, Kind: string(snap.Kind()), LatestBatchID: snap.Version(),
+	// The store's URL, as describe prints a Delta table (file:///abs/path).
+	d := FileSinkDescription{Directory: snap.Store().URL(), Kind: string(snap.Kind()), LatestBatchID: snap.Version(),
 		PartitionColumns: nonNil(snap.PartitionColumns()), NumFiles: len(files)}
 	for _, f := range files {
 		d.SizeInBytes += f.Size
@@ -256,7 +257,7 @@ func describeFileSink(ctx context.Context, p *printer, url string) error {
 	if p.json {
 		return p.emitValue("filesink", d)
 	}
-	p.textf("file-sink    %s (Spark file sink, read through _spark_metadata)\n", url)
+	p.textf("file-sink    %s (Spark file sink, read through _spark_metadata)\n", d.Directory)
 	p.textf("batch        %d (latest in the log)\n", d.LatestBatchID)
 	if s := snap.Schema(); s != nil {
 		p.textf("schema\n")
