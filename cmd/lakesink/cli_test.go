@@ -223,9 +223,9 @@ func TestOrphansOlderThanTakesDays(t *testing.T) {
 		want      string
 		code      int
 	}{
-		{"days, older", "2d", "1 orphans older than 48h0m0s", 0},
+		{"days, older", "2d", "1 orphan older than 48h0m0s", 0},
 		{"days, younger", "7d", "0 orphans older than 168h0m0s", 0},
-		{"hours", "24h", "1 orphans older than 24h0m0s", 0},
+		{"hours", "24h", "1 orphan older than 24h0m0s", 0},
 		{"not a duration", "7x", "want a duration such as 24h or 7d", 1},
 	}
 	for _, c := range cases {
@@ -466,5 +466,27 @@ func TestDescribeFileSinkNamesItsURL(t *testing.T) {
 	out, _, _ = runCLI(t, "describe", dir, "--json")
 	if objs := jsonLines(t, out); len(objs) != 1 || objs[0]["directory"] != "file://"+abs || objs[0]["kind"] != "filesink" {
 		t.Fatalf("describe --json: %v", objs)
+	}
+}
+
+// TestPlural: "1 batches", "1 files" and "1 orphans" read as typos.
+func TestPlural(t *testing.T) {
+	cases := []struct {
+		n    int64
+		want string
+	}{{0, "0 batches"}, {1, "1 batch"}, {2, "2 batches"}}
+	for _, c := range cases {
+		if got := plural(c.n, "batch", "batches"); got != c.want {
+			t.Errorf("plural(%d) = %q, want %q", c.n, got, c.want)
+		}
+	}
+	dir := t.TempDir()
+	src := flightsSource(t, dir, 1)
+	_, e, code := runCLI(t, "ingest", "--source", src, "--schema", flightsSchema, "--timestamp-format", "2006/01/02 15:04",
+		"--checkpoint", filepath.Join(dir, "chk"), "--table", filepath.Join(dir, "t"))
+	for _, want := range []string{"batch 0: 1 file, 1000 rows -> 1 data file, committed version 0", "ingested 1000 rows in 1 batch (0 skipped)"} {
+		if code != 0 || !strings.Contains(e, want) {
+			t.Fatalf("ingest: exit %d %q; want %q", code, e, want)
+		}
 	}
 }

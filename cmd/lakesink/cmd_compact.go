@@ -150,9 +150,10 @@ func runCompact(ctx context.Context, p *printer, url string, o CompactOptions) e
 		p.textf("nothing to compact (%d live files considered)\n", plan.ConsideredFiles)
 		return nil
 	}
-	p.textf("compacted %d files (%s) into %d files (%s) in %d bins, %d rows, committed version %d in %s",
-		res.NumRemovedFiles, humanBytes(res.NumRemovedBytes), res.NumAddedFiles, humanBytes(res.NumAddedBytes),
-		res.NumBins, res.NumRows, res.Version, time.Since(start).Round(time.Millisecond))
+	p.textf("compacted %s (%s) into %s (%s) in %s, %s, committed version %d in %s",
+		plural(res.NumRemovedFiles, "file", "files"), humanBytes(res.NumRemovedBytes), plural(res.NumAddedFiles, "file", "files"),
+		humanBytes(res.NumAddedBytes), plural(res.NumBins, "bin", "bins"), plural(res.NumRows, "row", "rows"), res.Version,
+		time.Since(start).Round(time.Millisecond))
 	if res.AbandonedBins > 0 {
 		p.textf(" (%d bins abandoned: an input was removed concurrently)", res.AbandonedBins)
 	}

@@ -207,7 +207,7 @@ EXIT STATUS
 			if p.json {
 				return p.emit("summary", map[string]any{"orphans": len(orphans), "deleted": len(deleted)})
 			}
-			p.textf("%d orphans older than %s%s\n", len(orphans), olderThan, map[bool]string{true: fmt.Sprintf(", %d deleted", len(deleted)), false: ""}[del])
+			p.textf("%s older than %s%s\n", plural(len(orphans), "orphan", "orphans"), olderThan, map[bool]string{true: fmt.Sprintf(", %d deleted", len(deleted)), false: ""}[del])
 
 			return nil
 		},

@@ -314,8 +314,9 @@ func runIngest(ctx context.Context, p *printer, o IngestOptions) error {
 		for _, s := range pr.Sources {
 			files += s.NumInputFiles
 		}
-		fmt.Fprintf(p.err, "batch %d: %d files, %d rows -> %d data files, %s (%.0f rows/s)%s\n",
-			pr.BatchID, files, pr.NumInputRows, pr.Sink.NumFiles, state, pr.ProcessedRowsPerSecond, rec)
+		fmt.Fprintf(p.err, "batch %d: %s, %s -> %s, %s (%.0f rows/s)%s\n",
+			pr.BatchID, plural(files, "file", "files"), plural(pr.NumInputRows, "row", "rows"), plural(pr.Sink.NumFiles, "data file", "data files"),
+			state, pr.ProcessedRowsPerSecond, rec)
 	}
 	q, err := stream.NewQuery(qopts)
 	if err != nil {
@@ -329,8 +330,8 @@ func runIngest(ctx context.Context, p *printer, o IngestOptions) error {
 		if batches == 0 {
 			fmt.Fprintf(p.err, "no new input: nothing to do (query %s)\n", q.ID())
 		} else {
-			fmt.Fprintf(p.err, "ingested %d rows in %d batches (%d skipped) into %s in %s (query %s)\n",
-				rows, batches, skipped, sinkURL, time.Since(started).Round(time.Millisecond), q.ID())
+			fmt.Fprintf(p.err, "ingested %s in %s (%d skipped) into %s in %s (query %s)\n",
+				plural(rows, "row", "rows"), plural(batches, "batch", "batches"), skipped, sinkURL, time.Since(started).Round(time.Millisecond), q.ID())
 		}
 	}
 	return ingestHint(runErr, o.BadRecordsPath != "", chkStore.URL())
