@@ -307,6 +307,38 @@ func TestBombUnknownActionNotDropped(t *testing.T) {
 	}
 }
 
+// TestBombUnknownActionInV2Checkpoint: the unknown action sits in a V2
+// JSON checkpoint (the commits before it are gone): our checkpoint of a
+// later version would drop it too, so it is refused the same way.
+func TestBombUnknownActionInV2Checkpoint(t *testing.T) {
+	ctx := context.Background()
+	st := newMemStore()
+	md := `{"metaData":{"id":"tbl","format":{"provider":"parquet","options":{}},"schemaString":` +
+		fmt.Sprintf("%q", testSchema) + `,"partitionColumns":[],"configuration":{}}}`
+	ck := LogDir + "/00000000000000000001.checkpoint.80a083e8-7026-4e79-81be-64bd76c43a11.json"
+	st.put(ck, `{"checkpointMetadata":{"version":1}}`+"\n"+
+		`{"protocol":{"minReaderVersion":3,"minWriterVersion":7,"readerFeatures":["v2Checkpoint"],"writerFeatures":["v2Checkpoint"]}}`+"\n"+
+		md+"\n"+string(addLine("a.parquet"))+`{"futureAction":{"x":1}}`+"\n")
+	st.put(CommitPath(2), string(addLine("b.parquet")))
+	l := newTestLog(t, st, Options{DisableAutoCheckpoint: true})
+	snap, err := l.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.NumFiles() != 2 || snap.CheckpointVersion() != 1 {
+		t.Fatalf("files %d, checkpoint %d", snap.NumFiles(), snap.CheckpointVersion())
+	}
+	before := logFiles(t, st)
+	_, err = l.Checkpoint(ctx, snap)
+	var ue *UnknownActionError
+	if !errors.As(err, &ue) || ue.Action != "futureAction" || ue.Path != ck || ue.Version != 1 {
+		t.Fatalf("checkpoint: %v, want *UnknownActionError naming %s", err, ck)
+	}
+	if after := logFiles(t, st); !mapsEqual(before, after) {
+		t.Fatalf("refused checkpoint changed the log: %v -> %v", keys(before), keys(after))
+	}
+}
+
 // TestBombUnknownFeaturesNothingRewritten: a protocol naming a reader or
 // writer feature this package does not know. Loading the snapshot works
 // (the log replays), but a commit and a checkpoint are refused with

@@ -124,10 +124,10 @@ func (s *Snapshot) FileKey(rawPath string) (string, error) {
 }
 
 // UnknownAction returns the first action of a type this package does not
-// know in the commits this snapshot replayed (PROTOCOL.md adds action types
-// only with table features; reads ignore them), or nil. Actions in a
-// checkpoint Parquet file are read by column, so unknown ones there are not
-// seen.
+// know in the commits or V2 JSON checkpoint this snapshot replayed
+// (PROTOCOL.md adds action types only with table features; reads ignore
+// them), or nil. Actions in a checkpoint Parquet file are read by column, so
+// unknown ones there are not seen.
 // The error is an *UnknownActionError.
 func (s *Snapshot) UnknownAction() error {
 	if s.unknownAction == nil {
@@ -287,6 +287,13 @@ func (l *Log) replay(ctx context.Context, seg *segment) (*Snapshot, error) {
 		r.s.checkpointVersion = seg.checkpoint.version
 		ck := seg.checkpoint
 		applyCk := func(a *Action) error {
+			if len(a.Unknown) > 0 && r.s.unknownAction == nil { // a V2 JSON checkpoint
+				p := CheckpointPath(ck.version)
+				if len(ck.files) > 0 {
+					p = ck.files[0].info.Path
+				}
+				r.s.unknownAction = &UnknownActionError{Action: slices.Sorted(maps.Keys(a.Unknown))[0], Path: p, Version: ck.version}
+			}
 			if err := r.apply(a); err != nil {
 				// As for a commit file: the checkpoint holding the action is
 				// corrupt (e.g. a path outside the table root), and named.
