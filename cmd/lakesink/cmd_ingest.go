@@ -232,6 +232,9 @@ func runIngest(ctx context.Context, p *printer, o IngestOptions) error {
 					return nil, err
 				}
 			}
+			if err := claimSource(ctx, t.Store(), sourceURL, queryID, fresh, o.AllowReset); err != nil {
+				return nil, err
+			}
 			do := dopts
 			do.QueryID = queryID
 			return sink.NewDeltaTable(t, do), nil
