@@ -302,7 +302,7 @@ func TestTimeTravel(t *testing.T) {
 	}
 	ts := snap.Timestamp()
 	snap.Close()
-	snap, err = Open(ctx, dir, AsOf(ts.Add(time.Millisecond)))
+	snap, err = Open(ctx, dir, AsOf(ts))
 	if err != nil {
 		t.Fatal(err)
 	}

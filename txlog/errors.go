@@ -19,7 +19,7 @@ var (
 	// written, or cleaned up and not reachable from a checkpoint).
 	ErrVersionNotFound = errors.New("txlog: version not found")
 	// ErrTimestampOutOfRange: time travel to a timestamp before the first
-	// retained commit.
+	// retained commit or after the latest one.
 	ErrTimestampOutOfRange = errors.New("txlog: timestamp out of range")
 	// ErrUnsupportedFeature: the table's protocol needs a reader or writer
 	// version or table feature this package does not implement. Wrapped by

@@ -61,8 +61,13 @@ func entryTimestamp(ci CommitInfo, lf logFile) time.Time {
 // SnapshotAsOf loads the latest snapshot whose commit timestamp is at or
 // before ts (Delta's "TIMESTAMP AS OF"). Commit timestamps are taken as
 // monotonic (Delta guarantees it for in-commit timestamps and adjusts file
-// times to be monotonic); a binary search reads O(log n) commitInfos. Before
-// the first retained commit: ErrTimestampOutOfRange.
+// times to be monotonic); a binary search reads O(log n) commitInfos.
+// ErrTimestampOutOfRange when ts is before the first retained commit, or
+// after the latest commit: as Delta's DeltaHistoryManager
+// (timestampGreaterThanLatestCommit) and Delta Kernel refuse it, since a
+// commit landing before ts would change the answer (time travel must be
+// repeatable); read the latest snapshot, or use the latest commit's
+// timestamp.
 func (l *Log) SnapshotAsOf(ctx context.Context, ts time.Time) (*Snapshot, error) {
 	ls, err := l.list(ctx, "")
 	if err != nil {
@@ -104,6 +109,12 @@ func (l *Log) SnapshotAsOf(ctx context.Context, ts time.Time) (*Snapshot, error)
 			first = tsOf(0).Format(time.RFC3339Nano)
 		}
 		return nil, fmt.Errorf("%w: %s is before the first commit (%s)", ErrTimestampOutOfRange, ts.Format(time.RFC3339Nano), first)
+	}
+	if lo == len(versions) {
+		if last := tsOf(lo - 1); ts.After(last) {
+			return nil, fmt.Errorf("%w: %s is after the latest commit (version %d at %s); use a timestamp at or before it, or read the latest snapshot",
+				ErrTimestampOutOfRange, ts.Format(time.RFC3339Nano), versions[lo-1], last.Format(time.RFC3339Nano))
+		}
 	}
 	return l.SnapshotAt(ctx, versions[lo-1])
 }

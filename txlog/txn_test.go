@@ -149,7 +149,7 @@ func TestSnapshotAsOf(t *testing.T) {
 	for _, tc := range []struct {
 		at   int64
 		want int64
-	}{{1_700_000_000_000, 0}, {1_700_000_000_999, 0}, {1_700_000_001_000, 1}, {1_700_000_003_500, 3}, {1_800_000_000_000, 5}} {
+	}{{1_700_000_000_000, 0}, {1_700_000_000_999, 0}, {1_700_000_001_000, 1}, {1_700_000_003_500, 3}, {1_700_000_005_000, 5}} {
 		got, err := l.SnapshotAsOf(ctx, time.UnixMilli(tc.at))
 		if err != nil || got.Version() != tc.want {
 			t.Errorf("as of %d: %v %v want %d", tc.at, got, err, tc.want)
@@ -157,6 +157,11 @@ func TestSnapshotAsOf(t *testing.T) {
 	}
 	if _, err := l.SnapshotAsOf(ctx, time.UnixMilli(1)); !errors.Is(err, ErrTimestampOutOfRange) {
 		t.Errorf("before first: %v", err)
+	}
+	// After the latest commit (version 5 at ...5_000) is refused, as Delta
+	// does: a commit landing before it would change the answer.
+	if _, err := l.SnapshotAsOf(ctx, time.UnixMilli(1_700_000_005_001)); !errors.Is(err, ErrTimestampOutOfRange) || !strings.Contains(err.Error(), "after the latest commit (version 5") {
+		t.Errorf("after the latest: %v, want ErrTimestampOutOfRange naming version 5", err)
 	}
 }
 
