@@ -99,39 +99,13 @@ func ParseInterval(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// ParseByteSize parses a byte count: a plain integer, or a number with a
-// binary suffix b, k/kb/kib, m/mb/mib, g/gb/gib, t/tb/tib (case-insensitive;
-// Spark's JavaUtils.byteStringAs treats kb as 1024 bytes, as here).
+// ParseByteSize parses a byte count with txlog.ParseByteSize (the parser of
+// delta.targetFileSize): a plain integer, or a number with a binary suffix b,
+// k/kb/kib, m/mb/mib, g/gb/gib, t/tb/tib. Errors wrap ErrInvalidOptions.
 func ParseByteSize(s string) (int64, error) {
-	in := strings.ToLower(strings.TrimSpace(s))
-	i := 0
-	for i < len(in) && (in[i] >= '0' && in[i] <= '9') {
-		i++
-	}
-	if i == 0 {
-		return 0, fmt.Errorf("%w: byte size %q", ErrInvalidOptions, s)
-	}
-	n, err := strconv.ParseInt(in[:i], 10, 64)
+	n, err := txlog.ParseByteSize(s)
 	if err != nil {
-		return 0, fmt.Errorf("%w: byte size %q", ErrInvalidOptions, s)
+		return 0, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
-	var mult int64
-	switch strings.TrimSpace(in[i:]) {
-	case "", "b":
-		mult = 1
-	case "k", "kb", "kib":
-		mult = 1 << 10
-	case "m", "mb", "mib":
-		mult = 1 << 20
-	case "g", "gb", "gib":
-		mult = 1 << 30
-	case "t", "tb", "tib":
-		mult = 1 << 40
-	default:
-		return 0, fmt.Errorf("%w: byte size %q: unknown unit", ErrInvalidOptions, s)
-	}
-	if n > (1<<62)/mult {
-		return 0, fmt.Errorf("%w: byte size %q overflows", ErrInvalidOptions, s)
-	}
-	return n * mult, nil
+	return n, nil
 }

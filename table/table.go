@@ -184,6 +184,9 @@ func (o CreateOptions) Validate() error {
 			errs = append(errs, fmt.Errorf("%w: every column is a partition column; at least one data column is needed", ErrInvalidOptions))
 		}
 	}
+	if err := txlog.ValidateProperties(o.Properties); err != nil {
+		errs = append(errs, fmt.Errorf("%w: %w", ErrInvalidOptions, err))
+	}
 	return errors.Join(errs...)
 }
 

@@ -86,6 +86,9 @@ func TestCreateValidation(t *testing.T) {
 		"no schema":             {},
 		"unknown partition col": {Schema: schema(), PartitionColumns: []string{"nope"}},
 		"duplicate partition":   {Schema: schema(), PartitionColumns: []string{"city", "city"}},
+		// Regression: a typo in a Delta property was accepted and ignored later.
+		"bad checkpoint interval": {Schema: schema(), Properties: map[string]string{"delta.checkpointInterval": "abc"}},
+		"bad target file size":    {Schema: schema(), Properties: map[string]string{"delta.targetFileSize": "big"}},
 	}
 	for name, o := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -320,5 +323,25 @@ func TestConcurrentCreateByWriteAppends(t *testing.T) {
 	defer tb.Close()
 	if _, n := numRecords(t, tb); n != writers*10 {
 		t.Fatalf("rows = %d, want %d", n, writers*10)
+	}
+}
+
+// TestTargetFileSizePropertyWithUnit: delta.targetFileSize "16kb" rolls the
+// sink's files as OPTIMIZE reads it (regression: the write path parsed only
+// plain integers and silently used 128 MiB).
+func TestTargetFileSizePropertyWithUnit(t *testing.T) {
+	ctx := context.Background()
+	url := fmt.Sprintf("mem://%s", t.Name())
+	tb, err := table.Create(ctx, url, table.CreateOptions{Schema: schema(), Properties: map[string]string{"delta.targetFileSize": "16kb"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close()
+	res, err := tb.Write(ctx, rows(0, 20_000), table.WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.NumFiles < 4 {
+		t.Fatalf("%d files for 20,000 rows at a 16 KiB target; want the files rolled", res.NumFiles)
 	}
 }

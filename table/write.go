@@ -307,10 +307,11 @@ func numIndexedCols(config map[string]string) int {
 // DefaultTargetFileSizeBytes is the default target size of data files (128 MiB).
 const DefaultTargetFileSizeBytes = 128 << 20
 
-// targetFileSize is delta.targetFileSize (bytes) or the default.
+// targetFileSize is delta.targetFileSize (a byte size, "134217728" or
+// "128mb", as OPTIMIZE reads it: txlog.ParseByteSize) or the default.
 func targetFileSize(config map[string]string) int64 {
 	if s, ok := config["delta.targetFileSize"]; ok {
-		if n, err := strconv.ParseInt(s, 10, 64); err == nil && n > 0 {
+		if n, err := txlog.ParseByteSize(s); err == nil && n > 0 {
 			return n
 		}
 	}
