@@ -180,3 +180,13 @@ func TestSplitLanesBalancesFlights(t *testing.T) {
 		t.Errorf("lanes %s, want {date, delay, distance} | {origin, destination}", got)
 	}
 }
+
+func TestPartitionWorkersBoundWideSchemas(t *testing.T) {
+	for _, tc := range []struct{ workers, cols, want int }{
+		{8, 5, 8}, {8, 1000, 4}, {8, 4096, 1}, {8, 65535, 1}, {2, 10, 2}, {8, 0, 8},
+	} {
+		if got := partitionWorkers(tc.workers, tc.cols); got != tc.want {
+			t.Errorf("partitionWorkers(%d, %d) = %d, want %d", tc.workers, tc.cols, got, tc.want)
+		}
+	}
+}

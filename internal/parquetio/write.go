@@ -61,7 +61,9 @@ type WriteOptions struct {
 	// Workers is how many partitions are written at once (each file's
 	// columns are also written in parallel lanes, one per CPU). Writing
 	// many small files is mostly waiting for the store (fsync, uploads), so
-	// a partitioned batch goes much faster in parallel. Default (0): 8.
+	// a partitioned batch goes much faster in parallel. Default (0): 8;
+	// fewer for schemas of more than 512 leaf columns, whose open files'
+	// buffers would pass 256 MiB (see partitionWorkers).
 	Workers int
 	// KeyValueMetadata is added to every file's footer.
 	KeyValueMetadata map[string]string
@@ -229,7 +231,7 @@ func WriteFiles(ctx context.Context, store storage.Store, batch *Batch, opts Wri
 	var seq atomic.Int64
 	results := make([][]WrittenFile, len(groups))
 	eg, gctx := errgroup.WithContext(ctx)
-	eg.SetLimit(opts.Workers)
+	eg.SetLimit(partitionWorkers(opts.Workers, lay.plan.numCols))
 	for gi, g := range groups {
 		eg.Go(func() error {
 			files, err := lay.writeGroup(gctx, store, batch.Rows, g.rows, g.values, func() string {
@@ -251,6 +253,23 @@ func WriteFiles(ctx context.Context, store storage.Store, batch *Batch, opts Wri
 		return nil, err
 	}
 	return out, nil
+}
+
+// columnBufferBytes is about what parquet-go buffers per column of an open
+// file before its first page is flushed (page buffers start at 32 KiB; with
+// the column buffer, about twice that).
+const columnBufferBytes = 64 << 10
+
+// openFilesBudget bounds the column buffers of the files WriteFiles keeps
+// open at once (256 MiB).
+const openFilesBudget = 256 << 20
+
+// partitionWorkers is how many partitions WriteFiles writes at once: workers,
+// fewer for wide schemas so that the open files' column buffers stay within
+// openFilesBudget (a 65,535-column file needs about 2 GiB of buffers for its
+// first row; eight of them at once would need 16 GiB). At least one.
+func partitionWorkers(workers, numCols int) int {
+	return max(1, min(workers, openFilesBudget/(max(numCols, 1)*columnBufferBytes)))
 }
 
 // writeGroup writes the rows of one partition (rowIdx; nil: every row) into
