@@ -110,13 +110,15 @@ func (s *latencyStore) Close() error { return s.inner.Close() }
 
 // readRetryStore models the storage client's own retries of idempotent
 // reads (the AWS SDK's standard retryer re-sends a GET, HEAD or LIST after
-// a 5xx): Read, NewRangeReader and Stat are re-sent once after an injected
-// fault, and a List whose first page failed is re-listed once. Writes are
-// never re-sent (a lost PutIfAbsent answer must be resolved by reading back,
-// as the S3 store does with the SDK retries turned off). A List that fails
-// after it has yielded items is not retried: the caller sees the error.
+// a 5xx, up to 3 attempts): Read, NewRangeReader and Stat are re-sent up to
+// resends times after an injected fault, and a List whose first page failed
+// is re-listed as often. Writes are never re-sent (a lost PutIfAbsent answer
+// must be resolved by reading back, as the S3 store does with the SDK
+// retries turned off). A List that fails after it has yielded items is not
+// retried: the caller sees the error.
 type readRetryStore struct {
 	inner   storage.Store
+	resends int
 	retried *atomic.Int64
 }
 
@@ -124,30 +126,28 @@ var _ storage.Store = (*readRetryStore)(nil)
 
 func retryable(err error) bool { return err != nil && errors.Is(err, faultstore.ErrInjected) }
 
-func (s *readRetryStore) Read(ctx context.Context, p string) ([]byte, error) {
-	b, err := s.inner.Read(ctx, p)
-	if retryable(err) {
+// do runs fn, re-sending it after an injected fault.
+func (s *readRetryStore) do(fn func() error) error {
+	err := fn()
+	for i := 0; i < s.resends && retryable(err); i++ {
 		s.retried.Add(1)
-		b, err = s.inner.Read(ctx, p)
+		err = fn()
 	}
+	return err
+}
+
+func (s *readRetryStore) Read(ctx context.Context, p string) (b []byte, err error) {
+	err = s.do(func() error { b, err = s.inner.Read(ctx, p); return err })
 	return b, err
 }
 
-func (s *readRetryStore) NewRangeReader(ctx context.Context, p string, off, n int64) (io.ReadCloser, error) {
-	r, err := s.inner.NewRangeReader(ctx, p, off, n)
-	if retryable(err) {
-		s.retried.Add(1)
-		r, err = s.inner.NewRangeReader(ctx, p, off, n)
-	}
+func (s *readRetryStore) NewRangeReader(ctx context.Context, p string, off, n int64) (r io.ReadCloser, err error) {
+	err = s.do(func() error { r, err = s.inner.NewRangeReader(ctx, p, off, n); return err })
 	return r, err
 }
 
-func (s *readRetryStore) Stat(ctx context.Context, p string) (storage.FileInfo, error) {
-	fi, err := s.inner.Stat(ctx, p)
-	if retryable(err) {
-		s.retried.Add(1)
-		fi, err = s.inner.Stat(ctx, p)
-	}
+func (s *readRetryStore) Stat(ctx context.Context, p string) (fi storage.FileInfo, err error) {
+	err = s.do(func() error { fi, err = s.inner.Stat(ctx, p); return err })
 	return fi, err
 }
 
@@ -156,7 +156,7 @@ func (s *readRetryStore) List(ctx context.Context, prefix, startAfter string) it
 		for attempt := 0; ; attempt++ {
 			n := 0
 			for fi, err := range s.inner.List(ctx, prefix, startAfter) {
-				if err != nil && n == 0 && attempt == 0 && retryable(err) {
+				if err != nil && n == 0 && attempt < s.resends && retryable(err) {
 					s.retried.Add(1)
 					break
 				}
@@ -165,7 +165,7 @@ func (s *readRetryStore) List(ctx context.Context, prefix, startAfter string) it
 					return
 				}
 			}
-			if n > 0 || attempt > 0 {
+			if n > 0 || attempt >= s.resends {
 				return
 			}
 		}
@@ -187,6 +187,6 @@ func (s *readRetryStore) PutIfAbsent(ctx context.Context, p string, data []byte)
 func (s *readRetryStore) Delete(ctx context.Context, p string) error { return s.inner.Delete(ctx, p) }
 func (s *readRetryStore) URL() string                                { return s.inner.URL() }
 func (s *readRetryStore) Sub(dir string) storage.Store {
-	return &readRetryStore{inner: s.inner.Sub(dir), retried: s.retried}
+	return &readRetryStore{inner: s.inner.Sub(dir), resends: s.resends, retried: s.retried}
 }
 func (s *readRetryStore) Close() error { return s.inner.Close() }
