@@ -136,8 +136,12 @@ type Result struct {
 	// CommitAttempts is how many OPTIMIZE commits were tried.
 	CommitAttempts int `json:"commitAttempts"`
 	// Metrics is commitInfo.operationMetrics as committed.
-	Metrics  map[string]string `json:"operationMetrics,omitempty"`
-	Duration time.Duration     `json:"durationNs"`
+	Metrics map[string]string `json:"operationMetrics,omitempty"`
+	// Duration of the whole OPTIMIZE; DurationMs is the same in
+	// milliseconds, the unit of every duration in lakesink's JSON output (as
+	// Spark's StreamingQueryProgress durationMs).
+	Duration   time.Duration `json:"-"`
+	DurationMs int64         `json:"durationMs"`
 }
 
 // Optimize plans and executes one OPTIMIZE run on the latest snapshot.
@@ -190,6 +194,7 @@ func Execute(ctx context.Context, t *table.Table, plan *Plan, opts ExecOptions) 
 			opts.Progress(ProgressEvent{Phase: PhaseDone})
 		}
 		res.Duration = time.Since(start)
+		res.DurationMs = res.Duration.Milliseconds()
 		return res, nil
 	}
 	snap := plan.snap
@@ -218,6 +223,7 @@ func Execute(ctx context.Context, t *table.Table, plan *Plan, opts ExecOptions) 
 				opts.Progress(ProgressEvent{Phase: PhaseDone})
 			}
 			res.Duration = time.Since(start)
+			res.DurationMs = res.Duration.Milliseconds()
 			return res, nil
 		}
 	}
@@ -317,6 +323,7 @@ func Execute(ctx context.Context, t *table.Table, plan *Plan, opts ExecOptions) 
 	}
 	prog.send(func(e *ProgressEvent) { e.Phase = PhaseDone })
 	res.Duration = time.Since(start)
+	res.DurationMs = res.Duration.Milliseconds()
 	return res, nil
 }
 

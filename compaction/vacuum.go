@@ -65,10 +65,12 @@ type VacuumFile struct {
 type VacuumResult struct {
 	// Version is the snapshot version whose references were kept.
 	Version int64 `json:"version"`
-	// Retention applied, and the cutoff (now - retention).
-	Retention time.Duration `json:"retentionNs"`
-	Cutoff    time.Time     `json:"cutoff"`
-	DryRun    bool          `json:"dryRun"`
+	// Retention applied (RetentionMs: in milliseconds, the unit of every
+	// duration in lakesink's JSON output), and the cutoff (now - retention).
+	Retention   time.Duration `json:"-"`
+	RetentionMs int64         `json:"retentionMs"`
+	Cutoff      time.Time     `json:"cutoff"`
+	DryRun      bool          `json:"dryRun"`
 	// FilesDeleted and BytesDeleted (what would be, under DryRun).
 	FilesDeleted int   `json:"filesDeleted"`
 	BytesDeleted int64 `json:"bytesDeleted"`
@@ -135,7 +137,7 @@ func Vacuum(ctx context.Context, t *table.Table, opts VacuumOptions) (*VacuumRes
 	}
 	now := opts.Now()
 	cutoff := now.Add(-retention)
-	res := &VacuumResult{Version: snap.Version(), Retention: retention, Cutoff: cutoff, DryRun: opts.DryRun}
+	res := &VacuumResult{Version: snap.Version(), Retention: retention, RetentionMs: retention.Milliseconds(), Cutoff: cutoff, DryRun: opts.DryRun}
 
 	// Files the retained snapshots reference.
 	keep := map[string]bool{}

@@ -158,6 +158,11 @@ func TestCompactJSONStatusIsThrottledAndQuiet(t *testing.T) {
 	if last["message_type"] != "summary" || last["numRemovedFiles"] != files {
 		t.Fatalf("last line %v; want the summary removing %v files", last, files)
 	}
+	// Durations in JSON are milliseconds everywhere (ingest's durationMs);
+	// compact printed durationNs.
+	if _, ok := last["durationMs"].(float64); !ok || last["durationNs"] != nil {
+		t.Fatalf("summary %v; want durationMs and no durationNs", last)
+	}
 	status := len(objs) - 1
 	// Phases rewrite, commit and done, plus one a second while rewriting.
 	if status < 1 || status > 10 {
@@ -206,6 +211,11 @@ func TestVacuumRetentionTooShortNamesTheFlag(t *testing.T) {
 	}
 	if _, e, code := runCLI(t, "vacuum", tbl, "--retain", "1h", "--dry-run", "--force"); code != 0 {
 		t.Fatalf("vacuum --retain 1h --force: exit %d %s", code, e)
+	}
+	out, e, code := runCLI(t, "vacuum", tbl, "--dry-run", "--json")
+	objs := jsonLines(t, out)
+	if last := objs[len(objs)-1]; code != 0 || last["retentionMs"] != float64(7*24*3600*1000) || last["retentionNs"] != nil {
+		t.Fatalf("vacuum --json: exit %d %v %s; want retentionMs 604800000 (7 days) and no retentionNs", code, last, e)
 	}
 }
 
