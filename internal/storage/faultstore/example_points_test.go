@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/lakesink/lakesink/internal/storage"
 	"github.com/lakesink/lakesink/internal/storage/faultstore"
@@ -22,7 +23,11 @@ func commitOne(ctx context.Context, s storage.Store) error {
 func ExampleStore_CrashAt() {
 	ctx := context.Background()
 	newBase := func(name string) storage.Store {
-		st, _ := storage.Open(ctx, "mem://example-crash-at-"+name)
+		// '#' would start a URL fragment, which storage.Open refuses.
+		st, err := storage.Open(ctx, "mem://example-crash-at-"+strings.NewReplacer("#", "-", "/", "-").Replace(name))
+		if err != nil {
+			panic(err) // an example has no *testing.T
+		}
 		return st
 	}
 	rec, _ := faultstore.New(newBase("rec"), faultstore.DefaultOptions())
