@@ -10,55 +10,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/lakesink/lakesink/internal/storage"
+	"github.com/lakesink/lakesink/internal/testutil/heaptest"
 )
-
-// peakHeapDuring samples HeapInuse every 10 ms while fn runs and returns the
-// peak above the heap in use when it started (after two GCs).
-func peakHeapDuring(fn func()) uint64 {
-	// Two GCs: objects in sync.Pools (parquet-go's buffers) survive the
-	// first one in the victim cache; after a 65,535-column write they held
-	// 2 GiB, which raised the next GC goal to 4 GiB.
-	runtime.GC()
-	runtime.GC()
-	var before runtime.MemStats
-	runtime.ReadMemStats(&before)
-	var peak atomic.Uint64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		var ms runtime.MemStats
-		for {
-			runtime.ReadMemStats(&ms)
-			if ms.HeapInuse > peak.Load() {
-				peak.Store(ms.HeapInuse)
-			}
-			select {
-			case <-stop:
-				return
-			case <-time.After(10 * time.Millisecond):
-			}
-		}
-	})
-	fn()
-	close(stop)
-	wg.Wait()
-	var after runtime.MemStats
-	runtime.ReadMemStats(&after)
-	p := max(peak.Load(), after.HeapInuse)
-	if p > before.HeapInuse {
-		return p - before.HeapInuse
-	}
-	return 0
-}
 
 // listAll returns every key of the store with its size, to show that a
 // refused operation wrote nothing.
@@ -155,7 +113,7 @@ func TestBombLongLogLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ce *CorruptLogError
-	peak := peakHeapDuring(func() { _, err = l.AllFiles(ctx) })
+	peak := heaptest.Peak(func() { _, err = l.AllFiles(ctx) })
 	if !errors.As(err, &ce) || ce.Path != "_spark_metadata/1" || ce.Line != 3 || !strings.Contains(err.Error(), "line longer than 67108864 bytes") {
 		t.Fatalf("AllFiles = %v, want *CorruptLogError for _spark_metadata/1 line 3", err)
 	}

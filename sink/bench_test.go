@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"runtime"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +11,7 @@ import (
 
 	"github.com/lakesink/lakesink/internal/parquetio"
 	"github.com/lakesink/lakesink/internal/storage"
+	"github.com/lakesink/lakesink/internal/testutil/heaptest"
 	"github.com/lakesink/lakesink/sink"
 )
 
@@ -78,40 +76,6 @@ func loadFlights(b *testing.B) (chunks [][][]any, source string) {
 	return chunks, "synthetic rows of the flights shape (../shared absent)"
 }
 
-// peakHeap samples the Go heap while fn runs and returns its peak in bytes
-// above the heap in use when it started (the input rows).
-func peakHeap(fn func()) uint64 {
-	runtime.GC()
-	var before runtime.MemStats
-	runtime.ReadMemStats(&before)
-	var peak atomic.Uint64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		var ms runtime.MemStats
-		for {
-			runtime.ReadMemStats(&ms)
-			if ms.HeapInuse > peak.Load() {
-				peak.Store(ms.HeapInuse)
-			}
-			select {
-			case <-stop:
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-		}
-	}()
-	fn()
-	close(stop)
-	wg.Wait()
-	if p := peak.Load(); p > before.HeapInuse {
-		return p - before.HeapInuse
-	}
-	return 0
-}
-
 // BenchmarkSinkIngestFlights3M writes the 3M flight rows through the Delta
 // sink (one batch per source row group, snappy, to local disk) and through a
 // raw parquet-go GenericWriter of the same rows with the same compression,
@@ -163,7 +127,7 @@ func BenchmarkSinkIngestFlights3M(b *testing.B) {
 			b.Fatal(err)
 		}
 		var lake time.Duration
-		peak := peakHeap(func() {
+		peak := heaptest.Peak(func() {
 			start := time.Now()
 			for ci, rows := range chunks {
 				if _, err := s.AddBatch(ctx, int64(ci), &sink.Batch{Schema: flightSchema, Rows: rows}); err != nil {

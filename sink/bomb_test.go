@@ -10,56 +10,15 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/internal/testutil/heaptest"
 	"github.com/lakesink/lakesink/sink"
 	"github.com/lakesink/lakesink/table"
 )
-
-// peakHeapDuring samples HeapInuse every 10 ms while fn runs and returns the
-// peak above the heap in use when it started (after two GCs).
-func peakHeapDuring(fn func()) uint64 {
-	// Two GCs: objects in sync.Pools (parquet-go's buffers) survive the
-	// first one in the victim cache; after a 65,535-column write they held
-	// 2 GiB, which raised the next GC goal to 4 GiB.
-	runtime.GC()
-	runtime.GC()
-	var before runtime.MemStats
-	runtime.ReadMemStats(&before)
-	var peak atomic.Uint64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		var ms runtime.MemStats
-		for {
-			runtime.ReadMemStats(&ms)
-			if ms.HeapInuse > peak.Load() {
-				peak.Store(ms.HeapInuse)
-			}
-			select {
-			case <-stop:
-				return
-			case <-time.After(10 * time.Millisecond):
-			}
-		}
-	})
-	fn()
-	close(stop)
-	wg.Wait()
-	var after runtime.MemStats
-	runtime.ReadMemStats(&after)
-	p := max(peak.Load(), after.HeapInuse)
-	if p > before.HeapInuse {
-		return p - before.HeapInuse
-	}
-	return 0
-}
 
 // TestBombManyPartitionsOneBatch: 20,000 distinct partition values in one
 // batch (100,000 with LAKESINK_BOMB_FULL=1) on a mem:// table: one file per
@@ -92,7 +51,7 @@ func TestBombManyPartitionsOneBatch(t *testing.T) {
 	}
 	var res sink.Result
 	start := time.Now()
-	peak := peakHeapDuring(func() { res, err = s.AddBatch(ctx, 0, &sink.Batch{Schema: schema, Rows: rows}) })
+	peak := heaptest.Peak(func() { res, err = s.AddBatch(ctx, 0, &sink.Batch{Schema: schema, Rows: rows}) })
 	elapsed := time.Since(start)
 	if err != nil {
 		t.Fatal(err)

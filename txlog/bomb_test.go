@@ -12,59 +12,17 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/lakesink/lakesink/internal/storage"
+	"github.com/lakesink/lakesink/internal/testutil/heaptest"
 )
 
 // bombFull reports LAKESINK_BOMB_FULL=1 (the full sizes).
 func bombFull() bool { return os.Getenv("LAKESINK_BOMB_FULL") == "1" }
-
-// peakHeapDuring samples HeapInuse every 10 ms while fn runs and returns the
-// peak above the heap in use when it started (after two GCs), so inputs built
-// before the call do not count.
-func peakHeapDuring(fn func()) uint64 {
-	// Two GCs: objects in sync.Pools (parquet-go's buffers) survive the
-	// first one in the victim cache; after a 65,535-column write they held
-	// 2 GiB, which raised the next GC goal to 4 GiB.
-	runtime.GC()
-	runtime.GC()
-	var before runtime.MemStats
-	runtime.ReadMemStats(&before)
-	var peak atomic.Uint64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		var ms runtime.MemStats
-		for {
-			runtime.ReadMemStats(&ms)
-			if ms.HeapInuse > peak.Load() {
-				peak.Store(ms.HeapInuse)
-			}
-			select {
-			case <-stop:
-				return
-			case <-time.After(10 * time.Millisecond):
-			}
-		}
-	})
-	fn()
-	close(stop)
-	wg.Wait()
-	var after runtime.MemStats
-	runtime.ReadMemStats(&after)
-	p := max(peak.Load(), after.HeapInuse)
-	if p > before.HeapInuse {
-		return p - before.HeapInuse
-	}
-	return 0
-}
 
 const mib = 1 << 20
 
@@ -110,7 +68,7 @@ func TestBombLongCommitLine(t *testing.T) {
 		createTable(t, l)
 		putBytes(st, CommitPath(1), huge(100_000_000))
 		var err error
-		peak := peakHeapDuring(func() { _, err = l.Snapshot(ctx) })
+		peak := heaptest.Peak(func() { _, err = l.Snapshot(ctx) })
 		var ce *CorruptLogError
 		if !errors.As(err, &ce) || ce.Path != CommitPath(1) || ce.Version != 1 || ce.Line != 1 ||
 			!strings.Contains(err.Error(), "line longer than 67108864 bytes") {
@@ -134,7 +92,7 @@ func TestBombLongCommitLine(t *testing.T) {
 		var snap *Snapshot
 		var err error
 		start := time.Now()
-		peak := peakHeapDuring(func() { snap, err = l.Snapshot(ctx) })
+		peak := heaptest.Peak(func() { snap, err = l.Snapshot(ctx) })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -243,7 +201,7 @@ func TestBombCheckpointManyFiles(t *testing.T) {
 	snap = nil
 	var got *Snapshot
 	start = time.Now()
-	peak := peakHeapDuring(func() {
+	peak := heaptest.Peak(func() {
 		l2 := newTestLog(t, st, Options{})
 		got, err = l2.Snapshot(ctx)
 	})
@@ -507,7 +465,7 @@ func TestBombHugeLastCheckpoint(t *testing.T) {
 	putBytes(st, LastCheckpointPath, huge)
 	var snap *Snapshot
 	var err error
-	peak := peakHeapDuring(func() { snap, err = l.Snapshot(ctx) })
+	peak := heaptest.Peak(func() { snap, err = l.Snapshot(ctx) })
 	if err != nil || snap.Version() != 1 || snap.NumFiles() != 1 {
 		t.Fatalf("snapshot %v, err %v", snap, err)
 	}

@@ -12,54 +12,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/lakesink/lakesink/internal/testutil/heaptest"
 )
 
 func bombFull() bool { return os.Getenv("LAKESINK_BOMB_FULL") == "1" }
-
-// peakHeapDuring samples HeapInuse every 10 ms while fn runs and returns the
-// peak above the heap in use when it started (after two GCs).
-func peakHeapDuring(fn func()) uint64 {
-	// Two GCs: objects in sync.Pools (parquet-go's buffers) survive the
-	// first one in the victim cache; after a 65,535-column write they held
-	// 2 GiB, which raised the next GC goal to 4 GiB.
-	runtime.GC()
-	runtime.GC()
-	var before runtime.MemStats
-	runtime.ReadMemStats(&before)
-	var peak atomic.Uint64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		var ms runtime.MemStats
-		for {
-			runtime.ReadMemStats(&ms)
-			if ms.HeapInuse > peak.Load() {
-				peak.Store(ms.HeapInuse)
-			}
-			select {
-			case <-stop:
-				return
-			case <-time.After(10 * time.Millisecond):
-			}
-		}
-	})
-	fn()
-	close(stop)
-	wg.Wait()
-	var after runtime.MemStats
-	runtime.ReadMemStats(&after)
-	p := max(peak.Load(), after.HeapInuse)
-	if p > before.HeapInuse {
-		return p - before.HeapInuse
-	}
-	return 0
-}
 
 const mib = 1 << 20
 
@@ -172,7 +132,7 @@ func TestBombDeepSchema(t *testing.T) {
 			t.Run(fmt.Sprintf("parse %d %s", depth, shape.name), func(t *testing.T) {
 				js := []byte(nest(depth, shape.open, shape.close))
 				var err error
-				peak := peakHeapDuring(func() { _, err = ParseSchema(js) })
+				peak := heaptest.Peak(func() { _, err = ParseSchema(js) })
 				// encoding/json stops at 10,000 nested JSON values; below
 				// that MaxSchemaDepth does. Either way ErrSchema, and the
 				// heap stays a small multiple of the input (parsed into
@@ -196,7 +156,7 @@ func TestBombDeepSchema(t *testing.T) {
 		}
 		s := &StructType{Fields: []StructField{{Name: "c", Type: typ}}}
 		var err error
-		peak := peakHeapDuring(func() { err = ValidateForWrite(s) })
+		peak := heaptest.Peak(func() { err = ValidateForWrite(s) })
 		if !errors.Is(err, ErrSchema) || !strings.Contains(err.Error(), "nested deeper than 1000") {
 			t.Fatalf("err = %v", err)
 		}
@@ -241,7 +201,7 @@ func TestBombWideSchema(t *testing.T) {
 	s = wide(MaxLeafColumns)
 	start := time.Now()
 	var files []WrittenFile
-	peak := peakHeapDuring(func() {
+	peak := heaptest.Peak(func() {
 		files, err = WriteFiles(ctx, st, &Batch{Schema: s, Rows: [][]any{make([]any, len(s.Fields))}}, WriteOptions{})
 	})
 	if err != nil || len(files) != 1 {
@@ -277,7 +237,7 @@ func TestBombManyPartitions(t *testing.T) {
 	var files []WrittenFile
 	var err error
 	start := time.Now()
-	peak := peakHeapDuring(func() {
+	peak := heaptest.Peak(func() {
 		files, err = WriteFiles(ctx, st, &Batch{Schema: schema, Rows: rows}, WriteOptions{PartitionColumns: []string{"part"}})
 	})
 	elapsed := time.Since(start)
