@@ -53,7 +53,7 @@ func (e *PathError) Error() string {
 	b.WriteString(strings.TrimPrefix(e.Err.Error(), "storage: "))
 	// The cause of a plain not-found or already-exists is noise; for the
 	// others (commit state unknown, I/O errors) it is the explanation.
-	if e.Cause != nil && e.Err != ErrNotFound && e.Err != ErrAlreadyExists { //nolint:errorlint // identity on our own sentinels
+	if e.Cause != nil && (e.Err != ErrNotFound && e.Err != ErrAlreadyExists || e.Cause == errNoSuchBucket) { //nolint:errorlint // identity on our own sentinels
 		b.WriteString(": ")
 		b.WriteString(e.Cause.Error())
 	}

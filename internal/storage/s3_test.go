@@ -173,3 +173,22 @@ func TestS3ListSkipsDirectoryMarkers(t *testing.T) {
 		t.Errorf("List = %q, want %q", got, want)
 	}
 }
+
+// TestS3MissingBucketIsNamed: a bucket that does not exist is ErrNotFound
+// whose message says so (it read "list _delta_log/: not found", as if the
+// table were empty; new-user trial).
+func TestS3MissingBucketIsNamed(t *testing.T) {
+	endpoint := fakeS3(t, "lake")
+	st, err := storage.Open(t.Context(), s3URL("no-such-bucket", "t", endpoint))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for _, err := range st.List(t.Context(), "_delta_log/", "") {
+		if !errors.Is(err, storage.ErrNotFound) || !strings.Contains(err.Error(), "bucket does not exist") {
+			t.Fatalf("list in a missing bucket: %v; want ErrNotFound saying the bucket does not exist", err)
+		}
+		return
+	}
+	t.Fatal("list in a missing bucket yielded nothing")
+}

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/aws/smithy-go"
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 )
@@ -74,11 +75,23 @@ func classify(err error) (class, cause error) {
 		return context.Canceled, causeUnless(err, context.Canceled)
 	case errors.Is(err, context.DeadlineExceeded):
 		return context.DeadlineExceeded, causeUnless(err, context.DeadlineExceeded)
+	case isNoSuchBucket(err):
+		return ErrNotFound, errNoSuchBucket
 	case gcerrors.Code(err) == gcerrors.NotFound, errors.Is(err, syscall.ENOTDIR):
 		// ENOTDIR: on local disk "a/b" is looked up where "a" is a file.
 		return ErrNotFound, err
 	}
 	return err, nil
+}
+
+// errNoSuchBucket is the cause of an ErrNotFound for a missing bucket (S3's
+// NoSuchBucket), which PathError spells out: "list _delta_log/: not found"
+// alone reads as an empty table.
+var errNoSuchBucket = errors.New("the bucket does not exist")
+
+func isNoSuchBucket(err error) bool {
+	var api smithy.APIError
+	return errors.As(err, &api) && api.ErrorCode() == "NoSuchBucket"
 }
 
 func causeUnless(err, class error) error {
