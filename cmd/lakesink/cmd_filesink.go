@@ -193,7 +193,7 @@ EXIT STATUS
 			for _, o := range orphans {
 
 				if p.json {
-					_ = p.emit("orphan", map[string]any{"path": o.Path, "size": o.Size, "modTime": o.ModTime})
+					_ = p.emit("orphan", map[string]any{"path": o.Path, "size": o.Size, "modificationTime": o.ModTime})
 				} else {
 					p.textf("%s\n", o.Path)
 				}
