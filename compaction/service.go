@@ -314,10 +314,21 @@ func (s *Service) pass(ctx context.Context, t *table.Table) (TableReport, error)
 		}
 	}
 
-	// Checkpoint when delta.checkpointInterval versions have passed.
+	// Checkpoint when delta.checkpointInterval versions have passed, or when
+	// _last_checkpoint is older than the newest checkpoint (a crash between
+	// a checkpoint and its hint; nothing else would rewrite the hint until
+	// the next interval, and log cleanup may delete the checkpoint it names).
 	if !s.opts.DisableCheckpoints {
 		last := snap.CheckpointVersion()
-		if snap.Version()-max(last, 0) >= CheckpointInterval(snap.Metadata()) {
+		due := snap.Version()-max(last, 0) >= CheckpointInterval(snap.Metadata())
+		if !due && last >= 0 {
+			hint, err := t.Log().LastCheckpointHint(ctx)
+			if err != nil {
+				return fail("checkpoint", err)
+			}
+			due = hint == nil || hint.Version < last
+		}
+		if due {
 			cp, err := Checkpoint(ctx, t)
 			if err != nil {
 				return fail("checkpoint", err)

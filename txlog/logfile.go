@@ -307,6 +307,15 @@ func ParseLastCheckpoint(data []byte) (*LastCheckpoint, error) {
 	return &lc, nil
 }
 
+// LastCheckpointHint returns the _last_checkpoint hint, or nil when it is
+// absent or unusable (PROTOCOL.md, "Last Checkpoint File"). A hint older than
+// the newest checkpoint (Snapshot.CheckpointVersion) is stale: left by a
+// crash between writing a checkpoint and its hint; the next Checkpoint
+// rewrites it.
+func (l *Log) LastCheckpointHint(ctx context.Context) (*LastCheckpoint, error) {
+	return l.readLastCheckpoint(ctx)
+}
+
 // readLastCheckpoint returns the hint or nil when it is absent or unusable
 // (a stale or corrupt hint only costs a full listing: STYLE.md, pebble
 // atomicfs marker). Other I/O errors are returned.
