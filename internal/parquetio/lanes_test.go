@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/parquet-go/parquet-go"
 )
 
 // lanesSchema mixes primitive, nested and nullable fields so that lanes own
@@ -188,5 +190,56 @@ func TestPartitionWorkersBoundWideSchemas(t *testing.T) {
 		if got := partitionWorkers(tc.workers, tc.cols); got != tc.want {
 			t.Errorf("partitionWorkers(%d, %d) = %d, want %d", tc.workers, tc.cols, got, tc.want)
 		}
+	}
+}
+
+// TestRowGroupSizeBytesIsKept: one large Write fills row groups up to about
+// RowGroupSizeBytes of written (compressed) data, as parquet-mr's
+// parquet.block.size counts it, and as 1000-row Writes do (a review read the
+// uncompressed TotalByteSize, ~2x, as an overshoot of the lanes change).
+func TestRowGroupSizeBytesIsKept(t *testing.T) {
+	ctx := context.Background()
+	rows := lanesRows(200_000)
+	const limit = 1 << 20
+	groupSizes := func(write func(fw *FileWriter)) []int64 {
+		st := newMemStore()
+		fw, err := NewFileWriter(ctx, st, "g.parquet", lanesSchema, WriteOptions{RowGroupSizeBytes: limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(fw)
+		if _, err := fw.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := st.Read(ctx, "g.parquet")
+		pf, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []int64
+		for _, rg := range pf.Metadata().RowGroups {
+			out = append(out, rg.TotalCompressedSize)
+		}
+		return out
+	}
+	one := groupSizes(func(fw *FileWriter) {
+		if err := fw.Write(ctx, rows); err != nil {
+			t.Fatal(err)
+		}
+	})
+	many := groupSizes(func(fw *FileWriter) {
+		for i := 0; i < len(rows); i += 1000 {
+			if err := fw.Write(ctx, rows[i:i+1000]); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	for _, g := range one[:len(one)-1] {
+		if g > limit*11/10 {
+			t.Fatalf("one Write: row groups of %v bytes at a %d limit", one, limit)
+		}
+	}
+	if len(one) < len(many)*8/10 {
+		t.Fatalf("one Write made %d row groups, 1000-row Writes %d: sizing depends on the caller's slices", len(one), len(many))
 	}
 }

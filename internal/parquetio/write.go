@@ -36,8 +36,10 @@ type WriteOptions struct {
 	// size (flushed bytes plus buffered, uncompressed data) reaches it.
 	// Default (0) 128 MiB.
 	TargetFileSizeBytes int64
-	// RowGroupSizeBytes flushes a row group once its buffered data reaches
-	// it. Default (0) 128 MiB (Parquet's parquet.block.size).
+	// RowGroupSizeBytes flushes a row group once its data reaches it, as
+	// parquet-go estimates it (pages already compressed plus the values not
+	// yet paged), so a row group holds about this many compressed bytes, as
+	// with parquet-mr's parquet.block.size. Default (0) 128 MiB.
 	RowGroupSizeBytes int64
 	// RowGroupRows caps the rows of a row group. Default (0) no cap.
 	RowGroupRows int64
