@@ -69,6 +69,9 @@ func entryTimestamp(ci CommitInfo, lf logFile) time.Time {
 // repeatable); read the latest snapshot, or use the latest commit's
 // timestamp.
 func (l *Log) SnapshotAsOf(ctx context.Context, ts time.Time) (*Snapshot, error) {
+	// Commit timestamps are milliseconds; compare at that precision, as
+	// Delta does (Timestamp.getTime).
+	ts = ts.Truncate(time.Millisecond)
 	ls, err := l.list(ctx, "")
 	if err != nil {
 		return nil, err

@@ -163,6 +163,10 @@ func TestSnapshotAsOf(t *testing.T) {
 	if _, err := l.SnapshotAsOf(ctx, time.UnixMilli(1_700_000_005_001)); !errors.Is(err, ErrTimestampOutOfRange) || !strings.Contains(err.Error(), "after the latest commit (version 5") {
 		t.Errorf("after the latest: %v, want ErrTimestampOutOfRange naming version 5", err)
 	}
+	// Within the latest commit's millisecond is at it (found by review).
+	if got, err := l.SnapshotAsOf(ctx, time.UnixMilli(1_700_000_005_000).Add(500*time.Microsecond)); err != nil || got.Version() != 5 {
+		t.Errorf("latest commit + 0.5 ms: %v %v, want version 5", got, err)
+	}
 }
 
 func TestGapIsCorrupt(t *testing.T) {

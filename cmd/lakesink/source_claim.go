@@ -69,9 +69,10 @@ func claimSource(ctx context.Context, st storage.Store, sourceURL, queryID strin
 			return nil
 		}
 		if !allowReset {
-			return fmt.Errorf("%w: %s was claimed for source %s by query %s at %s, and this checkpoint's query %s is new: "+
-				"reusing the source would write its rows again. Use the original checkpoint, or pass --allow-reset to write a second copy",
-				errDuplicateSource, st.URL(), sourceURL, c.QueryIDs[len(c.QueryIDs)-1], time.UnixMilli(c.Created).UTC().Format(time.RFC3339), queryID)
+			return fmt.Errorf("%w: %s was claimed for source %s by query %s at %s (%s), and this checkpoint's query %s is new: "+
+				"reusing the source would write its rows again. Use the original checkpoint; if that query never committed "+
+				"(lakesink history shows no batch of it), delete the claim file or pass --allow-reset",
+				errDuplicateSource, st.URL(), sourceURL, c.QueryIDs[len(c.QueryIDs)-1], time.UnixMilli(c.Created).UTC().Format(time.RFC3339), p, queryID)
 		}
 		c.QueryIDs = append(c.QueryIDs, queryID)
 		b, err := json.Marshal(c)
