@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -21,7 +22,9 @@ const DefaultDeletedFileRetention = 7 * 24 * time.Hour
 const DefaultLogRetention = 30 * 24 * time.Hour
 
 // ParseInterval parses a Delta duration property ("interval 30 days",
-// "interval 1 week", "30 days", "168 hours").
+// "interval 1 week", "30 days", "168 hours"), in the units of Spark's
+// CalendarInterval strings: week, day, hour, minute, second (a decimal
+// number of seconds too, "1.5 seconds"), millisecond and microsecond.
 func ParseInterval(s string) (time.Duration, error) {
 	f := strings.Fields(strings.ToLower(strings.TrimSpace(s)))
 	if len(f) > 0 && f[0] == "interval" {
@@ -32,11 +35,19 @@ func ParseInterval(s string) (time.Duration, error) {
 	}
 	var total time.Duration
 	for i := 0; i < len(f); i += 2 {
+		unit := strings.TrimSuffix(f[i+1], "s")
+		if unit == "second" && strings.Contains(f[i], ".") {
+			x, err := strconv.ParseFloat(f[i], 64)
+			if err != nil || x < 0 || x > float64(math.MaxInt64/int64(time.Second)) {
+				return 0, fmt.Errorf("txlog: invalid interval %q", s)
+			}
+			total += time.Duration(x * float64(time.Second))
+			continue
+		}
 		n, err := strconv.ParseInt(f[i], 10, 64)
 		if err != nil || n < 0 {
 			return 0, fmt.Errorf("txlog: invalid interval %q", s)
 		}
-		unit := strings.TrimSuffix(f[i+1], "s")
 		var d time.Duration
 		switch unit {
 		case "week":
@@ -51,6 +62,8 @@ func ParseInterval(s string) (time.Duration, error) {
 			d = time.Second
 		case "millisecond":
 			d = time.Millisecond
+		case "microsecond":
+			d = time.Microsecond
 		default:
 			return 0, fmt.Errorf("txlog: invalid interval unit in %q", s)
 		}

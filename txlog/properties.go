@@ -14,7 +14,7 @@ var ErrInvalidProperty = errors.New("txlog: invalid table property")
 
 // ParseByteSize parses a byte count as Delta's delta.targetFileSize and
 // Spark's byte-string configs take it: a plain integer, or a number with a
-// binary suffix b, k/kb/kib, m/mb/mib, g/gb/gib, t/tb/tib (case-insensitive;
+// binary suffix b, k/kb/kib, m/mb/mib, g/gb/gib, t/tb/tib, p/pb/pib (case-insensitive;
 // Spark's JavaUtils.byteStringAs treats kb as 1024 bytes, as here). Errors
 // wrap ErrInvalidProperty.
 func ParseByteSize(s string) (int64, error) {
@@ -42,6 +42,8 @@ func ParseByteSize(s string) (int64, error) {
 		mult = 1 << 30
 	case "t", "tb", "tib":
 		mult = 1 << 40
+	case "p", "pb", "pib":
+		mult = 1 << 50
 	default:
 		return 0, fmt.Errorf("%w: byte size %q: unknown unit", ErrInvalidProperty, s)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestValidateProperties(t *testing.T) {
@@ -16,6 +17,14 @@ func TestValidateProperties(t *testing.T) {
 		"delta.appendOnly":                   "TRUE",
 		"delta.enableExpiredLogCleanup":      "false",
 		"my.own.property":                    "anything",
+	}
+	for _, iv := range []string{"interval 1000000 microseconds", "interval 1.5 seconds", "INTERVAL 1 WEEK", "interval 1 day 12 hours"} {
+		if err := ValidateProperties(map[string]string{"delta.logRetentionDuration": iv}); err != nil {
+			t.Errorf("%q (Spark accepts it): %v", iv, err)
+		}
+	}
+	if d, err := ParseInterval("interval 1.5 seconds"); err != nil || d != 1500*time.Millisecond {
+		t.Errorf("1.5 seconds = %v, %v", d, err)
 	}
 	if err := ValidateProperties(good); err != nil {
 		t.Fatalf("good properties: %v", err)
@@ -41,7 +50,7 @@ func TestValidateProperties(t *testing.T) {
 }
 
 func TestParseByteSize(t *testing.T) {
-	for in, want := range map[string]int64{"134217728": 128 << 20, "128mb": 128 << 20, "1 GiB": 1 << 30, "64k": 64 << 10, "7b": 7} {
+	for in, want := range map[string]int64{"134217728": 128 << 20, "128mb": 128 << 20, "1 GiB": 1 << 30, "64k": 64 << 10, "7b": 7, "1pb": 1 << 50} {
 		if got, err := ParseByteSize(in); err != nil || got != want {
 			t.Errorf("ParseByteSize(%q) = %d, %v; want %d", in, got, err, want)
 		}
