@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"math"
 	"math/big"
 	"strconv"
 	"time"
@@ -93,13 +92,8 @@ func JSONValue(v any, t parquetio.DataType) any {
 }
 
 func floatJSON(f float64) any {
-	switch {
-	case math.IsNaN(f):
-		return "NaN"
-	case math.IsInf(f, 1):
-		return "Infinity"
-	case math.IsInf(f, -1):
-		return "-Infinity"
+	if name, ok := parquetio.NonFiniteName(f); ok {
+		return name
 	}
 	return f
 }

@@ -72,7 +72,7 @@ func TestCheckpointRoundTrip(t *testing.T) {
 	if n := len(pf.RowGroups()); n < 3 || pf.NumRows() != lc.Size {
 		t.Errorf("row groups %d rows %d (size %d)", n, pf.NumRows(), lc.Size)
 	}
-	hint, err := l.readLastCheckpoint(ctx)
+	hint, err := l.LastCheckpointHint(ctx)
 	if err != nil || hint == nil || hint.Version != 25 {
 		t.Fatalf("hint %+v %v", hint, err)
 	}

@@ -181,7 +181,7 @@ func (l *Log) Checkpoint(ctx context.Context, snap *Snapshot) (*LastCheckpoint, 
 		return nil, fmt.Errorf("txlog: write checkpoint %s: %w", p, err)
 	}
 	lc := &LastCheckpoint{Version: snap.version, Size: rows, SizeInBytes: ptr(cw.n), NumOfAddFiles: ptr(adds)}
-	if old, err := l.readLastCheckpoint(ctx); err == nil && old != nil && old.Version > snap.version {
+	if old, err := l.LastCheckpointHint(ctx); err == nil && old != nil && old.Version > snap.version {
 		return lc, nil
 	}
 	b, err := json.Marshal(lc)

@@ -230,7 +230,7 @@ func formatGaps(gaps [][2]int64) string {
 // segment builds the segment for target (< 0: latest), listing from the
 // _last_checkpoint hint when it is usable and falling back to a full listing.
 func (l *Log) segment(ctx context.Context, target int64) (*segment, error) {
-	hint, err := l.readLastCheckpoint(ctx)
+	hint, err := l.LastCheckpointHint(ctx)
 	if err != nil {
 		return nil, err
 	}

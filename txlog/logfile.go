@@ -307,23 +307,18 @@ func ParseLastCheckpoint(data []byte) (*LastCheckpoint, error) {
 	return &lc, nil
 }
 
-// LastCheckpointHint returns the _last_checkpoint hint, or nil when it is
-// absent or unusable (PROTOCOL.md, "Last Checkpoint File"). A hint older than
-// the newest checkpoint (Snapshot.CheckpointVersion) is stale: left by a
-// crash between writing a checkpoint and its hint; the next Checkpoint
-// rewrites it.
-func (l *Log) LastCheckpointHint(ctx context.Context) (*LastCheckpoint, error) {
-	return l.readLastCheckpoint(ctx)
-}
-
-// readLastCheckpoint returns the hint or nil when it is absent or unusable
-// (a stale or corrupt hint only costs a full listing: STYLE.md, pebble
-// atomicfs marker). Other I/O errors are returned.
+// LastCheckpointHint returns the _last_checkpoint hint (PROTOCOL.md, "Last
+// Checkpoint File"), or nil when it is absent or unusable (a corrupt hint
+// only costs a full listing: STYLE.md, pebble atomicfs marker). Other I/O
+// errors are returned. A hint older than the newest checkpoint
+// (Snapshot.CheckpointVersion) is stale: left by a crash between writing a
+// checkpoint and its hint; Checkpoint rewrites it (compaction's Service
+// checkpoints again when it finds one).
 //
 // At most maxLastCheckpointBytes are read: a larger file is no hint we can
 // use (Spark's is a few hundred bytes, a few KiB with a checkpointSchema),
 // and must not be buffered whole.
-func (l *Log) readLastCheckpoint(ctx context.Context) (*LastCheckpoint, error) {
+func (l *Log) LastCheckpointHint(ctx context.Context) (*LastCheckpoint, error) {
 	rc, err := l.store.NewRangeReader(ctx, LastCheckpointPath, 0, maxLastCheckpointBytes+1)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, nil

@@ -269,13 +269,8 @@ func SerializePartitionValue(v any, t DataType) (*string, error) {
 // formatJavaFloat renders like Java's Float/Double.toString for ordinary
 // magnitudes ("1.0", "0.5", "NaN", "Infinity").
 func formatJavaFloat(f float64, bits int) string {
-	switch {
-	case math.IsNaN(f):
-		return "NaN"
-	case math.IsInf(f, 1):
-		return "Infinity"
-	case math.IsInf(f, -1):
-		return "-Infinity"
+	if name, ok := NonFiniteName(f); ok {
+		return name
 	}
 	s := strconv.FormatFloat(f, 'g', -1, bits)
 	if !strings.ContainsAny(s, ".eEn") {

@@ -268,16 +268,26 @@ func floorDiv(a, b int64) int64 {
 	return q
 }
 
-// floatJSON renders a float as Spark's JSON writer does: a number, or the
-// strings "NaN", "Infinity", "-Infinity".
-func floatJSON(f float64, bits int) any {
+// NonFiniteName is how Spark's JSON writer and Java's Double.toString spell
+// a float that is not finite: "NaN", "Infinity" or "-Infinity"; ok is false
+// for a finite f.
+func NonFiniteName(f float64) (name string, ok bool) {
 	switch {
 	case math.IsNaN(f):
-		return "NaN"
+		return "NaN", true
 	case math.IsInf(f, 1):
-		return "Infinity"
+		return "Infinity", true
 	case math.IsInf(f, -1):
-		return "-Infinity"
+		return "-Infinity", true
+	}
+	return "", false
+}
+
+// floatJSON renders a float as Spark's JSON writer does: a number, or the
+// strings NonFiniteName gives.
+func floatJSON(f float64, bits int) any {
+	if name, ok := NonFiniteName(f); ok {
+		return name
 	}
 	s := strconv.FormatFloat(f, 'g', -1, bits)
 	return json.Number(s)

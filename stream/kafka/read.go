@@ -162,11 +162,7 @@ func (s *Source) checkAvailable(ctx context.Context, rs []offsetRange) ([]offset
 	}
 	slices.Sort(topics)
 	topics = slices.Compact(topics)
-	earliest, err := s.listOffsets(ctx, topics, false)
-	if err != nil {
-		return nil, err
-	}
-	latest, err := s.listOffsets(ctx, topics, true)
+	earliest, latest, err := s.offsetRange(ctx, topics)
 	if err != nil {
 		return nil, err
 	}

@@ -218,6 +218,18 @@ func (s *Source) topics(ctx context.Context) ([]string, error) {
 	return out, nil
 }
 
+// offsetRange lists the earliest and the latest offsets of every partition
+// of topics.
+func (s *Source) offsetRange(ctx context.Context, topics []string) (earliest, latest Offsets, err error) {
+	if earliest, err = s.listOffsets(ctx, topics, false); err != nil {
+		return nil, nil, err
+	}
+	if latest, err = s.listOffsets(ctx, topics, true); err != nil {
+		return nil, nil, err
+	}
+	return earliest, latest, nil
+}
+
 // listOffsets returns the start (earliest) or end (latest) offset of every
 // partition of the source's topics; topics that do not exist are left out.
 func (s *Source) listOffsets(ctx context.Context, topics []string, end bool) (Offsets, error) {
@@ -257,11 +269,7 @@ func (s *Source) resolveStarting(ctx context.Context) (Offsets, error) {
 	if err != nil {
 		return nil, err
 	}
-	earliest, err := s.listOffsets(ctx, topics, false)
-	if err != nil {
-		return nil, err
-	}
-	latest, err := s.listOffsets(ctx, topics, true)
+	earliest, latest, err := s.offsetRange(ctx, topics)
 	if err != nil {
 		return nil, err
 	}
