@@ -11,8 +11,8 @@ import (
 
 	"github.com/lakesink/lakesink/filesink"
 	"github.com/lakesink/lakesink/internal/parquetio"
-	"github.com/lakesink/lakesink/internal/storage"
-	"github.com/lakesink/lakesink/internal/storage/faultstore"
+	"github.com/lakesink/lakesink/storage"
+	"github.com/lakesink/lakesink/storage/faultstore"
 	"github.com/lakesink/lakesink/table"
 	"github.com/lakesink/lakesink/txlog"
 )

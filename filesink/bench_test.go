@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lakesink/lakesink/internal/storage"
+	"github.com/lakesink/lakesink/storage"
 )
 
 // discardWriterStore keeps sources in memory but discards what NewWriter and

@@ -10,7 +10,7 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/lakesink/lakesink/internal/storage"
+	"github.com/lakesink/lakesink/storage"
 )
 
 // LogVersion is the only _spark_metadata format version: the first line of

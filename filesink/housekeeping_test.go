@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lakesink/lakesink/internal/storage"
+	"github.com/lakesink/lakesink/storage"
 )
 
 func TestLegacyDeleteAtCompaction(t *testing.T) {

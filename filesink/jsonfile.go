@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/lakesink/lakesink/internal/parquetio"
-	"github.com/lakesink/lakesink/internal/storage"
+	"github.com/lakesink/lakesink/storage"
 )
 
 // Timestamp formats of Spark's JSON data source (JSONOptions defaults:

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lakesink/lakesink/internal/storage"
+	"github.com/lakesink/lakesink/storage"
 )
 
 // sparkLogDir holds Spark's own compatibility resources for the file-sink log

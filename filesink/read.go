@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/lakesink/lakesink/internal/parquetio"
-	"github.com/lakesink/lakesink/internal/storage"
+	"github.com/lakesink/lakesink/storage"
 )
 
 // File is one live data file of an output directory.

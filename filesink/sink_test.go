@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/lakesink/lakesink/internal/parquetio"
-	"github.com/lakesink/lakesink/internal/storage"
+	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/sink"
 )
 

@@ -12,10 +12,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lakesink/lakesink/internal/storage"
+	"github.com/lakesink/lakesink/storage"
 )
 
-// memStore is a test stand-in for storage.Store (internal/storage's own
+// memStore is a test stand-in for storage.Store (storage's own
 // implementations are being built in parallel): objects in a map, times from
 // an injected clock, and a crash mode that fails every call after the k-th.
 type memStore struct {

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/lakesink/lakesink/internal/parquetio"
-	"github.com/lakesink/lakesink/internal/storage"
+	"github.com/lakesink/lakesink/storage"
 )
 
 // datResult is the outcome of one DAT case version.

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/lakesink/lakesink/internal/parquetio"
-	"github.com/lakesink/lakesink/internal/storage"
+	"github.com/lakesink/lakesink/storage"
 )
 
 // TestColumnMapping writes Parquet files whose columns carry physical names

@@ -10,7 +10,7 @@ import (
 
 	"github.com/lakesink/lakesink/filesink"
 	"github.com/lakesink/lakesink/internal/parquetio"
-	"github.com/lakesink/lakesink/internal/storage"
+	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/reader/expr"
 	"github.com/lakesink/lakesink/txlog"
 )
@@ -49,7 +49,7 @@ type Snapshot struct {
 }
 
 // Open opens a snapshot of the table at tableURL (a path, file://, mem:// or
-// s3:// URL; see internal/storage): the latest version, or the version
+// s3:// URL; see storage): the latest version, or the version
 // chosen with AtVersion or AsOf. A Delta table is recognised by its
 // _delta_log; a URL ending in _spark_metadata, or a directory with a
 // _spark_metadata log and no _delta_log, is read as a Spark file-sink

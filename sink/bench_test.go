@@ -10,7 +10,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/lakesink/lakesink/internal/parquetio"
-	"github.com/lakesink/lakesink/internal/storage"
+	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/internal/testutil/heaptest"
 	"github.com/lakesink/lakesink/sink"
 )

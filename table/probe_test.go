@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/lakesink/lakesink/internal/storage"
+	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/table"
 )
 

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/lakesink/lakesink/internal/parquetio"
-	"github.com/lakesink/lakesink/internal/storage"
+	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/reader"
 	"github.com/lakesink/lakesink/sink"
 )

@@ -19,8 +19,8 @@ import (
 
 	"github.com/lakesink/lakesink/compaction"
 	"github.com/lakesink/lakesink/internal/parquetio"
-	"github.com/lakesink/lakesink/internal/storage"
-	"github.com/lakesink/lakesink/internal/storage/faultstore"
+	"github.com/lakesink/lakesink/storage"
+	"github.com/lakesink/lakesink/storage/faultstore"
 	"github.com/lakesink/lakesink/reader"
 	"github.com/lakesink/lakesink/sink"
 	"github.com/lakesink/lakesink/stream"

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lakesink/lakesink/internal/storage"
+	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/internal/testutil/heaptest"
 )
 

@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/lakesink/lakesink/internal/storage"
+	"github.com/lakesink/lakesink/storage"
 )
 
 // Log is the Delta transaction log of one table. It holds no mutable state:

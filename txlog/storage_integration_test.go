@@ -9,11 +9,11 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/lakesink/lakesink/internal/storage"
-	"github.com/lakesink/lakesink/internal/storage/faultstore"
+	"github.com/lakesink/lakesink/storage"
+	"github.com/lakesink/lakesink/storage/faultstore"
 )
 
-// These tests run the log against the real stores of internal/storage (mem
+// These tests run the log against the real stores of storage (mem
 // and local directory) and the fault-injecting wrapper.
 
 func openStore(t *testing.T, url string) storage.Store {

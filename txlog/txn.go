@@ -11,7 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/lakesink/lakesink/internal/parquetio"
-	"github.com/lakesink/lakesink/internal/storage"
+	"github.com/lakesink/lakesink/storage"
 )
 
 // Isolation is a transaction's isolation level (delta-io/delta

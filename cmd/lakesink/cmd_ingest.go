@@ -16,7 +16,7 @@ import (
 	"github.com/lakesink/lakesink/compaction"
 	"github.com/lakesink/lakesink/filesink"
 	"github.com/lakesink/lakesink/internal/parquetio"
-	"github.com/lakesink/lakesink/internal/storage"
+	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/sink"
 	"github.com/lakesink/lakesink/stream"
 	"github.com/lakesink/lakesink/stream/source"

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/lakesink/lakesink/internal/storage"
+	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/stream/checkpoint"
 	"github.com/lakesink/lakesink/stream/kafka"
 	"github.com/lakesink/lakesink/table"

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/lakesink/lakesink/internal/storage"
+	"github.com/lakesink/lakesink/storage"
 )
 
 // sourceClaimDir holds, in a Delta table's directory, one claim per source

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/lakesink/lakesink/internal/storage"
+	"github.com/lakesink/lakesink/storage"
 )
 
 func TestClaimSource(t *testing.T) {

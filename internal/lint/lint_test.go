@@ -17,15 +17,15 @@ const module = "github.com/lakesink/lakesink"
 // allowed lists, for each layer of DESIGN.md's package table, the project
 // packages it may import (subpackages of a layer belong to it).
 var allowed = map[string][]string{
-	"internal/storage":    {},
-	"internal/parquetio":  {"internal/storage"},
-	"txlog":               {"internal/storage", "internal/parquetio"},
-	"table":               {"txlog", "internal/storage", "internal/parquetio"},
-	"sink":                {"table", "txlog", "internal/storage", "internal/parquetio"},
-	"filesink":            {"sink", "internal/storage", "internal/parquetio"},
-	"reader":              {"table", "txlog", "filesink", "internal/storage", "internal/parquetio"},
-	"compaction":          {"table", "txlog", "reader", "filesink", "sink", "internal/storage", "internal/parquetio"},
-	"stream":              {"sink", "filesink", "internal/storage", "internal/parquetio"},
+	"storage":             {},
+	"internal/parquetio":  {"storage"},
+	"txlog":               {"storage", "internal/parquetio"},
+	"table":               {"txlog", "storage", "internal/parquetio"},
+	"sink":                {"table", "txlog", "storage", "internal/parquetio"},
+	"filesink":            {"sink", "storage", "internal/parquetio"},
+	"reader":              {"table", "txlog", "filesink", "storage", "internal/parquetio"},
+	"compaction":          {"table", "txlog", "reader", "filesink", "sink", "storage", "internal/parquetio"},
+	"stream":              {"sink", "filesink", "storage", "internal/parquetio"},
 	"cmd":                 nil, // everything
 	"internal/lint":       {},
 	"internal/benchtable": {},

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lakesink/lakesink/internal/storage"
+	"github.com/lakesink/lakesink/storage"
 )
 
 // memStore is a minimal in-memory storage.Store for this package's tests

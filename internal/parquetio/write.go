@@ -23,7 +23,7 @@ import (
 	"github.com/parquet-go/parquet-go/compress/zstd"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/lakesink/lakesink/internal/storage"
+	"github.com/lakesink/lakesink/storage"
 )
 
 // WriteOptions configures WriteFiles and NewFileWriter.

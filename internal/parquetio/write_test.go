@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lakesink/lakesink/internal/storage"
+	"github.com/lakesink/lakesink/storage"
 )
 
 // TestStatsMatchDelta re-writes the rows of Spark/Delta-written files and

@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/lakesink/lakesink/internal/storage"
+	"github.com/lakesink/lakesink/storage"
 )
 
 const (

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lakesink/lakesink/internal/storage"
+	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/stream/internal/memstore"
 )
 

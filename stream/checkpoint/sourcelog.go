@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/lakesink/lakesink/internal/storage"
+	"github.com/lakesink/lakesink/storage"
 )
 
 const compactSuffix = ".compact"

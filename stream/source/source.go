@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/lakesink/lakesink/internal/parquetio"
-	"github.com/lakesink/lakesink/internal/storage"
+	"github.com/lakesink/lakesink/storage"
 )
 
 // Source is what the micro-batch driver (package stream) consumes: Spark's

@@ -18,8 +18,8 @@ import (
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
-	"github.com/lakesink/lakesink/internal/storage"
-	"github.com/lakesink/lakesink/internal/storage/storagetest"
+	"github.com/lakesink/lakesink/storage"
+	"github.com/lakesink/lakesink/storage/storagetest"
 	"github.com/lakesink/lakesink/internal/testutil/s3test"
 )
 

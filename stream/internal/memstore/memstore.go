@@ -15,7 +15,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lakesink/lakesink/internal/storage"
+	"github.com/lakesink/lakesink/storage"
 )
 
 type object struct {

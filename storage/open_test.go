@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lakesink/lakesink/internal/storage"
+	"github.com/lakesink/lakesink/storage"
 )
 
 func TestOpenURLs(t *testing.T) {

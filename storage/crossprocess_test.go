@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lakesink/lakesink/internal/storage"
+	"github.com/lakesink/lakesink/storage"
 )
 
 const (

@@ -3,7 +3,7 @@ package storagetest
 import (
 	"testing"
 
-	"github.com/lakesink/lakesink/internal/storage"
+	"github.com/lakesink/lakesink/storage"
 )
 
 // NewLocal returns a store on a fresh t.TempDir() with fsync turned off

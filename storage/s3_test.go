@@ -16,8 +16,8 @@ import (
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
-	"github.com/lakesink/lakesink/internal/storage"
-	"github.com/lakesink/lakesink/internal/storage/storagetest"
+	"github.com/lakesink/lakesink/storage"
+	"github.com/lakesink/lakesink/storage/storagetest"
 )
 
 // fakeS3 starts an in-process gofakes3 server with one bucket and points the
@@ -82,7 +82,7 @@ func TestS3Conformance(t *testing.T) {
 //	ROOT_ACCESS_KEY=k ROOT_SECRET_KEY=s versitygw --port 127.0.0.1:7070 posix /tmp/gw &  # with /tmp/gw/lake/
 //	AWS_ACCESS_KEY_ID=k AWS_SECRET_ACCESS_KEY=s \
 //	LAKESINK_S3_URL='s3://lake/base?region=us-east-1&endpoint=http://127.0.0.1:7070&use_path_style=true' \
-//	go test ./internal/storage/ -run 'S3RealServer|CrossProcess'
+//	go test ./storage/ -run 'S3RealServer|CrossProcess'
 
 func TestS3RealServer(t *testing.T) {
 	raw := os.Getenv("LAKESINK_S3_URL")

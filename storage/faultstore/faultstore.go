@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lakesink/lakesink/internal/storage"
+	"github.com/lakesink/lakesink/storage"
 )
 
 // Op is a kind of storage operation; Ops combine with |.

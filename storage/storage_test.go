@@ -3,8 +3,8 @@ package storage_test
 import (
 	"testing"
 
-	"github.com/lakesink/lakesink/internal/storage"
-	"github.com/lakesink/lakesink/internal/storage/storagetest"
+	"github.com/lakesink/lakesink/storage"
+	"github.com/lakesink/lakesink/storage/storagetest"
 )
 
 // suiteConfig keeps -short runs quick: fewer race rounds.

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lakesink/lakesink/internal/storage"
-	"github.com/lakesink/lakesink/internal/storage/faultstore"
-	"github.com/lakesink/lakesink/internal/storage/storagetest"
+	"github.com/lakesink/lakesink/storage"
+	"github.com/lakesink/lakesink/storage/faultstore"
+	"github.com/lakesink/lakesink/storage/storagetest"
 )
 
 func memStore(t *testing.T) storage.Store {

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/lakesink/lakesink/internal/storage"
+	"github.com/lakesink/lakesink/storage"
 )
 
 // Config tunes the suite for a backend.

@@ -13,7 +13,7 @@ import (
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
-	"github.com/lakesink/lakesink/internal/storage"
+	"github.com/lakesink/lakesink/storage"
 )
 
 // faultyS3 is a gofakes3 server whose conditional PUTs (If-None-Match) pass
