@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/lakesink/lakesink/expr"
 	"github.com/lakesink/lakesink/internal/parquetio"
-	"github.com/lakesink/lakesink/reader/expr"
 	"github.com/lakesink/lakesink/txlog"
 )
 
@@ -24,7 +24,7 @@ type PlanOptions struct {
 	MinFileSizeBytes int64
 	// Where limits the run to partitions matching a predicate over partition
 	// columns only, e.g. "origin = 'SFO' AND day >= '2024-01-01'" (syntax of
-	// reader/expr). Default "": every partition.
+	// expr). Default "": every partition.
 	Where string
 	// Partitions, when non-empty, limits the run to these partition
 	// directories (as PartitionPath renders them, e.g. "origin=SFO"; "" is the

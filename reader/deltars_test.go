@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lakesink/lakesink/expr"
 	"github.com/lakesink/lakesink/internal/parquetio"
 	"github.com/lakesink/lakesink/storage"
-	"github.com/lakesink/lakesink/reader/expr"
 	"github.com/lakesink/lakesink/txlog"
 )
 

@@ -12,7 +12,7 @@
 //
 // A snapshot never changes once opened (DESIGN.md, "Readers see only
 // committed snapshots"). The predicate language and its evaluation live in
-// reader/expr; pruning is an optimisation, the predicate is always applied
+// expr; pruning is an optimisation, the predicate is always applied
 // to the rows as well.
 //
 // What is read (PROTOCOL.md sections):

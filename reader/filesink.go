@@ -9,10 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lakesink/lakesink/expr"
 	"github.com/lakesink/lakesink/filesink"
 	"github.com/lakesink/lakesink/internal/parquetio"
 	"github.com/lakesink/lakesink/storage"
-	"github.com/lakesink/lakesink/reader/expr"
 	"github.com/lakesink/lakesink/txlog"
 )
 

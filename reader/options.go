@@ -5,8 +5,8 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/lakesink/lakesink/expr"
 	"github.com/lakesink/lakesink/storage"
-	"github.com/lakesink/lakesink/reader/expr"
 	"github.com/lakesink/lakesink/txlog"
 )
 

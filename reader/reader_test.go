@@ -13,8 +13,8 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/lakesink/lakesink/expr"
 	"github.com/lakesink/lakesink/internal/parquetio"
-	"github.com/lakesink/lakesink/reader/expr"
 	"github.com/lakesink/lakesink/table"
 	"github.com/lakesink/lakesink/txlog"
 )

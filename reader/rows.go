@@ -9,8 +9,8 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/lakesink/lakesink/expr"
 	"github.com/lakesink/lakesink/internal/parquetio"
-	"github.com/lakesink/lakesink/reader/expr"
 )
 
 // Record is one row of a Rows read: Values[i] is the value of

@@ -12,9 +12,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/lakesink/lakesink/storage"
+	"github.com/lakesink/lakesink/expr"
 	"github.com/lakesink/lakesink/reader"
-	"github.com/lakesink/lakesink/reader/expr"
+	"github.com/lakesink/lakesink/storage"
 )
 
 // ScanOptions are the flags of `lakesink scan`.

@@ -1,5 +1,8 @@
-// Package expr is the predicate language of the reader (the --where strings
-// of `lakesink scan` and `lakesink files`) and its three evaluations.
+// Package expr is lakesink's predicate language: the --where strings of
+// `lakesink scan`, `lakesink files` and `lakesink compact`, and a merge's
+// delete predicate (table.MergeOptions.DeleteWhen), with its three
+// evaluations. It sits below table so that table's Merge and the reader
+// share one parser and one evaluator.
 //
 // Parse turns a string such as
 //
