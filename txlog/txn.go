@@ -44,6 +44,7 @@ type Transaction struct {
 	readWhole   bool
 	readPaths   map[string]bool
 	readTxns    map[string]bool
+	readPreds   []func(*Add) bool
 	actions     []Action
 	isolation   Isolation
 	done        bool
@@ -86,6 +87,19 @@ func (t *Transaction) ReadFiles(paths ...string) {
 			t.readPaths[p] = true
 		}
 	}
+}
+
+// ReadPredicate records that the transaction depends on every file for
+// which match reports true (a predicate over an add action's partition
+// values and stats, e.g. "may hold one of these keys"): a concurrent commit
+// adding such a file conflicts with ConcurrentAppend, as a winning add that
+// matches the transaction's read predicates does in Delta
+// (ConflictChecker.checkForAddedFilesThatShouldHaveBeenReadByCurrentTxn).
+// Under WriteSerializable the adds of a blind append are not checked, as in
+// Delta; under Serializable they are. match must be conservative (true when
+// it cannot tell) and safe to call after Commit has started.
+func (t *Transaction) ReadPredicate(match func(*Add) bool) {
+	t.readPreds = append(t.readPreds, match)
 }
 
 // ReadTxn records that the transaction depends on the txn version of appID
@@ -189,6 +203,7 @@ type commitSummary struct {
 	metadata    bool
 	blindAppend bool
 	addedData   []string // storage keys of all adds (Delta counts dataChange=false adds too)
+	adds        []*Add   // the add actions themselves, in addedData's order
 	removed     []string // storage keys of all removes
 	txns        []string
 	domains     []string
@@ -215,6 +230,7 @@ func (l *Log) summarize(version int64, acts []Action) commitSummary {
 				k = a.Add.Path
 			}
 			s.addedData = append(s.addedData, k)
+			s.adds = append(s.adds, a.Add)
 		}
 		if a.Remove != nil {
 			k, err := resolvePath(l.root, a.Remove.Path)
@@ -257,6 +273,15 @@ func (t *Transaction) checkConflict(win commitSummary, ours commitSummary) error
 		ignoreBlind := t.isolation == WriteSerializable && !ours.metadata
 		if !(ignoreBlind && win.blindAppend) {
 			return conflict(ConflictConcurrentAppend, win.addedData[0], "files were added by a concurrent commit to data this transaction read")
+		}
+	}
+	if len(t.readPreds) > 0 && !(t.isolation == WriteSerializable && !ours.metadata && win.blindAppend) {
+		for i, a := range win.adds {
+			for _, match := range t.readPreds {
+				if match(a) {
+					return conflict(ConflictConcurrentAppend, win.addedData[i], "a file added by a concurrent commit matches what this transaction read")
+				}
+			}
 		}
 	}
 	oursRemoved := make(map[string]bool, len(ours.removed))
@@ -492,7 +517,7 @@ func (t *Transaction) commitInfo(operation string, params, metrics map[string]an
 		ci[k] = v
 	}
 	set := func(k string, v any) error { return ci.Set(k, v) }
-	blind := !t.readWhole && len(t.readPaths) == 0 && len(ours.removed) == 0 && !ours.metadata && !ours.protocol
+	blind := !t.readWhole && len(t.readPaths) == 0 && len(t.readPreds) == 0 && len(ours.removed) == 0 && !ours.metadata && !ours.protocol
 	for _, a := range t.actions {
 		if a.Add != nil && !a.Add.DataChange {
 			blind = false

@@ -226,6 +226,13 @@ func TestConflictMatrix(t *testing.T) {
 			tx.ReadTxn("q1")
 			tx.Add(addAction("new-ours", true), Action{Txn: &Txn{AppID: "q1", Version: 5}})
 		}},
+		// A MERGE rewrites f1 and read the files its keys may be in: "w1"
+		// and "c" stand for added files whose stats overlap its keys.
+		{"merge", func(tx *Transaction) {
+			tx.ReadFiles("f1")
+			tx.ReadPredicate(func(a *Add) bool { return a.Path == "w1" || a.Path == "c" })
+			tx.Add(removeAction("f1", true), addAction("new-ours", true))
+		}},
 	}
 	md := Metadata{ID: "tbl", Format: Format{Provider: "parquet"}, SchemaString: testSchema, Configuration: map[string]string{"x": "y"}}
 	proto := Protocol{MinReaderVersion: 1, MinWriterVersion: 3}
@@ -235,18 +242,19 @@ func TestConflictMatrix(t *testing.T) {
 		// expected kind per ours kind ("" = commits)
 		want map[string]string
 	}{
-		{"append", []Action{addAction("w1", true)}, map[string]string{"complete replace": ConflictConcurrentAppend}},
-		{"remove f1", []Action{removeAction("f1", true)}, map[string]string{"complete replace": ConflictConcurrentDeleteRead, "compaction": ConflictConcurrentDeleteRead}},
+		{"append", []Action{addAction("w1", true)}, map[string]string{"complete replace": ConflictConcurrentAppend, "merge": ConflictConcurrentAppend}},
+		{"append w2", []Action{addAction("w2", true)}, map[string]string{"complete replace": ConflictConcurrentAppend}},
+		{"remove f1", []Action{removeAction("f1", true)}, map[string]string{"complete replace": ConflictConcurrentDeleteRead, "compaction": ConflictConcurrentDeleteRead, "merge": ConflictConcurrentDeleteRead}},
 		{"remove f3", []Action{removeAction("f3", true)}, map[string]string{"complete replace": ConflictConcurrentDeleteRead}},
 		{"txn q1", []Action{{Txn: &Txn{AppID: "q1", Version: 4}}}, map[string]string{"streaming append q1": ConflictConcurrentTransaction}},
 		{"txn q2", []Action{{Txn: &Txn{AppID: "q2", Version: 4}}}, map[string]string{}},
-		{"metadata", []Action{{MetaData: &md}}, map[string]string{"blind append": ConflictMetadataChanged, "complete replace": ConflictMetadataChanged, "compaction": ConflictMetadataChanged, "streaming append q1": ConflictMetadataChanged}},
-		{"protocol", []Action{{Protocol: &proto}}, map[string]string{"blind append": ConflictProtocolChanged, "complete replace": ConflictProtocolChanged, "compaction": ConflictProtocolChanged, "streaming append q1": ConflictProtocolChanged}},
+		{"metadata", []Action{{MetaData: &md}}, map[string]string{"blind append": ConflictMetadataChanged, "complete replace": ConflictMetadataChanged, "compaction": ConflictMetadataChanged, "streaming append q1": ConflictMetadataChanged, "merge": ConflictMetadataChanged}},
+		{"protocol", []Action{{Protocol: &proto}}, map[string]string{"blind append": ConflictProtocolChanged, "complete replace": ConflictProtocolChanged, "compaction": ConflictProtocolChanged, "streaming append q1": ConflictProtocolChanged, "merge": ConflictProtocolChanged}},
 		// Delta checks added files first, and counts a compaction's
 		// dataChange=false adds among them (ConflictChecker.scala,
 		// WinningCommitSummary.changedDataAddedFiles).
 		{"compaction f1 f2", []Action{removeAction("f1", false), removeAction("f2", false), addAction("c", false)},
-			map[string]string{"complete replace": ConflictConcurrentAppend, "compaction": ConflictConcurrentDeleteRead}},
+			map[string]string{"complete replace": ConflictConcurrentAppend, "compaction": ConflictConcurrentDeleteRead, "merge": ConflictConcurrentAppend}},
 		{"compaction f3", []Action{removeAction("f3", false), addAction("c3", false)},
 			map[string]string{"complete replace": ConflictConcurrentAppend}},
 	}
@@ -306,6 +314,44 @@ func TestWriteSerializableIgnoresBlindAppend(t *testing.T) {
 	tx.Add(addAction("x", true))
 	if _, err := tx.Commit(ctx, "WRITE", nil, nil); err != nil {
 		t.Fatalf("WriteSerializable vs blind append: %v", err)
+	}
+}
+
+// TestReadPredicateIsolation: a blind append matching a read predicate
+// conflicts under Serializable and not under WriteSerializable (Delta's
+// ConflictChecker.checkForAddedFilesThatShouldHaveBeenReadByCurrentTxn); an
+// add that does not match never conflicts.
+func TestReadPredicateIsolation(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		iso  Isolation
+		add  string
+		want bool
+	}{
+		{Serializable, "hit", true},
+		{Serializable, "miss", false},
+		{WriteSerializable, "hit", false},
+	} {
+		t.Run(fmt.Sprintf("%s/%s", tc.iso, tc.add), func(t *testing.T) {
+			l := newTestLog(t, newMemStore(), Options{DisableAutoCheckpoint: true})
+			s0 := createTable(t, l)
+			mustCommit(t, l, s0, addAction("f1", true))
+			base, _ := l.Snapshot(ctx)
+			mustCommit(t, l, base, addAction(tc.add, true)) // blind append
+			tx := l.Begin(base)
+			tx.SetIsolation(tc.iso)
+			tx.ReadFiles("f1")
+			tx.ReadPredicate(func(a *Add) bool { return a.Path == "hit" })
+			tx.Add(removeAction("f1", true), addAction("x", true))
+			_, err := tx.Commit(ctx, "MERGE", nil, nil)
+			var ce *ConflictError
+			if got := errors.As(err, &ce) && ce.Kind == ConflictConcurrentAppend; got != tc.want {
+				t.Fatalf("conflict=%v (err %v), want %v", got, err, tc.want)
+			}
+			if !tc.want && err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }
 
