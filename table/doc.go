@@ -2,13 +2,17 @@
 // URL, read its schema, snapshots by version or timestamp, history, and the one
 // write path that every writer shares (Write): data files first, then ONE
 // commit with their add actions and, for an idempotent write, a txn action
-// {appId, version} (PROTOCOL.md, "Transaction Identifiers").
+// {appId, version} (PROTOCOL.md, "Transaction Identifiers"); and Merge, an
+// upsert of a change batch by key (inserts, updates, deletes, a sequence
+// column so that late changes lose), copy-on-write, in ONE MERGE commit with
+// its txn, conflict-checked at Serializable and re-planned after a conflict.
 //
 // Lifecycle:
 //
 //	t, err := table.Create(ctx, "file:///data/events", table.CreateOptions{Schema: s, PartitionColumns: []string{"day"}})
 //	res, err := t.Write(ctx, batch, table.WriteOptions{AppID: "nightly-load", Version: 42})
 //	if res.Skipped { /* (appId, version) was already committed: nothing written */ }
+//	m, err := t.Merge(ctx, changes, table.MergeOptions{Keys: []string{"id"}, SequenceBy: "ts", DeleteWhen: "op = 'd'", AppID: "cdc", Version: 7})
 //	snap, err := t.Snapshot(ctx)
 //
 // Concurrency: a *Table is safe for concurrent use; every method reads the log

@@ -1,0 +1,899 @@
+package table
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lakesink/lakesink/expr"
+	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/txlog"
+)
+
+// MergeOptions configure Table.Merge: an upsert of a batch of changes keyed
+// by Keys, Spark's
+//
+//	MERGE INTO t USING s ON t.k = s.k [AND ...]
+//	WHEN MATCHED AND <DeleteWhen> [AND s.seq > t.seq] THEN DELETE
+//	WHEN MATCHED [AND s.seq > t.seq] THEN UPDATE SET <UpdateColumns>
+//	WHEN NOT MATCHED AND NOT <DeleteWhen> THEN INSERT *
+//
+// (delta-io/delta MergeIntoCommand) with the batch deduplicated by key first.
+type MergeOptions struct {
+	// Keys are the merge key columns: top-level, primitive columns of both
+	// the table and the batch. Required. A source row whose key has a null
+	// is refused (ErrNullKey): null never equals null in the ON condition.
+	Keys []string
+	// SequenceBy is an optional column of the table and the batch (a number,
+	// date, timestamp or string) ordering the changes of one key: within the
+	// batch the row with the highest sequence wins (later rows win ties), and
+	// a change is applied to a table row only if its sequence is greater
+	// than the row's (a null sequence is lower than any other), so a late,
+	// older change never overwrites a newer row. Without it, two rows with
+	// the same key in one batch are refused with ErrDuplicateKey, as Delta's
+	// MERGE refuses several source rows matching one target row
+	// (DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE).
+	SequenceBy string
+	// DeleteWhen is an optional predicate over the batch's columns in the
+	// syntax of package expr (e.g. "op = 'd'"): a winning change for which
+	// it is true deletes the key's rows; for a key not in the table it does
+	// nothing. Columns only the batch has (such as op) are not written to
+	// the table.
+	DeleteWhen string
+	// UpdateColumns are the columns a matched change sets (Delta's UPDATE SET
+	// c = s.c); the others keep the table row's values. Default: every table
+	// column the batch has (UPDATE SET *). Inserts always take every column
+	// the batch has, nulls for the others.
+	UpdateColumns []string
+	// AppID and Version make the merge idempotent (Delta's txnAppId and
+	// txnVersion; PROTOCOL.md, "Transaction Identifiers"): the commit holds
+	// txn{AppID, Version}, and a merge whose Version is at or below the
+	// table's txn version for AppID is skipped.
+	AppID   string
+	Version int64
+	// PartitionColumns and Properties are used only when the merge creates
+	// the table (its schema is then the batch's).
+	PartitionColumns []string
+	Properties       map[string]string
+	// TargetFileSizeBytes, RowGroupSizeBytes and Compression are as in
+	// WriteOptions (defaults: delta.targetFileSize or 128 MiB; parquetio's
+	// row group size; snappy).
+	TargetFileSizeBytes int64
+	RowGroupSizeBytes   int64
+	Compression         string
+	// MaxAttempts bounds how many times the merge is planned and written:
+	// after a logical conflict with a concurrent commit (a file it read or
+	// rewrote was removed, e.g. by OPTIMIZE; a file that may hold its keys
+	// was added) it re-plans from the winning snapshot. Default 5.
+	MaxAttempts int
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+
+	beforeCommit func() // tests: runs once, before the first commit attempt
+}
+
+// MergeResult reports one Merge. Row counts follow Delta's MERGE
+// operationMetrics.
+type MergeResult struct {
+	// Skipped: the (AppID, Version) was already committed; nothing written.
+	Skipped bool
+	// Version is the committed version (the table's version when skipped
+	// or when there was nothing to commit).
+	Version int64
+	// NumSourceRows: rows in the batch; NumSourceChanges: after
+	// deduplication by key.
+	NumSourceRows    int64
+	NumSourceChanges int64
+	NumInserted      int64
+	NumUpdated       int64
+	NumDeleted       int64
+	// NumCopied: unchanged rows rewritten with the files they were in.
+	NumCopied int64
+	// NumStale: changes not applied because the table row's sequence was
+	// equal or newer.
+	NumStale int64
+	// NumFilesScanned: files whose key columns were read (their partition
+	// values and key statistics could not rule them out).
+	NumFilesScanned int
+	NumFilesAdded   int
+	NumFilesRemoved int
+	NumBytesAdded   int64
+	NumBytesRemoved int64
+	// NumFilesInTable: live files of the snapshot the merge read.
+	NumFilesInTable int
+	// Attempts: how many times the merge was planned (1 without conflicts).
+	Attempts int
+}
+
+// DefaultMergeAttempts is MergeOptions.MaxAttempts' default.
+const DefaultMergeAttempts = 5
+
+// Merge applies batch to the table as one MERGE commit (see MergeOptions
+// for the semantics): every remove (dataChange=true) of a rewritten file,
+// every add and the txn in ONE commit, with commitInfo.operation "MERGE" and
+// Delta's operationParameters (predicate, matchedPredicates,
+// notMatchedPredicates, notMatchedBySourcePredicates) and operationMetrics
+// (numSourceRows, numTargetRowsInserted, numTargetRowsUpdated,
+// numTargetRowsDeleted, numTargetRowsCopied, numOutputRows,
+// numTargetFilesAdded, numTargetFilesRemoved, ...).
+//
+// Copy-on-write: files are pruned by the key columns' partition values and
+// min/max statistics (PROTOCOL.md, "Per-file Statistics"); of the files
+// left, only the key and sequence columns are read; a file with a row the
+// batch changes is rewritten without it, and changed and inserted rows go to
+// new files with stats as for appends.
+//
+// Isolation: the commit records the files it read and a read predicate
+// ("may hold one of the batch's keys") and runs at Serializable, so a
+// concurrent commit that removes a file it read (ConcurrentDeleteRead; a
+// concurrent OPTIMIZE included) or adds a file that may hold one of its keys,
+// blind appends included (ConcurrentAppend), conflicts; the merge then
+// re-plans on the new snapshot, at most MaxAttempts times. This is Delta's
+// ConflictChecker with Serializable rather than Delta's default
+// WriteSerializable (DeltaConfigs.ISOLATION_LEVEL), which lets a concurrent
+// blind append of one of the merged keys through and leaves the key twice.
+//
+// Errors: ErrDuplicateKey, ErrNullKey, ErrInvalidOptions (an unknown or
+// nested key column, a bad DeleteWhen), ErrSchemaMismatch, ErrUnsupportedMode
+// (files with deletion vectors, an append-only table), txlog errors; a
+// conflict left after MaxAttempts matches txlog.ErrConcurrentModification.
+func (t *Table) Merge(ctx context.Context, batch *parquetio.Batch, o MergeOptions) (MergeResult, error) {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = DefaultMergeAttempts
+	}
+	if len(o.Keys) == 0 {
+		return MergeResult{}, fmt.Errorf("%w: merge into %s: no key columns", ErrInvalidOptions, t.URL())
+	}
+	if batch == nil || batch.Schema == nil {
+		return MergeResult{}, fmt.Errorf("%w: merge into %s: a batch with a schema is required", ErrInvalidOptions, t.URL())
+	}
+	if err := t.CheckConditionalWrites(ctx); err != nil {
+		return MergeResult{}, err
+	}
+	var lastErr error
+	for attempt := 1; attempt <= o.MaxAttempts; attempt++ {
+		snap, err := t.log.Snapshot(ctx)
+		if errors.Is(err, txlog.ErrTableNotFound) {
+			if err := t.createForMerge(ctx, batch, o); err != nil {
+				return MergeResult{}, err
+			}
+			snap, err = t.log.Snapshot(ctx)
+		}
+		if err != nil {
+			return MergeResult{}, fmt.Errorf("table: merge into %s: %w", t.URL(), err)
+		}
+		res, err := t.mergeOnce(ctx, snap, batch, o)
+		o.beforeCommit = nil
+		res.Attempts = attempt
+		var ce *txlog.ConflictError
+		if err == nil || !errors.As(err, &ce) {
+			return res, err
+		}
+		if o.AppID != "" {
+			if s2, err2 := t.log.Snapshot(ctx); err2 == nil {
+				if tv, ok := s2.TxnVersion(o.AppID); ok && o.Version <= tv {
+					return MergeResult{Skipped: true, Version: s2.Version(), Attempts: attempt}, nil
+				}
+			}
+		}
+		lastErr = err
+	}
+	return MergeResult{Attempts: o.MaxAttempts}, fmt.Errorf("table: merge into %s after %d attempts: %w", t.URL(), o.MaxAttempts, lastErr)
+}
+
+// createForMerge creates the table from the batch's schema (a concurrent
+// creator winning is fine: the merge then goes into its table).
+func (t *Table) createForMerge(ctx context.Context, batch *parquetio.Batch, o MergeOptions) error {
+	err := t.create(ctx, CreateOptions{Schema: batch.Schema, PartitionColumns: o.PartitionColumns, Properties: o.Properties})
+	if err != nil && !errors.Is(err, txlog.ErrTableExists) {
+		return err
+	}
+	return nil
+}
+
+// mergePlan is one merge's view of the table and the batch.
+type mergePlan struct {
+	schema   *parquetio.StructType
+	partCols []string
+	isPart   []bool // per table column
+	keyIdx   []int  // table column index of each key
+	seqIdx   int    // table column index of SequenceBy, -1 without
+	updIdx   []int  // table columns an update sets
+	srcIdx   []int  // per table column: batch column index, -1 when absent
+	changes  map[string]*change
+	order    []string // keys in first-arrival order
+	keyVals  [][]any  // per key column: the changes' distinct values, sorted
+	keySets  []map[string]bool
+	pred     *expr.Predicate
+}
+
+// change is the winning source row of one key.
+type change struct {
+	row    []any // table layout (srcIdx applied)
+	seq    any
+	delete bool
+	srcRow int
+	hit    bool // matched a table row
+}
+
+// ErrDuplicateKey: a merge batch without a sequence column holds several
+// rows with the same key (the message names the key and the rows).
+var ErrDuplicateKey = errors.New("table: several source rows with the same merge key")
+
+// ErrNullKey: a merge batch row has a null key column.
+var ErrNullKey = errors.New("table: null merge key")
+
+func (t *Table) planMerge(snap *txlog.Snapshot, batch *parquetio.Batch, o MergeOptions) (*mergePlan, error) {
+	md := snap.Metadata()
+	if err := txlog.CheckWriteSupported(snap.Protocol(), md); err != nil {
+		return nil, err
+	}
+	if txlog.IsAppendOnly(md) {
+		return nil, fmt.Errorf("%w: merge into an append-only table (delta.appendOnly=true)", ErrUnsupportedMode)
+	}
+	schema, err := md.Schema()
+	if err != nil {
+		return nil, err
+	}
+	p := &mergePlan{schema: schema, partCols: md.PartitionColumns, seqIdx: -1, changes: map[string]*change{}}
+	p.isPart = make([]bool, len(schema.Fields))
+	for i, f := range schema.Fields {
+		p.isPart[i] = slices.ContainsFunc(p.partCols, func(c string) bool { return strings.EqualFold(c, f.Name) })
+	}
+	p.srcIdx = make([]int, len(schema.Fields))
+	for i, f := range schema.Fields {
+		p.srcIdx[i] = batch.Schema.FieldIndex(f.Name)
+		if j := p.srcIdx[i]; j >= 0 && !sameType(batch.Schema.Fields[j].Type, f.Type) {
+			return nil, fmt.Errorf("%w: column %q is %s in the batch and %s in the table", ErrSchemaMismatch, f.Name, batch.Schema.Fields[j].Type.TypeName(), f.Type.TypeName())
+		}
+	}
+	col := func(role, name string) (int, error) {
+		i := schema.FieldIndex(name)
+		if i < 0 {
+			return -1, fmt.Errorf("%w: %s column %q is not in the table", ErrInvalidOptions, role, name)
+		}
+		if p.srcIdx[i] < 0 {
+			return -1, fmt.Errorf("%w: %s column %q is not in the batch", ErrInvalidOptions, role, name)
+		}
+		switch schema.Fields[i].Type.(type) {
+		case parquetio.PrimitiveType, parquetio.DecimalType:
+		default:
+			return -1, fmt.Errorf("%w: %s column %q has the nested type %s", ErrInvalidOptions, role, name, schema.Fields[i].Type.TypeName())
+		}
+		return i, nil
+	}
+	for _, k := range o.Keys {
+		i, err := col("merge key", k)
+		if err != nil {
+			return nil, err
+		}
+		if slices.Contains(p.keyIdx, i) {
+			return nil, fmt.Errorf("%w: merge key %q given twice", ErrInvalidOptions, k)
+		}
+		p.keyIdx = append(p.keyIdx, i)
+	}
+	if o.SequenceBy != "" {
+		if p.seqIdx, err = col("sequence", o.SequenceBy); err != nil {
+			return nil, err
+		}
+	}
+	if len(o.UpdateColumns) == 0 {
+		for i := range schema.Fields {
+			if p.srcIdx[i] >= 0 {
+				p.updIdx = append(p.updIdx, i)
+			}
+		}
+	} else {
+		for _, c := range o.UpdateColumns {
+			i := schema.FieldIndex(c)
+			if i < 0 || p.srcIdx[i] < 0 {
+				return nil, fmt.Errorf("%w: update column %q is not in both the table and the batch", ErrInvalidOptions, c)
+			}
+			p.updIdx = append(p.updIdx, i)
+		}
+	}
+	if o.DeleteWhen != "" {
+		if p.pred, err = expr.ParseAndBind(o.DeleteWhen, batch.Schema); err != nil {
+			return nil, fmt.Errorf("%w: delete predicate: %w", ErrInvalidOptions, err)
+		}
+	}
+	// Deduplicate by key: the highest sequence wins, later rows win ties.
+	for r, src := range batch.Rows {
+		if len(src) != len(batch.Schema.Fields) {
+			return nil, &parquetio.RowError{Row: r, Err: fmt.Errorf("%w: row has %d values for %d columns", parquetio.ErrRowMismatch, len(src), len(batch.Schema.Fields))}
+		}
+		row := make([]any, len(schema.Fields))
+		for i, j := range p.srcIdx {
+			if j >= 0 {
+				row[i] = src[j]
+			}
+		}
+		for _, i := range p.keyIdx {
+			if row[i] == nil {
+				return nil, fmt.Errorf("%w: batch row %d: key column %q is null", ErrNullKey, r, schema.Fields[i].Name)
+			}
+		}
+		c := &change{row: row, srcRow: r}
+		if p.seqIdx >= 0 {
+			c.seq = row[p.seqIdx]
+		}
+		if p.pred != nil {
+			c.delete = p.pred.EvalRow(src) == expr.True
+		}
+		k := p.key(row)
+		prev, dup := p.changes[k]
+		switch {
+		case !dup:
+			p.order = append(p.order, k)
+			p.changes[k] = c
+		case p.seqIdx < 0:
+			return nil, fmt.Errorf("%w: key %s is in batch rows %d and %d (without a sequence column each key may change once per batch)",
+				ErrDuplicateKey, p.keyText(row), prev.srcRow, r)
+		case seqCompare(c.seq, prev.seq) >= 0:
+			p.changes[k] = c
+		}
+	}
+	p.keyVals = make([][]any, len(p.keyIdx))
+	p.keySets = make([]map[string]bool, len(p.keyIdx))
+	for n, i := range p.keyIdx {
+		p.keySets[n] = map[string]bool{}
+		for _, k := range p.order {
+			v := p.changes[k].row[i]
+			s := encodeValue(v)
+			if !p.keySets[n][s] {
+				p.keySets[n][s] = true
+				p.keyVals[n] = append(p.keyVals[n], v)
+			}
+		}
+		slices.SortFunc(p.keyVals[n], func(a, b any) int { c, _ := expr.CompareValues(a, b); return c })
+	}
+	return p, nil
+}
+
+func sameType(a, b parquetio.DataType) bool { return parquetio.TypesEqual(a, b) }
+
+// seqCompare orders sequence values, null lowest.
+func seqCompare(a, b any) int {
+	switch {
+	case a == nil && b == nil:
+		return 0
+	case a == nil:
+		return -1
+	case b == nil:
+		return 1
+	}
+	c, _ := expr.CompareValues(a, b)
+	return c
+}
+
+// key encodes the key columns of a table-layout row.
+func (p *mergePlan) key(row []any) string {
+	var b strings.Builder
+	for _, i := range p.keyIdx {
+		s := encodeValue(row[i])
+		b.WriteString(strconv.Itoa(len(s)))
+		b.WriteByte(':')
+		b.WriteString(s)
+	}
+	return b.String()
+}
+
+// keyText renders a key for messages: id=42, region='eu'.
+func (p *mergePlan) keyText(row []any) string {
+	parts := make([]string, len(p.keyIdx))
+	for n, i := range p.keyIdx {
+		v := row[i]
+		s := fmt.Sprint(v)
+		switch x := v.(type) {
+		case string:
+			s = "'" + strings.ReplaceAll(x, "'", "''") + "'"
+		case time.Time:
+			s = x.UTC().Format(time.RFC3339Nano)
+		case parquetio.Decimal:
+			s = decimalText(x)
+		}
+		parts[n] = p.schema.Fields[i].Name + "=" + s
+	}
+	return strings.Join(parts, ", ")
+}
+
+// encodeValue is a canonical text of a key value: equal values of one
+// column type encode equally, whatever the source (batch or file).
+func encodeValue(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "n"
+	case string:
+		return "s" + x
+	case []byte:
+		return "b" + string(x)
+	case bool:
+		return "o" + strconv.FormatBool(x)
+	case int64:
+		return "i" + strconv.FormatInt(x, 10)
+	case int32:
+		return "i" + strconv.FormatInt(int64(x), 10)
+	case int16:
+		return "i" + strconv.FormatInt(int64(x), 10)
+	case int8:
+		return "i" + strconv.FormatInt(int64(x), 10)
+	case int:
+		return "i" + strconv.Itoa(x)
+	case float64:
+		return "f" + strconv.FormatFloat(x, 'g', -1, 64)
+	case float32:
+		return "f" + strconv.FormatFloat(float64(x), 'g', -1, 32)
+	case parquetio.Date:
+		return "d" + strconv.Itoa(int(x))
+	case time.Time:
+		return "t" + strconv.FormatInt(x.UnixMicro(), 10)
+	case parquetio.Decimal:
+		return "m" + decimalText(x)
+	}
+	return fmt.Sprintf("%T:%v", v, v)
+}
+
+func decimalText(d parquetio.Decimal) string {
+	if d.Unscaled == nil {
+		return "0"
+	}
+	r := new(big.Rat).SetFrac(d.Unscaled, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(d.Scale)), nil))
+	return r.RatString()
+}
+
+// mayHold reports whether a file may hold one of the batch's keys: for each
+// key column, a partition value among the keys' values, or a [min, max]
+// statistics range that one of them falls in. Conservative: missing or
+// unreadable statistics never rule a file out.
+func (p *mergePlan) mayHold(a *txlog.Add) bool {
+	if len(p.order) == 0 {
+		return false
+	}
+	var st *expr.Stats
+	statsRead := false
+	for n, i := range p.keyIdx {
+		f := p.schema.Fields[i]
+		if p.isPart[i] {
+			raw, ok := partitionValue(a.PartitionValues, f.Name)
+			if !ok {
+				continue
+			}
+			v, err := expr.ParsePartitionValue(raw, f.Type)
+			if err != nil {
+				continue
+			}
+			if v == nil || !p.keySets[n][encodeValue(v)] {
+				return false
+			}
+			continue
+		}
+		if !statsRead {
+			st, _ = expr.ParseStats(a.Stats)
+			statsRead = true
+		}
+		if st == nil {
+			continue
+		}
+		d := st.Domain([]string{f.PhysicalName()}, f.Type)
+		if d.NumRecords >= 0 && d.NullCount >= 0 && d.NullCount == d.NumRecords {
+			return false // only nulls: no key matches
+		}
+		if !inRange(p.keyVals[n], d) {
+			return false
+		}
+	}
+	return true
+}
+
+func partitionValue(pv map[string]*string, name string) (*string, bool) {
+	if v, ok := pv[name]; ok {
+		return v, true
+	}
+	for k, v := range pv {
+		if strings.EqualFold(k, name) {
+			return v, true
+		}
+	}
+	return nil, false
+}
+
+// inRange: one of the sorted values may lie within d's bounds.
+func inRange(vals []any, d expr.Domain) bool {
+	lo := 0
+	if d.Min != nil {
+		var ok bool
+		lo, ok = slices.BinarySearchFunc(vals, d.Min, func(v, m any) int {
+			c, okc := expr.CompareValues(v, m)
+			if !okc {
+				return 1
+			}
+			return c
+		})
+		_ = ok
+	}
+	if lo >= len(vals) {
+		return false
+	}
+	if d.Max == nil {
+		return true
+	}
+	v := vals[lo]
+	c, ok := expr.CompareValues(v, d.Max)
+	if !ok || c <= 0 {
+		return true
+	}
+	if d.MaxPrefix {
+		s, ok1 := v.(string)
+		m, ok2 := d.Max.(string)
+		return ok1 && ok2 && strings.HasPrefix(s, m)
+	}
+	return false
+}
+
+// applies: a change with sequence seq replaces a table row with sequence
+// rowSeq (always without a sequence column).
+func (p *mergePlan) applies(c *change, rowSeq any) bool {
+	return p.seqIdx < 0 || seqCompare(c.seq, rowSeq) > 0
+}
+
+// dataSchema is the table schema without partition columns, and the table
+// column index of each of its fields.
+func (p *mergePlan) dataSchema(only func(i int) bool) (*parquetio.StructType, []int) {
+	s := &parquetio.StructType{}
+	var idx []int
+	for i, f := range p.schema.Fields {
+		if p.isPart[i] || (only != nil && !only(i)) {
+			continue
+		}
+		s.Fields = append(s.Fields, f)
+		idx = append(idx, i)
+	}
+	return s, idx
+}
+
+// readRows reads a file's rows in table layout: the columns chosen by only
+// (nil: all) from the file, partition columns from the add action; other
+// columns are nil.
+func (t *Table) readRows(ctx context.Context, snap *txlog.Snapshot, p *mergePlan, a *txlog.Add, only func(i int) bool) ([][]any, error) {
+	key, err := snap.FileKey(a.Path)
+	if err != nil {
+		return nil, err
+	}
+	want, idx := p.dataSchema(only)
+	var rows [][]any
+	if len(want.Fields) > 0 {
+		f, err := parquetio.OpenFile(ctx, t.store, key, a.Size)
+		if err != nil {
+			return nil, err
+		}
+		data, err := f.ReadAll(ctx, want, parquetio.ReadOptions{})
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", key, err)
+		}
+		rows = make([][]any, len(data))
+		for r, d := range data {
+			row := make([]any, len(p.schema.Fields))
+			for j, i := range idx {
+				row[i] = d[j]
+			}
+			rows[r] = row
+		}
+	} else {
+		n, ok := numRecordsOf(a.Stats)
+		if !ok {
+			f, err := parquetio.OpenFile(ctx, t.store, key, a.Size)
+			if err != nil {
+				return nil, err
+			}
+			n = f.NumRows()
+			f.Close()
+		}
+		rows = make([][]any, n)
+		for r := range rows {
+			rows[r] = make([]any, len(p.schema.Fields))
+		}
+	}
+	for i, f := range p.schema.Fields {
+		if !p.isPart[i] || (only != nil && !only(i)) {
+			continue
+		}
+		raw, _ := partitionValue(a.PartitionValues, f.Name)
+		v, err := expr.ParsePartitionValue(raw, f.Type)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: partition value of %q: %w", txlog.ErrCorruptLog, a.Path, f.Name, err)
+		}
+		for _, row := range rows {
+			row[i] = v
+		}
+	}
+	return rows, nil
+}
+
+func numRecordsOf(stats string) (int64, bool) {
+	st, err := expr.ParseStats(stats)
+	if err != nil || st == nil || st.NumRecords == nil {
+		return 0, false
+	}
+	return *st.NumRecords, true
+}
+
+// mergeOnce plans and commits the merge on snap.
+func (t *Table) mergeOnce(ctx context.Context, snap *txlog.Snapshot, batch *parquetio.Batch, o MergeOptions) (MergeResult, error) {
+	res := MergeResult{Version: snap.Version(), NumSourceRows: int64(len(batch.Rows)), NumFilesInTable: snap.NumFiles()}
+	if o.AppID != "" {
+		if v, ok := snap.TxnVersion(o.AppID); ok && o.Version <= v {
+			return MergeResult{Skipped: true, Version: snap.Version(), NumFilesInTable: snap.NumFiles()}, nil
+		}
+	}
+	wrap := func(err error) error {
+		return fmt.Errorf("table: merge into %s at version %d: %w", t.URL(), snap.Version(), err)
+	}
+	p, err := t.planMerge(snap, batch, o)
+	if err != nil {
+		return res, wrap(err)
+	}
+	res.NumSourceChanges = int64(len(p.order))
+
+	// 1. Prune, then read the key (and sequence) columns of what is left.
+	keyOrSeq := func(i int) bool { return slices.Contains(p.keyIdx, i) || i == p.seqIdx }
+	var scanned, touched []*txlog.Add
+	for _, a := range snap.Files() {
+		if !p.mayHold(a) {
+			continue
+		}
+		if a.DeletionVector != nil {
+			return res, wrap(fmt.Errorf("%w: merge into %s: file %s has a deletion vector (copy-on-write merge of such files is not implemented)", ErrUnsupportedMode, t.URL(), a.Path))
+		}
+		scanned = append(scanned, a)
+		rows, err := t.readRows(ctx, snap, p, a, keyOrSeq)
+		if err != nil {
+			return res, wrap(err)
+		}
+		for _, row := range rows {
+			if c, ok := p.changes[p.key(row)]; ok {
+				var rs any
+				if p.seqIdx >= 0 {
+					rs = row[p.seqIdx]
+				}
+				if p.applies(c, rs) {
+					touched = append(touched, a)
+					break
+				}
+			}
+		}
+	}
+	res.NumFilesScanned = len(scanned)
+
+	// 2. Rewrite touched files: copy, update or drop each row.
+	var out [][]any
+	for _, a := range touched {
+		rows, err := t.readRows(ctx, snap, p, a, nil)
+		if err != nil {
+			return res, wrap(err)
+		}
+		for _, row := range rows {
+			c, ok := p.changes[p.key(row)]
+			if !ok {
+				out = append(out, row)
+				res.NumCopied++
+				continue
+			}
+			c.hit = true
+			var rs any
+			if p.seqIdx >= 0 {
+				rs = row[p.seqIdx]
+			}
+			switch {
+			case !p.applies(c, rs):
+				out = append(out, row)
+				res.NumCopied++
+				res.NumStale++
+			case c.delete:
+				res.NumDeleted++
+			default:
+				nr := slices.Clone(row)
+				for _, i := range p.updIdx {
+					nr[i] = c.row[i]
+				}
+				out = append(out, nr)
+				res.NumUpdated++
+			}
+		}
+	}
+	// Keys matched in scanned-but-untouched files are stale changes.
+	if len(scanned) > len(touched) {
+		isTouched := map[*txlog.Add]bool{}
+		for _, a := range touched {
+			isTouched[a] = true
+		}
+		for _, a := range scanned {
+			if isTouched[a] {
+				continue
+			}
+			rows, err := t.readRows(ctx, snap, p, a, keyOrSeq)
+			if err != nil {
+				return res, wrap(err)
+			}
+			for _, row := range rows {
+				if c, ok := p.changes[p.key(row)]; ok && !c.hit {
+					c.hit = true
+					res.NumStale++
+				}
+			}
+		}
+	}
+	for _, k := range p.order {
+		c := p.changes[k]
+		if c.hit || c.delete {
+			continue
+		}
+		out = append(out, c.row)
+		res.NumInserted++
+	}
+
+	// 3. Write the new files.
+	config := snap.Metadata().Configuration
+	wopts := parquetio.WriteOptions{
+		PartitionColumns:    p.partCols,
+		TargetFileSizeBytes: o.TargetFileSizeBytes,
+		RowGroupSizeBytes:   o.RowGroupSizeBytes,
+		Compression:         o.Compression,
+		NumIndexedCols:      numIndexedCols(config),
+	}
+	if wopts.TargetFileSizeBytes == 0 {
+		wopts.TargetFileSizeBytes = targetFileSize(config)
+	}
+	var files []parquetio.WrittenFile
+	if len(out) > 0 {
+		files, err = parquetio.WriteFiles(ctx, t.store, &parquetio.Batch{Schema: p.schema, Rows: out}, wopts)
+		if err != nil {
+			return res, wrap(err)
+		}
+	}
+
+	// 4. One commit: removes, adds, txn.
+	now := o.Now().UnixMilli()
+	tx := t.log.Begin(snap)
+	tx.SetIsolation(txlog.Serializable)
+	for _, a := range scanned {
+		tx.ReadFiles(a.Path)
+	}
+	tx.ReadPredicate(p.mayHold)
+	for _, a := range touched {
+		size := a.Size
+		ext := true
+		ts := now
+		tx.Add(txlog.Action{Remove: &txlog.Remove{
+			Path: a.Path, DeletionTimestamp: &ts, DataChange: true, ExtendedFileMetadata: &ext,
+			PartitionValues: a.PartitionValues, Size: &size, Stats: a.Stats, Tags: a.Tags,
+			DeletionVector: a.DeletionVector, BaseRowID: a.BaseRowID, DefaultRowCommitVersion: a.DefaultRowCommitVersion,
+		}})
+		res.NumFilesRemoved++
+		res.NumBytesRemoved += a.Size
+	}
+	for _, f := range files {
+		tx.Add(txlog.Action{Add: &txlog.Add{
+			Path:             txlog.EncodePath(f.Path),
+			PartitionValues:  nonNilMap(f.PartitionValues),
+			Size:             f.Size,
+			ModificationTime: f.ModificationTime.UnixMilli(),
+			DataChange:       true,
+			Stats:            f.Stats,
+		}})
+		res.NumFilesAdded++
+		res.NumBytesAdded += f.Size
+	}
+	if o.AppID != "" {
+		tx.ReadTxn(o.AppID)
+		lu := now
+		tx.Add(txlog.Action{Txn: &txlog.Txn{AppID: o.AppID, Version: o.Version, LastUpdated: &lu}})
+	}
+	if len(tx.Actions()) == 0 {
+		return res, nil // nothing changes and no txn to record
+	}
+	if o.beforeCommit != nil {
+		o.beforeCommit()
+	}
+	v, err := tx.Commit(ctx, "MERGE", p.operationParameters(o), res.operationMetrics())
+	if err != nil {
+		var ce *txlog.ConflictError
+		if errors.As(err, &ce) {
+			// Never committed: our files are unreferenced; delete them (best
+			// effort, VACUUM collects what is left) before re-planning.
+			dctx := context.WithoutCancel(ctx)
+			for _, f := range files {
+				_ = t.store.Delete(dctx, f.Path)
+			}
+		}
+		return res, wrap(err)
+	}
+	res.Version = v
+	return res, nil
+}
+
+// operationParameters are Delta's for MERGE (DeltaOperations.Merge):
+// predicate, matchedPredicates, notMatchedPredicates and
+// notMatchedBySourcePredicates, JSON text as Spark writes them.
+func (p *mergePlan) operationParameters(o MergeOptions) map[string]any {
+	var on []string
+	for _, i := range p.keyIdx {
+		n := quoteIdent(p.schema.Fields[i].Name)
+		on = append(on, "(t."+n+" = s."+n+")")
+	}
+	cond := strings.Join(on, " AND ")
+	newer := ""
+	if p.seqIdx >= 0 {
+		n := quoteIdent(p.schema.Fields[p.seqIdx].Name)
+		newer = "(s." + n + " > t." + n + ")"
+	}
+	type mp struct {
+		Predicate  string `json:"predicate,omitempty"`
+		ActionType string `json:"actionType"`
+	}
+	var matched, notMatched []mp
+	and := func(a, b string) string {
+		switch {
+		case a == "":
+			return b
+		case b == "":
+			return a
+		}
+		return a + " AND " + b
+	}
+	if p.pred != nil {
+		matched = append(matched, mp{Predicate: and("("+p.pred.String()+")", newer), ActionType: "delete"})
+		notMatched = append(notMatched, mp{Predicate: "(NOT (" + p.pred.String() + "))", ActionType: "insert"})
+	} else {
+		notMatched = append(notMatched, mp{ActionType: "insert"})
+	}
+	matched = append(matched, mp{Predicate: newer, ActionType: "update"})
+	return map[string]any{
+		"predicate":                    jsonString([]string{cond}),
+		"matchedPredicates":            jsonString(matched),
+		"notMatchedPredicates":         jsonString(notMatched),
+		"notMatchedBySourcePredicates": "[]",
+	}
+}
+
+func quoteIdent(s string) string {
+	for _, r := range s {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return "`" + strings.ReplaceAll(s, "`", "``") + "`"
+		}
+	}
+	return s
+}
+
+// operationMetrics are Delta's MERGE metrics (MergeIntoCommandBase metrics).
+func (r MergeResult) operationMetrics() map[string]any {
+	i := func(n int64) string { return strconv.FormatInt(n, 10) }
+	return map[string]any{
+		"numSourceRows":                          i(r.NumSourceRows),
+		"numTargetRowsInserted":                  i(r.NumInserted),
+		"numTargetRowsUpdated":                   i(r.NumUpdated),
+		"numTargetRowsMatchedUpdated":            i(r.NumUpdated),
+		"numTargetRowsNotMatchedBySourceUpdated": "0",
+		"numTargetRowsDeleted":                   i(r.NumDeleted),
+		"numTargetRowsMatchedDeleted":            i(r.NumDeleted),
+		"numTargetRowsNotMatchedBySourceDeleted": "0",
+		"numTargetRowsCopied":                    i(r.NumCopied),
+		"numOutputRows":                          i(r.NumInserted + r.NumUpdated + r.NumCopied),
+		"numTargetFilesAdded":                    strconv.Itoa(r.NumFilesAdded),
+		"numTargetFilesRemoved":                  strconv.Itoa(r.NumFilesRemoved),
+		"numTargetChangeFilesAdded":              "0",
+		"numTargetBytesAdded":                    i(r.NumBytesAdded),
+		"numTargetBytesRemoved":                  i(r.NumBytesRemoved),
+		"numTargetDeletionVectorsAdded":          "0",
+		"numTargetDeletionVectorsRemoved":        "0",
+		"numTargetDeletionVectorsUpdated":        "0",
+	}
+}

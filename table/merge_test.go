@@ -1,0 +1,221 @@
+package table_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/table"
+	"github.com/lakesink/lakesink/txlog"
+)
+
+// kvSchema: id (key), part (partition), v, seq.
+func kvSchema(extra ...parquetio.StructField) *parquetio.StructType {
+	return &parquetio.StructType{Fields: append([]parquetio.StructField{
+		{Name: "id", Type: parquetio.TypeLong, Nullable: false},
+		{Name: "part", Type: parquetio.TypeString, Nullable: true},
+		{Name: "v", Type: parquetio.TypeString, Nullable: true},
+		{Name: "seq", Type: parquetio.TypeLong, Nullable: true},
+	}, extra...)}
+}
+
+// state renders the table as sorted "id:part:v:seq" lines.
+func state(t *testing.T, tb *table.Table) string {
+	t.Helper()
+	rows, _, err := table.LiveRows(context.Background(), tb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, r := range rows {
+		lines = append(lines, fmt.Sprintf("%v:%v:%v:%v", r[0], r[1], r[2], r[3]))
+	}
+	slices.Sort(lines)
+	return strings.Join(lines, " ")
+}
+
+func createKV(t *testing.T, tb *table.Table, partitioned bool, n int) {
+	t.Helper()
+	var pc []string
+	if partitioned {
+		pc = []string{"part"}
+	}
+	b := &parquetio.Batch{Schema: kvSchema()}
+	for i := range n {
+		b.Rows = append(b.Rows, []any{int64(i), fmt.Sprint("p", i%2), "old", int64(1)})
+	}
+	if _, err := tb.Write(context.Background(), b, table.WriteOptions{PartitionColumns: pc}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestMergeUpsertDeleteAndCommitInfo(t *testing.T) {
+	ctx := context.Background()
+	tb := open(t)
+	createKV(t, tb, true, 4) // 0..3 in p0/p1
+	op := parquetio.StructField{Name: "op", Type: parquetio.TypeString, Nullable: true}
+	b := &parquetio.Batch{Schema: kvSchema(op), Rows: [][]any{
+		{int64(1), "p1", "new", int64(2), "u"}, // update
+		{int64(2), "p0", nil, int64(2), "d"},   // delete
+		{int64(9), "p1", "ins", int64(2), "c"}, // insert
+		{int64(8), "p0", nil, int64(2), "d"},   // delete of a missing key: nothing
+	}}
+	res, err := tb.Merge(ctx, b, table.MergeOptions{Keys: []string{"id"}, SequenceBy: "seq", DeleteWhen: "op = 'd'", AppID: "app", Version: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.NumInserted != 1 || res.NumUpdated != 1 || res.NumDeleted != 1 || res.NumSourceRows != 4 {
+		t.Fatalf("result %+v", res)
+	}
+	if got, want := state(t, tb), "0:p0:old:1 1:p1:new:2 3:p1:old:1 9:p1:ins:2"; got != want {
+		t.Fatalf("table\n got %s\nwant %s", got, want)
+	}
+	h, err := tb.History(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ci := h[0].CommitInfo
+	if ci.Operation() != "MERGE" {
+		t.Fatalf("operation %q", ci.Operation())
+	}
+	m := ci.StringMap("operationMetrics")
+	for k, v := range map[string]string{"numTargetRowsInserted": "1", "numTargetRowsUpdated": "1", "numTargetRowsDeleted": "1", "numSourceRows": "4", "numTargetFilesRemoved": "2"} {
+		if m[k] != v {
+			t.Errorf("operationMetrics[%s] = %q, want %q (%v)", k, m[k], v, m)
+		}
+	}
+	pm := ci.StringMap("operationParameters")
+	if pm["predicate"] != `["(t.id = s.id)"]` || !strings.Contains(pm["matchedPredicates"], `"actionType":"delete"`) || pm["notMatchedBySourcePredicates"] != "[]" {
+		t.Errorf("operationParameters %v", pm)
+	}
+	// Replay: a no-op by txn.
+	res2, err := tb.Merge(ctx, b, table.MergeOptions{Keys: []string{"id"}, SequenceBy: "seq", DeleteWhen: "op = 'd'", AppID: "app", Version: 1})
+	if err != nil || !res2.Skipped || res2.Version != res.Version {
+		t.Fatalf("replay: %+v %v", res2, err)
+	}
+	// 'op' stays out of the table.
+	snap, _ := tb.Snapshot(ctx)
+	if s, _ := snap.Schema(); s.FieldIndex("op") >= 0 {
+		t.Fatalf("op column written to the table")
+	}
+}
+
+func TestMergeSequence(t *testing.T) {
+	ctx := context.Background()
+	tb := open(t)
+	createKV(t, tb, false, 2)
+	opts := table.MergeOptions{Keys: []string{"id"}, SequenceBy: "seq"}
+	b := &parquetio.Batch{Schema: kvSchema(), Rows: [][]any{
+		{int64(0), "p0", "s5", int64(5)},
+		{int64(0), "p0", "s3", int64(3)}, // older within the batch: loses
+		{int64(1), "p1", "s0", int64(0)}, // older than the table's 1: not applied
+		{int64(2), "p0", "a", int64(7)},
+		{int64(2), "p0", "b", int64(7)}, // tie: the later row wins
+	}}
+	res, err := tb.Merge(ctx, b, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := state(t, tb), "0:p0:s5:5 1:p1:old:1 2:p0:b:7"; got != want {
+		t.Fatalf("table\n got %s\nwant %s", got, want)
+	}
+	if res.NumStale != 1 || res.NumUpdated != 1 || res.NumInserted != 1 {
+		t.Fatalf("result %+v", res)
+	}
+	// A late change for key 0 (seq 4 < 5) changes nothing, and rewrites nothing.
+	res, err = tb.Merge(ctx, &parquetio.Batch{Schema: kvSchema(), Rows: [][]any{{int64(0), "p0", "late", int64(4)}}}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.NumFilesRemoved != 0 || res.NumStale != 1 || state(t, tb) != "0:p0:s5:5 1:p1:old:1 2:p0:b:7" {
+		t.Fatalf("late change applied: %+v %s", res, state(t, tb))
+	}
+}
+
+func TestMergeDuplicateKeyRefused(t *testing.T) {
+	tb := open(t)
+	createKV(t, tb, false, 1)
+	b := &parquetio.Batch{Schema: kvSchema(), Rows: [][]any{{int64(7), "p", "a", nil}, {int64(7), "p", "b", nil}}}
+	_, err := tb.Merge(context.Background(), b, table.MergeOptions{Keys: []string{"id"}})
+	if !errors.Is(err, table.ErrDuplicateKey) || !strings.Contains(err.Error(), "id=7") {
+		t.Fatalf("err %v, want ErrDuplicateKey naming id=7", err)
+	}
+	b.Rows[1][0] = nil
+	if _, err := tb.Merge(context.Background(), b, table.MergeOptions{Keys: []string{"id"}}); !errors.Is(err, table.ErrNullKey) {
+		t.Fatalf("null key: %v", err)
+	}
+	if _, err := tb.Merge(context.Background(), b, table.MergeOptions{Keys: []string{"nope"}}); !errors.Is(err, table.ErrInvalidOptions) {
+		t.Fatalf("unknown key: %v", err)
+	}
+}
+
+// TestMergePrunesByStats: with one file per 100 keys, an upsert of two keys
+// rewrites only their file and reads the key column of no other.
+func TestMergePrunesByStats(t *testing.T) {
+	ctx := context.Background()
+	tb := open(t)
+	for f := range 10 {
+		b := &parquetio.Batch{Schema: kvSchema()}
+		for i := f * 100; i < f*100+100; i++ {
+			b.Rows = append(b.Rows, []any{int64(i), "p", "old", int64(1)})
+		}
+		if _, err := tb.Write(ctx, b, table.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := &parquetio.Batch{Schema: kvSchema(), Rows: [][]any{{int64(305), "p", "new", int64(2)}, {int64(350), "p", "new", int64(2)}, {int64(5000), "p", "ins", int64(2)}}}
+	res, err := tb.Merge(ctx, b, table.MergeOptions{Keys: []string{"id"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.NumFilesScanned != 1 || res.NumFilesRemoved != 1 || res.NumUpdated != 2 || res.NumInserted != 1 || res.NumCopied != 98 {
+		t.Fatalf("result %+v", res)
+	}
+	rows, _, _ := table.LiveRows(ctx, tb)
+	if len(rows) != 1001 {
+		t.Fatalf("%d rows", len(rows))
+	}
+}
+
+// TestMergeRetriesAfterOptimize: a concurrent rewrite (dataChange=false) of
+// the file the merge rewrites conflicts, and the merge re-plans on the new
+// snapshot.
+func TestMergeRetriesAfterOptimize(t *testing.T) {
+	ctx := context.Background()
+	tb := open(t)
+	createKV(t, tb, false, 3)
+	snap, _ := tb.Snapshot(ctx)
+	old := snap.Files()[0]
+	// Rewrite the file's rows into a new file (as OPTIMIZE would) between
+	// the merge's read and its commit: commit it from a hook on the first
+	// attempt by racing with a pre-computed plan.
+	rows, schema, _ := table.LiveRows(ctx, tb)
+	opt := func() {
+		files, err := parquetio.WriteFiles(ctx, tb.Store(), &parquetio.Batch{Schema: schema, Rows: rows}, parquetio.WriteOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tx := tb.Log().Begin(snap)
+		tx.ReadFiles(old.Path)
+		tx.Add(txlog.Action{Remove: &txlog.Remove{Path: old.Path, DataChange: false}},
+			txlog.Action{Add: &txlog.Add{Path: txlog.EncodePath(files[0].Path), PartitionValues: map[string]*string{}, Size: files[0].Size, Stats: files[0].Stats}})
+		if _, err := tx.Commit(ctx, "OPTIMIZE", nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := table.MergeWithHook(ctx, tb, &parquetio.Batch{Schema: kvSchema(), Rows: [][]any{{int64(1), "p", "new", int64(2)}}},
+		table.MergeOptions{Keys: []string{"id"}}, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Attempts != 2 {
+		t.Fatalf("attempts %d, want 2 (one conflict, one re-plan)", res.Attempts)
+	}
+	if got, want := state(t, tb), "0:p0:old:1 1:p:new:2 2:p0:old:1"; got != want {
+		t.Fatalf("table\n got %s\nwant %s", got, want)
+	}
+}
