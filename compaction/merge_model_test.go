@@ -1,0 +1,214 @@
+package compaction
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+	"pgregory.net/rapid"
+
+	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/reader"
+	"github.com/lakesink/lakesink/storage"
+	"github.com/lakesink/lakesink/table"
+)
+
+// Model-based property test of table.Merge (issue 16): random change
+// batches (inserts, updates, deletes; late, duplicate and tied sequences;
+// keys whose rows move between partitions) are merged into a table
+// partitioned by a non-key column, and applied to a map model with the rule
+// MergeOptions documents. After every batch the table read with the reader
+// equals the model; between batches the table may be OPTIMIZEd, and a batch
+// may be replayed with its (appId, version), which must change nothing.
+// RAPID_CHECKS=200 go test ./compaction -run TestMergeModel for more.
+
+type mergeModelRow struct {
+	part string
+	v    string
+	seq  int64
+}
+
+type mergeChange struct {
+	id     int64
+	part   string
+	v      string
+	seq    int64
+	op     string // c, u, d
+	nullV  bool
+	srcPos int
+}
+
+var mergeModelSchema = &parquetio.StructType{Fields: []parquetio.StructField{
+	{Name: "id", Type: parquetio.TypeLong, Nullable: false},
+	{Name: "part", Type: parquetio.TypeString, Nullable: true},
+	{Name: "v", Type: parquetio.TypeString, Nullable: true},
+	{Name: "seq", Type: parquetio.TypeLong, Nullable: true},
+	{Name: "op", Type: parquetio.TypeString, Nullable: true},
+}}
+
+// applyModel applies a batch to the model as MergeOptions documents it.
+func applyModel(m map[int64]mergeModelRow, batch []mergeChange, useSeq bool) {
+	win := map[int64]mergeChange{}
+	for _, c := range batch {
+		if p, ok := win[c.id]; !ok || !useSeq || c.seq >= p.seq {
+			win[c.id] = c
+		}
+	}
+	for id, c := range win {
+		row, exists := m[id]
+		if exists && useSeq && c.seq <= row.seq {
+			continue // stale: the table row is as new or newer
+		}
+		switch {
+		case c.op == "d":
+			delete(m, id)
+		default:
+			v := c.v
+			if c.nullV {
+				v = "<nil>"
+			}
+			m[id] = mergeModelRow{part: c.part, v: v, seq: c.seq}
+		}
+	}
+}
+
+func modelLines(m map[int64]mergeModelRow) []string {
+	var out []string
+	for id, r := range m {
+		out = append(out, fmt.Sprintf("%d|%s|%s|%d", id, r.part, r.v, r.seq))
+	}
+	slices.Sort(out)
+	return out
+}
+
+func tableLines(t *rapid.T, ctx context.Context, st storage.Store) []string {
+	snap, err := reader.Open(ctx, st.URL(), reader.WithStore(st))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close()
+	var out []string
+	for rec, err := range snap.Rows(ctx, reader.ReadOptions{Columns: []string{"id", "part", "v", "seq"}}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := rec.Values
+		out = append(out, fmt.Sprintf("%v|%v|%v|%v", v[0], v[1], v[2], v[3]))
+	}
+	slices.Sort(out)
+	return out
+}
+
+const mergeModelDefaultChecks = 25
+
+func setDefaultChecks(t *testing.T, n int) {
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "rapid.checks" })
+	if _, ok := os.LookupEnv("RAPID_CHECKS"); ok || explicit {
+		return
+	}
+	if f := flag.Lookup("rapid.checks"); f != nil {
+		old := f.Value.String()
+		if err := f.Value.Set(fmt.Sprint(n)); err == nil {
+			t.Cleanup(func() { _ = f.Value.Set(old) })
+		}
+	}
+}
+
+func TestMergeModel(t *testing.T) {
+	setDefaultChecks(t, mergeModelDefaultChecks)
+	rapid.Check(t, func(t *rapid.T) {
+		ctx := context.Background()
+		op, err := storage.NewOpener(storage.DefaultOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := op.Open(ctx, "mem://merge-model-"+uuid.NewString())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		tb, err := table.OpenStore(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The table has no op column: it is the batch's only.
+		if _, err := tb.Merge(ctx, &parquetio.Batch{Schema: &parquetio.StructType{Fields: mergeModelSchema.Fields[:4]}},
+			table.MergeOptions{Keys: []string{"id"}, PartitionColumns: []string{"part"}}); err != nil {
+			t.Fatal(err)
+		}
+		useSeq := rapid.Bool().Draw(t, "useSeq")
+		opts := table.MergeOptions{Keys: []string{"id"}, DeleteWhen: "op = 'd'", AppID: "cdc", PartitionColumns: []string{"part"}}
+		if useSeq {
+			opts.SequenceBy = "seq"
+		}
+		model := map[int64]mergeModelRow{}
+		var prev *parquetio.Batch
+		var prevVersion int64
+		nBatches := rapid.IntRange(1, 8).Draw(t, "batches")
+		for b := 1; b <= nBatches; b++ {
+			switch rapid.IntRange(0, 5).Draw(t, "between") {
+			case 0:
+				if _, _, err := Optimize(ctx, tb, PlanOptions{}, DefaultExecOptions()); err != nil {
+					t.Fatalf("optimize before batch %d: %v", b, err)
+				}
+			case 1:
+				if prev != nil { // replay the last batch: skipped by txn
+					o := opts
+					o.Version = prevVersion
+					res, err := tb.Merge(ctx, prev, o)
+					if err != nil || !res.Skipped {
+						t.Fatalf("replay of batch %d: %+v %v", prevVersion, res, err)
+					}
+				}
+			}
+			n := rapid.IntRange(0, 12).Draw(t, "n")
+			var changes []mergeChange
+			used := map[int64]bool{}
+			for i := range n {
+				c := mergeChange{
+					id:     rapid.Int64Range(0, 20).Draw(t, "id"),
+					part:   fmt.Sprint("p", rapid.IntRange(0, 4).Draw(t, "part")),
+					v:      rapid.StringMatching(`[a-c]{0,3}`).Draw(t, "v"),
+					nullV:  rapid.IntRange(0, 9).Draw(t, "nullV") == 0,
+					seq:    rapid.Int64Range(0, 15).Draw(t, "seq"),
+					op:     rapid.SampledFrom([]string{"c", "u", "u", "d"}).Draw(t, "op"),
+					srcPos: i,
+				}
+				if !useSeq && used[c.id] {
+					continue // without a sequence column a batch changes a key once
+				}
+				used[c.id] = true
+				changes = append(changes, c)
+			}
+			batch := &parquetio.Batch{Schema: mergeModelSchema}
+			for _, c := range changes {
+				var v any = c.v
+				if c.nullV {
+					v = nil
+				}
+				batch.Rows = append(batch.Rows, []any{c.id, c.part, v, c.seq, c.op})
+			}
+			o := opts
+			o.Version = int64(b)
+			o.TargetFileSizeBytes = int64(rapid.SampledFrom([]int{1, 1 << 20}).Draw(t, "targetFileSize"))
+			res, err := tb.Merge(ctx, batch, o)
+			if err != nil {
+				t.Fatalf("batch %d: %v", b, err)
+			}
+			before := maps.Clone(model)
+			applyModel(model, changes, useSeq)
+			if got, want := tableLines(t, ctx, st), modelLines(model); !slices.Equal(got, want) {
+				t.Fatalf("after batch %d (%+v)\nbefore %s\ntable  %s\nmodel  %s", b, res, strings.Join(modelLines(before), " "),
+					strings.Join(got, " "), strings.Join(want, " "))
+			}
+			prev, prevVersion = batch, int64(b)
+		}
+	})
+}
