@@ -8,8 +8,12 @@ import (
 
 // fitSchema checks that a batch's schema fits the table's: every batch column
 // exists in the table with the same type, or is new and nullable and merge is
-// on. Table columns missing from the batch must be nullable (written as null).
-// It returns the schema to write with (the merged one when columns were added).
+// on; with merge, a struct column (also inside arrays and maps) may also gain
+// nested fields, when the batch's type is the merged one (parquetio.MergeSchema:
+// the table's fields first, in order, then the new ones), as Delta's
+// mergeSchema evolves nested structs. Table columns missing from the batch
+// must be nullable (written as null). It returns the schema to write with
+// (the merged one when columns were added).
 func fitSchema(tableSchema, batchSchema *parquetio.StructType, merge bool) (*parquetio.StructType, bool, error) {
 	for _, f := range tableSchema.Fields {
 		if _, ok := batchSchema.Field(f.Name); !ok && !f.Nullable {
@@ -27,6 +31,10 @@ func fitSchema(tableSchema, batchSchema *parquetio.StructType, merge bool) (*par
 			continue
 		}
 		if !parquetio.TypesEqual(tf.Type, f.Type) {
+			if merge {
+				added = true // nested fields added: checked against the merged type below
+				continue
+			}
 			return nil, false, fmt.Errorf("%w: column %q is %s in the table but %s in the batch", ErrSchemaMismatch, f.Name, tf.Type.TypeName(), f.Type.TypeName())
 		}
 	}
@@ -36,6 +44,12 @@ func fitSchema(tableSchema, batchSchema *parquetio.StructType, merge bool) (*par
 	merged, err := parquetio.MergeSchema(tableSchema, batchSchema)
 	if err != nil {
 		return nil, false, fmt.Errorf("%w: %w", ErrSchemaMismatch, err)
+	}
+	for _, f := range batchSchema.Fields {
+		if mf, _ := merged.Field(f.Name); !parquetio.TypesEqual(mf.Type, f.Type) {
+			return nil, false, fmt.Errorf("%w: column %q is %s after merging the table's schema but %s in the batch (nested fields must follow the table's, new ones last)",
+				ErrSchemaMismatch, f.Name, mf.Type.TypeName(), f.Type.TypeName())
+		}
 	}
 	return merged, true, nil
 }

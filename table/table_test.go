@@ -345,3 +345,43 @@ func TestTargetFileSizePropertyWithUnit(t *testing.T) {
 		t.Fatalf("%d files for 20,000 rows at a 16 KiB target; want the files rolled", res.NumFiles)
 	}
 }
+
+// TestMergeSchemaNestedField (issue 14 item 2): with MergeSchema a struct
+// column gains a nested field when the batch's type is the merged one (the
+// table's fields first, then the new one), as Delta's mergeSchema evolves
+// nested structs; it was refused as "struct in the table but struct in the
+// batch". Another nested layout, or no MergeSchema, is still refused.
+func TestMergeSchemaNestedField(t *testing.T) {
+	ctx := context.Background()
+	tb := open(t)
+	st := func(names ...string) *parquetio.StructType {
+		s := &parquetio.StructType{}
+		for _, n := range names {
+			s.Fields = append(s.Fields, parquetio.StructField{Name: n, Type: parquetio.TypeString, Nullable: true})
+		}
+		return &parquetio.StructType{Fields: []parquetio.StructField{
+			{Name: "id", Type: parquetio.TypeLong, Nullable: true}, {Name: "s", Type: s, Nullable: true}}}
+	}
+	if _, err := tb.Write(ctx, &parquetio.Batch{Schema: st("a"), Rows: [][]any{{int64(1), []any{"x"}}}}, table.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	wider := &parquetio.Batch{Schema: st("a", "b"), Rows: [][]any{{int64(2), []any{"y", "z"}}}}
+	if _, err := tb.Write(ctx, wider, table.WriteOptions{}); !errors.Is(err, table.ErrSchemaMismatch) {
+		t.Fatalf("nested field without merge: %v, want ErrSchemaMismatch", err)
+	}
+	reordered := &parquetio.Batch{Schema: st("b", "a"), Rows: [][]any{{int64(2), []any{"z", "y"}}}}
+	if _, err := tb.Write(ctx, reordered, table.WriteOptions{MergeSchema: true}); !errors.Is(err, table.ErrSchemaMismatch) {
+		t.Fatalf("nested fields in another order: %v, want ErrSchemaMismatch", err)
+	}
+	if _, err := tb.Write(ctx, wider, table.WriteOptions{MergeSchema: true}); err != nil {
+		t.Fatal(err)
+	}
+	snap, _ := tb.Snapshot(ctx)
+	s, err := snap.Schema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f, _ := s.Field("s"); !parquetio.TypesEqual(f.Type, st("a", "b").Fields[1].Type) || snap.Version() != 1 {
+		t.Fatalf("version %d schema %+v; want version 1 with s struct<a,b>", snap.Version(), s)
+	}
+}

@@ -41,6 +41,7 @@ type IngestOptions struct {
 	TargetFileSize     string
 	Compression        string
 	MergeSchema        bool
+	SchemaEvolution    string
 	BadRecordsPath     string
 	RecoverFromTable   bool       // ingest_recover.go
 	Kafka              KafkaFlags // ingest_kafka.go
@@ -63,7 +64,8 @@ func (o *IngestOptions) AddFlags(f *pflag.FlagSet) {
 	f.BoolVar(&o.AllowReset, "allow-reset", false, "allow a checkpoint to be reused with another source or sink, or a fresh checkpoint on a source the table already ingested")
 	f.StringVar(&o.TargetFileSize, "target-file-size", "", "roll data files at this size (default: delta.targetFileSize, else 128MiB)")
 	f.StringVar(&o.Compression, "compression", "snappy", "Parquet compression: snappy, zstd, gzip, lz4, none")
-	f.BoolVar(&o.MergeSchema, "merge-schema", false, "add new nullable input columns to the table schema")
+	f.BoolVar(&o.MergeSchema, "merge-schema", false, "add the input's new columns to the table schema, nullable (Delta's mergeSchema; same as --schema-evolution-mode addNewColumns)")
+	f.StringVar(&o.SchemaEvolution, "schema-evolution-mode", "", "input fields not in the schema: failOnNewColumns (default: the record is an error), addNewColumns (as --merge-schema) or none (drop their values), as Auto Loader's cloudFiles.schemaEvolutionMode")
 	f.StringVar(&o.BadRecordsPath, "bad-records-path", "", "Delta table URL for records that do not fit the schema (as Spark's badRecordsPath): valid rows go on, rejects land there once per batch")
 	f.BoolVar(&o.RecoverFromTable, "recover-checkpoint-from-table", false, "rebuild a lost checkpoint from the Delta table's commits (Kafka source only): continue after the newest batch the table recorded for this source, with its query id")
 	o.Kafka.AddFlags(f)
@@ -87,6 +89,13 @@ Triggers: available-now (default; process the backlog in batches of
 --max-files-per-trigger files, then exit), once (one batch of everything new),
 interval=30s (run until SIGINT/SIGTERM). With no new input no batch runs.
 --max-files-per-trigger defaults to 0: every new file in one batch.
+
+Schema: --schema, else the table's, else inferred from the first batch. An
+input field that the schema lacks (a new column) fails the batch, naming
+file, line and field (--bad-records-path sets such records aside instead);
+--merge-schema infers each batch's schema and adds its new columns to the
+table, nullable, keeping the table's columns and types (Delta's mergeSchema);
+--schema-evolution-mode none drops their values.
 
 EXAMPLE
   lakesink ingest --source ./incoming --format json --schema schema.json \
@@ -151,6 +160,10 @@ func runIngest(ctx context.Context, p *printer, o IngestOptions) error {
 	}
 	defer chkStore.Close()
 
+	evolution, err := ingestSchemaEvolution(o)
+	if err != nil {
+		return err
+	}
 	var schema *parquetio.StructType
 	if o.Schema != "" {
 		if schema, err = loadSchema(o.Schema); err != nil {
@@ -217,7 +230,7 @@ func runIngest(ctx context.Context, p *printer, o IngestOptions) error {
 		}
 		dopts := sink.Options{
 			OutputMode: sink.OutputMode(o.OutputMode), PartitionColumns: o.PartitionBy,
-			TargetFileSizeBytes: target, Compression: o.Compression, MergeSchema: o.MergeSchema,
+			TargetFileSizeBytes: target, Compression: o.Compression, MergeSchema: evolution == source.SchemaEvolutionAddNewColumns,
 			OperationParameters: map[string]string{"sourceUrl": sourceURL},
 			BatchParameters:     lazy.batchParameters(ctx),
 		}
@@ -249,6 +262,7 @@ func runIngest(ctx context.Context, p *printer, o IngestOptions) error {
 
 	srcOpts := source.DefaultOptions(source.Format(o.Format))
 	srcOpts.Schema = schema
+	srcOpts.SchemaEvolution = evolution
 	srcOpts.TimestampFormat = o.TimestampFormat
 	if o.BadRecordsPath != "" {
 		rt, err := table.Open(ctx, o.BadRecordsPath)
@@ -340,6 +354,29 @@ func runIngest(ctx context.Context, p *printer, o IngestOptions) error {
 	return ingestHint(runErr, o.BadRecordsPath != "", chkStore.URL())
 }
 
+// ingestSchemaEvolution maps --merge-schema and --schema-evolution-mode to
+// the source's mode. The default is failOnNewColumns, whether the schema is
+// the table's, --schema or inferred: an input field the schema lacks is never
+// dropped silently (Delta refuses such a write without mergeSchema).
+// addNewColumns evolves a Delta table's schema; a file-sink directory has no
+// schema to evolve, so it is refused there.
+func ingestSchemaEvolution(o IngestOptions) (source.SchemaEvolutionMode, error) {
+	mode, err := source.ParseSchemaEvolutionMode(o.SchemaEvolution)
+	if err != nil {
+		return "", fmt.Errorf("--schema-evolution-mode: %w", err)
+	}
+	if o.MergeSchema {
+		if o.SchemaEvolution != "" && mode != source.SchemaEvolutionAddNewColumns {
+			return "", fmt.Errorf("--merge-schema adds new columns, --schema-evolution-mode %s does not: give one of them", o.SchemaEvolution)
+		}
+		mode = source.SchemaEvolutionAddNewColumns
+	}
+	if mode == source.SchemaEvolutionAddNewColumns && o.FileSink != "" {
+		return "", fmt.Errorf("--merge-schema (addNewColumns) evolves a Delta table's schema; the file sink %s has none: give --table, or --schema-evolution-mode none to drop new fields", o.FileSink)
+	}
+	return mode, nil
+}
+
 // ingestHint adds what to do next to the two failures a new user meets
 // first: a record that does not fit, and a planned input file that is gone
 // (a rerun must read exactly the files offsets/N planned).
@@ -348,6 +385,9 @@ func ingestHint(err error, badRecordsPath bool, checkpointURL string) error {
 	switch {
 	case err == nil:
 		return nil
+	case errors.Is(err, source.ErrUnknownField):
+		return &hintError{err, err.Error() + "; to add new columns to the table pass --merge-schema, " +
+			"or --schema-evolution-mode none to drop such fields"}
 	case errors.Is(err, source.ErrBadRecord) && !badRecordsPath:
 		return &hintError{err, err.Error() + "; to go on, fix the input (a rerun reads the same files) or --schema/--timestamp-format, " +
 			"or pass --bad-records-path URL to set such records aside"}

@@ -98,6 +98,7 @@ func kafkaOptions(o KafkaFlags, src source.Options) (kafka.Options, error) {
 		ko.Schema = src.Schema
 		ko.TimestampFormat = src.TimestampFormat
 		ko.DateFormat = src.DateFormat
+		ko.SchemaEvolution = src.SchemaEvolution
 		ko.OnBadRecord = src.OnBadRecord
 	}
 	ko.Consumer = o.Options

@@ -47,6 +47,10 @@ func (s *Source) decodeJSON(ctx context.Context, recs []*kgo.Record) (*parquetio
 		if b, err = s.decodeLines(ctx, buf.Bytes(), lineRec, reject); err != nil {
 			return nil, 0, err
 		}
+		if s.opts.SchemaEvolution == source.SchemaEvolutionAddNewColumns && len(b.Schema.Fields) > 0 {
+			// The merged schema is the schema of the run from now on.
+			s.opts.Schema, s.schema = b.Schema, b.Schema
+		}
 	}
 	if len(rejected) == 0 {
 		return b, 0, nil
@@ -89,6 +93,7 @@ func (s *Source) decodeLines(ctx context.Context, ndjson []byte, lineRec []*kgo.
 	opts.Schema = s.opts.Schema
 	opts.TimestampFormat = s.opts.TimestampFormat
 	opts.DateFormat = s.opts.DateFormat
+	opts.SchemaEvolution = s.opts.SchemaEvolution
 	opts.DecodeConcurrency = 1
 	opts.OnBadRecord = func(b source.BadRecord) error {
 		if b.Line < 1 || b.Line > len(lineRec) {

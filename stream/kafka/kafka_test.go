@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"testing"
@@ -471,6 +472,62 @@ func TestHeadersAndJSONValues(t *testing.T) {
 		lines := []int{got[0].Line, got[1].Line}
 		if !slices.Equal(lines, []int{3, 4}) || got[0].File != "kafka://t/0" {
 			t.Fatalf("bad records at %v in %s, want offsets 3 and 4 of kafka://t/0", lines, got[0].File)
+		}
+	})
+}
+
+// TestMergeSchemaJSONValues is issue 14 item 2 for Kafka: a JSON value with a
+// field the schema lacks was decoded with the field dropped. By default it is
+// a *RecordError naming the record and field (source.ErrUnknownField); with
+// SchemaEvolutionAddNewColumns the batch carries the merged schema (the new
+// column nullable, after the given ones), and so do later batches.
+func TestMergeSchemaJSONValues(t *testing.T) {
+	ctx := context.Background()
+	c, cl := cluster(t, 1)
+	recs := []*kgo.Record{
+		{Topic: "t", Partition: 0, Value: []byte(`{"p": 0, "i": 0}`)},
+		{Topic: "t", Partition: 0, Value: []byte(`{"p": 0, "i": 1, "extra": "x"}`)},
+		{Topic: "t", Partition: 0, Value: []byte(`{"p": 0, "i": 2}`)},
+	}
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	schema := &parquetio.StructType{Fields: []parquetio.StructField{
+		{Name: "p", Type: parquetio.TypeLong, Nullable: true},
+		{Name: "i", Type: parquetio.TypeLong, Nullable: true},
+	}}
+	t.Run("fails on the new field", func(t *testing.T) {
+		s := newSource(t, c, func(o *Options) { o.ValueFormat, o.Schema = "json", schema })
+		if err := s.Start(ctx, memstore.New("f")); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err := s.GetBatch(ctx, "", `{"t":{"0":3}}`)
+		var re *RecordError
+		if !errors.As(err, &re) || !errors.Is(err, source.ErrUnknownField) || re.Offset != 1 || re.Field != "extra" {
+			t.Fatalf("GetBatch = %v, want a RecordError at t-0 offset 1 field extra", err)
+		}
+	})
+	t.Run("addNewColumns", func(t *testing.T) {
+		s := newSource(t, c, func(o *Options) {
+			o.ValueFormat, o.Schema, o.SchemaEvolution = "json", schema, source.SchemaEvolutionAddNewColumns
+		})
+		if err := s.Start(ctx, memstore.New("a")); err != nil {
+			t.Fatal(err)
+		}
+		b, _, err := s.GetBatch(ctx, "", `{"t":{"0":2}}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := [][]any{{int64(0), int64(0), nil}, {int64(0), int64(1), "x"}}
+		if len(b.Schema.Fields) != 3 || b.Schema.Fields[2].Name != "extra" || !b.Schema.Fields[2].Nullable || !reflect.DeepEqual(b.Rows, want) {
+			t.Fatalf("schema %v rows %v; want p, i, extra (nullable) and %v", b.Schema.Fields, b.Rows, want)
+		}
+		b, _, err = s.GetBatch(ctx, `{"t":{"0":2}}`, `{"t":{"0":3}}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b.Schema.Fields) != 3 || len(s.Schema().Fields) != 3 || !reflect.DeepEqual(b.Rows, [][]any{{int64(0), int64(2), nil}}) {
+			t.Fatalf("next batch: schema %v rows %v; want the merged schema kept", b.Schema.Fields, b.Rows)
 		}
 	})
 }

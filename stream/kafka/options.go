@@ -47,6 +47,12 @@ type Options struct {
 	Schema *parquetio.StructType
 	// TimestampFormat, DateFormat: as source.Options, for JSON values.
 	TimestampFormat, DateFormat string
+	// SchemaEvolution: as source.Options, for JSON values: by default a value
+	// with a field Schema lacks is a bad record (source.ErrUnknownField);
+	// with source.SchemaEvolutionAddNewColumns each batch's values widen
+	// Schema (source.EvolveSchema) and the batch, and every later one, carries
+	// the merged schema; source.SchemaEvolutionNone ignores such fields.
+	SchemaEvolution source.SchemaEvolutionMode
 	// OnBadRecord receives values that do not fit Schema (ValueFormat json);
 	// the record is dropped. BadRecord.File is "kafka://<topic>/<partition>",
 	// BadRecord.Line the record's offset, Raw its value. nil: the first bad
@@ -114,6 +120,9 @@ func (o *Options) Validate() error {
 	case "json":
 		if o.Schema == nil {
 			bad("ValueFormat json needs a Schema")
+		}
+		if _, err := source.ParseSchemaEvolutionMode(string(o.SchemaEvolution)); err != nil {
+			bad("SchemaEvolution: %v", err)
 		}
 	default:
 		bad("ValueFormat %q (want \"\" or json)", o.ValueFormat)

@@ -43,21 +43,30 @@ func joinField(parent, name string) string {
 // parquetio.Batch (types.go) for a Delta type.
 type converter struct {
 	tp timeParser
+	// strict: a field not in the schema holding a non-null value is an
+	// error (SchemaEvolutionFailOnNewColumns); otherwise it is ignored.
+	strict bool
 }
 
 var errNull = errors.New("null in a non-nullable field")
 
 // jsonRow converts one JSON object to a row of schema. Fields missing from
-// the object are null; fields not in the schema are ignored (as Spark does).
+// the object are null; a field not in the schema (matched exactly) with a
+// non-null value is an unknown-field error when c.strict, else ignored (as
+// Spark's reader does with a user-given schema).
 func (c *converter) jsonRow(raw json.RawMessage, schema *parquetio.StructType, path string) ([]any, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
 		return nil, atField(path, fmt.Errorf("want a JSON object, got %s", abbreviate(raw)))
 	}
 	row := make([]any, len(schema.Fields))
+	found := 0
 	for i, f := range schema.Fields {
 		fp := joinField(path, f.Name)
 		v, ok := obj[f.Name]
+		if ok {
+			found++
+		}
 		if !ok || isJSONNull(v) {
 			if !f.Nullable {
 				return nil, atField(fp, errNull)
@@ -70,7 +79,28 @@ func (c *converter) jsonRow(raw json.RawMessage, schema *parquetio.StructType, p
 		}
 		row[i] = val
 	}
+	if c.strict && found < len(obj) {
+		if name := firstUnknown(obj, schema); name != "" {
+			return nil, atField(joinField(path, name), unknownFieldError{})
+		}
+	}
 	return row, nil
+}
+
+// firstUnknown returns the first (by name) key of obj with a non-null value
+// that no field of schema has exactly, or "".
+func firstUnknown(obj map[string]json.RawMessage, schema *parquetio.StructType) string {
+	names := make(map[string]bool, len(schema.Fields))
+	for _, f := range schema.Fields {
+		names[f.Name] = true
+	}
+	first := ""
+	for k, v := range obj {
+		if !names[k] && !isJSONNull(v) && (first == "" || k < first) {
+			first = k
+		}
+	}
+	return first
 }
 
 func isJSONNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }

@@ -133,9 +133,17 @@ func splitCSV(data []byte, delim rune, emit func(header []string, r rawRecord), 
 
 // csvRow converts one CSV row to a row of schema, mapping columns by header
 // name (exact, then case-insensitive). An empty cell is null (Spark's default
-// nullValue ""); schema fields without a column are null; extra columns are
-// ignored.
-func (c *converter) csvRow(header, fields []string, schema *parquetio.StructType) ([]any, error) {
+// nullValue ""); schema fields without a column are null. extra lists the
+// header columns that no schema field maps to (see csvExtra): when c.strict,
+// a non-empty cell in one is an unknown-field error; else it is ignored.
+func (c *converter) csvRow(header, fields []string, schema *parquetio.StructType, extra []int) ([]any, error) {
+	if c.strict {
+		for _, j := range extra {
+			if fields[j] != "" {
+				return nil, atField(header[j], unknownFieldError{})
+			}
+		}
+	}
 	row := make([]any, len(schema.Fields))
 	for i, f := range schema.Fields {
 		j := indexOf(header, f.Name)
@@ -152,6 +160,24 @@ func (c *converter) csvRow(header, fields []string, schema *parquetio.StructType
 		row[i] = v
 	}
 	return row, nil
+}
+
+// csvExtra returns the indexes of the header columns no field of schema
+// maps to (by indexOf).
+func csvExtra(header []string, schema *parquetio.StructType) []int {
+	used := make([]bool, len(header))
+	for _, f := range schema.Fields {
+		if j := indexOf(header, f.Name); j >= 0 {
+			used[j] = true
+		}
+	}
+	var extra []int
+	for j, u := range used {
+		if !u {
+			extra = append(extra, j)
+		}
+	}
+	return extra
 }
 
 func indexOf(header []string, name string) int {

@@ -20,7 +20,9 @@
 // timestamp only when a TimestampFormat is set). Timestamps without a zone are
 // taken as UTC. A record that does not fit fails the batch with a
 // *RecordError naming file, line and field, or, with Options.OnBadRecord,
-// is handed to that hook and dropped.
+// is handed to that hook and dropped. A field the schema lacks is such a
+// record by default (ErrUnknownField); Options.SchemaEvolution adds new
+// columns to the schema (Delta's mergeSchema, EvolveSchema) or ignores them.
 //
 // Lifecycle (the driver in package stream does this):
 //

@@ -23,8 +23,9 @@ var (
 )
 
 // RecordError reports one record that does not fit the schema: the source
-// file (its URL), the 1-based line where the record starts, the field (dotted
-// path, "" for the record as a whole), and the cause.
+// file (its URL), the 1-based line where the record starts (0 for a Parquet
+// file as a whole), the field (dotted path, "" for the record as a whole),
+// and the cause.
 type RecordError struct {
 	File  string
 	Line  int
@@ -33,7 +34,10 @@ type RecordError struct {
 }
 
 func (e *RecordError) Error() string {
-	msg := fmt.Sprintf("source: %s line %d", e.File, e.Line)
+	msg := "source: " + e.File
+	if e.Line > 0 {
+		msg += fmt.Sprintf(" line %d", e.Line)
+	}
 	if e.Field != "" {
 		msg += " field " + e.Field
 	}

@@ -48,6 +48,16 @@ func readParquet(ctx context.Context, store storage.Store, key string, size int6
 	return &parquetio.Batch{Schema: schema, Rows: rows}, nil
 }
 
+// parquetSchema reads the schema in the footer of a Parquet file.
+func parquetSchema(ctx context.Context, store storage.Store, key string, size int64) (*parquetio.StructType, error) {
+	f, err := parquetio.OpenFile(ctx, store, key, size)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Schema(), nil
+}
+
 // Options configure a FileSource.
 type Options struct {
 	// Format of the input files. Required.
@@ -83,6 +93,17 @@ type Options struct {
 	OnBadRecord func(BadRecord) error
 	// ReadParquet decodes Parquet files. Default: internal/parquetio's reader.
 	ReadParquet ParquetReader
+	// SchemaEvolution is what happens to input fields that are not in the
+	// schema: "" or SchemaEvolutionFailOnNewColumns (the record is bad,
+	// ErrUnknownField), SchemaEvolutionAddNewColumns (each batch's schema is
+	// inferred from its input, JSON and CSV as without a Schema, Parquet from
+	// every file's footer, and merged into Schema with EvolveSchema) or
+	// SchemaEvolutionNone (ignored, as Spark does with a user schema). A
+	// field holding null (JSON null, an empty CSV cell) loses nothing and is
+	// never an error. For Parquet, a file with a column the schema lacks
+	// fails the batch with a *RecordError naming the file and the column
+	// (Line 0); OnBadRecord does not apply to a whole file.
+	SchemaEvolution SchemaEvolutionMode
 }
 
 // DefaultOptions returns the defaults for format.
@@ -109,6 +130,9 @@ func (o *Options) Validate() error {
 	}
 	if _, err := javaLayout(o.DateFormat); err != nil {
 		errs = append(errs, fmt.Errorf("%w: DateFormat: %w", ErrInvalidOptions, err))
+	}
+	if _, err := ParseSchemaEvolutionMode(string(o.SchemaEvolution)); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
@@ -161,6 +185,7 @@ func NewFileSource(store storage.Store, opts Options) (*FileSource, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
+	opts.SchemaEvolution, _ = ParseSchemaEvolutionMode(string(opts.SchemaEvolution))
 	ts, _ := javaLayout(opts.TimestampFormat)
 	ds, _ := javaLayout(opts.DateFormat)
 	base := store.URL()
@@ -169,7 +194,7 @@ func NewFileSource(store storage.Store, opts Options) (*FileSource, error) {
 	}
 	return &FileSource{
 		store: store, opts: opts, base: strings.TrimSuffix(base, "/"),
-		conv:   converter{tp: timeParser{tsLayout: ts, dateLayout: ds}},
+		conv:   converter{tp: timeParser{tsLayout: ts, dateLayout: ds}, strict: opts.SchemaEvolution != SchemaEvolutionNone},
 		schema: opts.Schema, logOffset: -1,
 	}, nil
 }
@@ -349,6 +374,7 @@ type decodedFile struct {
 	data   []byte // json, csv: the file's bytes
 	rows   [][]any
 	schema *parquetio.StructType // Parquet: the schema the rows conform to
+	footer *parquetio.StructType // Parquet: the file's own schema (unless SchemaEvolutionNone)
 	bad    []BadRecord
 	err    error
 }
@@ -393,6 +419,11 @@ func (s *FileSource) GetBatch(ctx context.Context, start, end string) (*parqueti
 					return fmt.Errorf("source: stat %s: %w", f.url, err)
 				}
 				f.size = fi.Size
+				if s.opts.SchemaEvolution != SchemaEvolutionNone {
+					if f.footer, err = parquetSchema(gctx, s.store, f.key, f.size); err != nil {
+						return fmt.Errorf("source: read parquet %s: %w", f.url, err)
+					}
+				}
 				return nil
 			}
 			data, err := s.store.Read(gctx, f.key)
@@ -412,7 +443,22 @@ func (s *FileSource) GetBatch(ctx context.Context, start, end string) (*parqueti
 	}
 	schema := s.Schema()
 	first := 0
-	if schema == nil && len(files) > 0 {
+	if s.opts.SchemaEvolution == SchemaEvolutionAddNewColumns && len(files) > 0 {
+		// Infer this batch's schema and merge it into the run's.
+		var inferred *parquetio.StructType
+		if s.opts.Format == FormatParquet {
+			for _, f := range files {
+				inferred = EvolveSchema(inferred, f.footer)
+			}
+		} else {
+			inferred = s.infer(files)
+		}
+		if schema = EvolveSchema(schema, inferred); len(schema.Fields) > 0 {
+			s.schemaOnce.Lock()
+			s.schema = schema
+			s.schemaOnce.Unlock()
+		}
+	} else if schema == nil && len(files) > 0 {
 		if s.opts.Format == FormatParquet {
 			// The first file's own schema is the schema of the run.
 			s.decode(ctx, &files[0], nil)
@@ -459,6 +505,11 @@ func (s *FileSource) GetBatch(ctx context.Context, start, end string) (*parqueti
 				return nil, BatchStats{}, fmt.Errorf("source: bad record handler for %s line %d: %w", b.File, b.Line, err)
 			}
 			stats.NumBadRecords++
+		}
+		if f.footer != nil && schema != nil {
+			if cols := unknownColumns(schema, f.footer, ""); len(cols) > 0 {
+				return nil, BatchStats{}, &RecordError{File: f.url, Field: cols[0], Err: unknownFieldError{}}
+			}
 		}
 		batch.Rows = append(batch.Rows, f.rows...)
 	}
@@ -508,8 +559,13 @@ func (s *FileSource) decode(ctx context.Context, f *decodedFile, schema *parquet
 			f.rows = append(f.rows, row)
 		}, bad)
 	case FormatCSV:
+		var extra []int
+		extraDone := false
 		splitCSV(f.data, s.opts.CSVDelimiter, func(h []string, r rawRecord) {
-			row, err := s.conv.csvRow(h, r.fields, schema)
+			if !extraDone {
+				extra, extraDone = csvExtra(h, schema), true
+			}
+			row, err := s.conv.csvRow(h, r.fields, schema, extra)
 			if err != nil {
 				field, cause := fieldOf(err)
 				reject(r.line, r.text, field, cause)

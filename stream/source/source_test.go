@@ -113,7 +113,7 @@ func TestJSONTypes(t *testing.T) {
    "nested":{"x":3},"tags":["a",null],"attrs":{"z":1,"a":2},"extra":"ignored"},
   {"s":42,"amount":7, "nested":null}
 ]`)
-	s := f.open(t, Options{Format: FormatJSON, Schema: schema})
+	s := f.open(t, Options{Format: FormatJSON, Schema: schema, SchemaEvolution: SchemaEvolutionNone}) // "extra" is ignored
 	end, _ := s.LatestOffset(ctx, ReadLimit{})
 	b, _, err := s.GetBatch(ctx, "", end)
 	if err != nil {
@@ -194,7 +194,7 @@ func TestCSV(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture()
 	f.put(t, "a.csv", "origin,delay,date,unused\nDTW,66,2001/01/01 00:47,x\nLAS,,2001/01/01 01:00,y\n")
-	s := f.open(t, Options{Format: FormatCSV, Schema: flightsSchema, TimestampFormat: "yyyy/MM/dd HH:mm"})
+	s := f.open(t, Options{Format: FormatCSV, Schema: flightsSchema, TimestampFormat: "yyyy/MM/dd HH:mm", SchemaEvolution: SchemaEvolutionNone}) // "unused" is ignored
 	end, _ := s.LatestOffset(ctx, ReadLimit{})
 	b, _, err := s.GetBatch(ctx, "", end)
 	if err != nil {

@@ -1,0 +1,190 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lakesink/lakesink/internal/parquetio"
+)
+
+var idSchema = &parquetio.StructType{Fields: []parquetio.StructField{
+	{Name: "id", Type: parquetio.TypeLong, Nullable: true},
+	{Name: "s", Type: &parquetio.StructType{Fields: []parquetio.StructField{{Name: "a", Type: parquetio.TypeString, Nullable: true}}}, Nullable: true},
+}}
+
+func (f *fixture) putParquet(t *testing.T, key string, schema *parquetio.StructType, rows [][]any) {
+	t.Helper()
+	ctx := context.Background()
+	w, err := parquetio.NewFileWriter(ctx, f.src, key, schema, parquetio.DefaultWriteOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(ctx, rows); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.clock = f.clock.Add(time.Second)
+	f.src.SetModTime(key, f.clock)
+}
+
+func readAll(t *testing.T, s *FileSource) (*parquetio.Batch, error) {
+	t.Helper()
+	ctx := context.Background()
+	end, err := s.LatestOffset(ctx, ReadLimit{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, err := s.GetBatch(ctx, "", end)
+	return b, err
+}
+
+// Issue 14 item 2: a field the schema lacks was dropped silently. By default
+// (failOnNewColumns) it is a *RecordError naming file, line and field, for
+// JSON (also nested), CSV and Parquet; a null value loses nothing and passes.
+func TestMergeSchemaUnknownFieldIsAnError(t *testing.T) {
+	cases := []struct {
+		name, key, data string
+		format          Format
+		line            int
+		field           string
+	}{
+		{"json top level", "a.json", "{\"id\":1}\n{\"id\":2,\"extra\":\"x\"}\n", FormatJSON, 2, "extra"},
+		{"json nested", "a.json", "{\"id\":1,\"s\":{\"a\":\"x\",\"b\":2}}\n", FormatJSON, 1, "s.b"},
+		{"csv column", "a.csv", "id,extra\n1,\n2,x\n", FormatCSV, 3, "extra"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture()
+			f.put(t, c.key, c.data)
+			_, err := readAll(t, f.open(t, Options{Format: c.format, Schema: idSchema}))
+			var re *RecordError
+			if !errors.As(err, &re) || !errors.Is(err, ErrUnknownField) || !errors.Is(err, ErrBadRecord) {
+				t.Fatalf("err = %v, want *RecordError wrapping ErrUnknownField", err)
+			}
+			if re.File != "mem://in/"+c.key || re.Line != c.line || re.Field != c.field {
+				t.Errorf("RecordError = %+v, want %s line %d field %s", re, c.key, c.line, c.field)
+			}
+		})
+	}
+	t.Run("json null is no new data", func(t *testing.T) {
+		f := newFixture()
+		f.put(t, "a.json", "{\"id\":1,\"extra\":null}\n")
+		if _, err := readAll(t, f.open(t, Options{Format: FormatJSON, Schema: idSchema})); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("parquet column", func(t *testing.T) {
+		f := newFixture()
+		wide := &parquetio.StructType{Fields: []parquetio.StructField{
+			{Name: "id", Type: parquetio.TypeLong, Nullable: true}, {Name: "extra", Type: parquetio.TypeString, Nullable: true}}}
+		f.putParquet(t, "p.parquet", wide, [][]any{{int64(1), "x"}})
+		_, err := readAll(t, f.open(t, Options{Format: FormatParquet, Schema: idSchema}))
+		var re *RecordError
+		if !errors.As(err, &re) || !errors.Is(err, ErrUnknownField) || re.Field != "extra" || re.File != "mem://in/p.parquet" {
+			t.Fatalf("err = %v, want *RecordError for p.parquet field extra", err)
+		}
+		if strings.Contains(err.Error(), "line") {
+			t.Errorf("message %q names a line for a Parquet file", err)
+		}
+	})
+	t.Run("bad record hook", func(t *testing.T) {
+		f := newFixture()
+		f.put(t, "a.json", "{\"id\":1}\n{\"id\":2,\"extra\":\"x\"}\n")
+		var got []BadRecord
+		b, err := readAll(t, f.open(t, Options{Format: FormatJSON, Schema: idSchema,
+			OnBadRecord: func(r BadRecord) error { got = append(got, r); return nil }}))
+		if err != nil || len(b.Rows) != 1 || len(got) != 1 || got[0].Field != "extra" || got[0].Line != 2 {
+			t.Fatalf("err %v rows %d rejects %+v", err, len(b.Rows), got)
+		}
+	})
+}
+
+// With SchemaEvolutionNone the values are dropped, as Spark's readers do with
+// a user schema.
+func TestMergeSchemaNoneDropsUnknownFields(t *testing.T) {
+	f := newFixture()
+	f.put(t, "a.json", "{\"id\":2,\"extra\":\"x\",\"s\":{\"a\":\"y\",\"b\":1}}\n")
+	b, err := readAll(t, f.open(t, Options{Format: FormatJSON, Schema: idSchema, SchemaEvolution: SchemaEvolutionNone}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := [][]any{{int64(2), []any{"y"}}}; !reflect.DeepEqual(b.Rows, want) || schemaString(b.Schema) != schemaString(idSchema) {
+		t.Errorf("rows %v schema %s", b.Rows, schemaString(b.Schema))
+	}
+}
+
+// Issue 14 item 2: with addNewColumns each batch's input schema is inferred
+// and merged into the given one: its columns keep their types and order, new
+// ones (also nested) are appended nullable, and the merged schema stays for
+// the next batch.
+func TestMergeSchemaAddNewColumns(t *testing.T) {
+	ctx := context.Background()
+	t.Run("json", func(t *testing.T) {
+		f := newFixture()
+		f.put(t, "a.json", "{\"id\":1,\"extra\":\"x\",\"s\":{\"a\":\"y\",\"b\":true}}\n{\"id\":3}\n")
+		s := f.open(t, Options{Format: FormatJSON, Schema: idSchema, SchemaEvolution: SchemaEvolutionAddNewColumns})
+		b, err := readAll(t, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := schemaString(b.Schema), "id:long s:struct<a:string,b:boolean> extra:string"; got != want {
+			t.Errorf("schema %s, want %s", got, want)
+		}
+		want := [][]any{{int64(1), []any{"y", true}, "x"}, {int64(3), nil, nil}}
+		if !reflect.DeepEqual(b.Rows, want) {
+			t.Errorf("rows %v, want %v", b.Rows, want)
+		}
+		for _, fl := range b.Schema.Fields {
+			if !fl.Nullable {
+				t.Errorf("column %s not nullable", fl.Name)
+			}
+		}
+		// The next batch starts from the merged schema and adds to it.
+		end0, _ := s.LatestOffset(ctx, ReadLimit{})
+		f.put(t, "b.json", "{\"id\":4,\"more\":1.5}\n")
+		end1, _ := s.LatestOffset(ctx, ReadLimit{})
+		b, _, err = s.GetBatch(ctx, end0, end1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := schemaString(b.Schema), "id:long s:struct<a:string,b:boolean> extra:string more:double"; got != want {
+			t.Errorf("second batch schema %s, want %s", got, want)
+		}
+		if want := [][]any{{int64(4), nil, nil, 1.5}}; !reflect.DeepEqual(b.Rows, want) {
+			t.Errorf("second batch rows %v, want %v", b.Rows, want)
+		}
+	})
+	t.Run("table types are kept", func(t *testing.T) {
+		f := newFixture()
+		f.put(t, "a.json", "{\"id\":1.5}\n")
+		_, err := readAll(t, f.open(t, Options{Format: FormatJSON, Schema: idSchema, SchemaEvolution: SchemaEvolutionAddNewColumns}))
+		var re *RecordError
+		if !errors.As(err, &re) || re.Field != "id" || errors.Is(err, ErrUnknownField) {
+			t.Fatalf("err = %v, want a bad record for id (long kept, 1.5 does not fit)", err)
+		}
+	})
+	t.Run("parquet", func(t *testing.T) {
+		f := newFixture()
+		wide := &parquetio.StructType{Fields: []parquetio.StructField{
+			{Name: "extra", Type: parquetio.TypeString, Nullable: true}, {Name: "id", Type: parquetio.TypeLong, Nullable: true}}}
+		f.putParquet(t, "p0.parquet", idSchema, [][]any{{int64(1), []any{"a"}}})
+		f.putParquet(t, "p1.parquet", wide, [][]any{{"x", int64(2)}})
+		b, err := readAll(t, f.open(t, Options{Format: FormatParquet, Schema: idSchema, SchemaEvolution: SchemaEvolutionAddNewColumns}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := schemaString(b.Schema), "id:long s:struct<a:string> extra:string"; got != want {
+			t.Errorf("schema %s, want %s", got, want)
+		}
+		want := [][]any{{int64(1), []any{"a"}, nil}, {int64(2), nil, "x"}}
+		if !reflect.DeepEqual(b.Rows, want) {
+			t.Errorf("rows %v, want %v", b.Rows, want)
+		}
+	})
+}
