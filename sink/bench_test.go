@@ -10,9 +10,9 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/lakesink/lakesink/internal/parquetio"
-	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/internal/testutil/heaptest"
 	"github.com/lakesink/lakesink/sink"
+	"github.com/lakesink/lakesink/storage"
 )
 
 const flights3M = "../../shared/data/flights-3m.parquet"

@@ -8,9 +8,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/lakesink/lakesink/sink"
 	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/storage/faultstore"
-	"github.com/lakesink/lakesink/sink"
 	"github.com/lakesink/lakesink/table"
 )
 

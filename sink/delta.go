@@ -21,7 +21,9 @@ const (
 	Append OutputMode = "append"
 	// Complete replaces the whole table with each batch's rows, in one commit.
 	Complete OutputMode = "complete"
-	// Update is Spark's update mode; the Delta sink refuses it, as Delta does.
+	// Update merges each batch into the table by Options.MergeKeys (Spark's
+	// foreachBatch + MERGE INTO pattern; Delta's DeltaSink itself refuses
+	// update mode): table.Merge with txn{QueryID, batchID} in the same commit.
 	Update OutputMode = "update"
 )
 
@@ -31,8 +33,16 @@ type Options struct {
 	// stream driver passes the id from its checkpoint's metadata file). It is
 	// the txn appId. Required.
 	QueryID string
-	// OutputMode: Append (default) or Complete. Update is refused.
+	// OutputMode: Append (default), Complete, or Update (requires
+	// MergeKeys).
 	OutputMode OutputMode
+	// MergeKeys, SequenceBy, DeleteWhen and UpdateColumns configure Update
+	// mode (table.MergeOptions Keys, SequenceBy, DeleteWhen, UpdateColumns).
+	// MergeKeys is required in Update mode and refused in the others.
+	MergeKeys     []string
+	SequenceBy    string
+	DeleteWhen    string
+	UpdateColumns []string
 	// PartitionColumns of a table the sink creates (ignored for an existing
 	// table, whose metaData decides).
 	PartitionColumns []string
@@ -73,8 +83,13 @@ func (o Options) Validate() error {
 	}
 	switch o.OutputMode {
 	case "", Append, Complete:
+		if len(o.MergeKeys) > 0 || o.SequenceBy != "" || o.DeleteWhen != "" || len(o.UpdateColumns) > 0 {
+			errs = append(errs, fmt.Errorf("%w: merge keys, sequence, delete predicate and update columns apply to update mode only", ErrInvalidOptions))
+		}
 	case Update:
-		errs = append(errs, fmt.Errorf("%w: %q: the Delta sink supports append and complete (as Delta's DeltaSink)", ErrUnsupportedOutputMode, o.OutputMode))
+		if len(o.MergeKeys) == 0 {
+			errs = append(errs, fmt.Errorf("%w: update mode needs MergeKeys (the key columns each batch is merged by)", ErrInvalidOptions))
+		}
 	default:
 		errs = append(errs, fmt.Errorf("%w: %q", ErrUnsupportedOutputMode, o.OutputMode))
 	}
@@ -171,11 +186,17 @@ func (d *Delta) AddBatch(ctx context.Context, batchID int64, batch *Batch) (Resu
 			params[k] = v
 		}
 	}
+	if d.opts.OutputMode == Update {
+		outputMode = "Update"
+	}
 	params["outputMode"] = outputMode
 	params["queryId"] = d.opts.QueryID
 	params["epochId"] = strconv.FormatInt(batchID, 10)
 	if batch == nil {
 		batch = &Batch{}
+	}
+	if d.opts.OutputMode == Update {
+		return d.mergeBatch(ctx, batchID, batch, params)
 	}
 	res, err := d.table.Write(ctx, batch, table.WriteOptions{
 		Mode:                mode,
@@ -195,6 +216,43 @@ func (d *Delta) AddBatch(ctx context.Context, batchID int64, batch *Batch) (Resu
 		return Result{}, &BatchError{Table: d.table.URL(), BatchID: batchID, Err: err}
 	}
 	return Result{BatchID: batchID, Skipped: res.Skipped, Version: res.Version, NumFiles: res.NumFiles, NumBytes: res.NumBytes, NumRows: res.NumRows}, nil
+}
+
+// mergeBatch is AddBatch in Update mode: one table.Merge whose commit
+// (operation MERGE) holds txn{QueryID, batchID}.
+func (d *Delta) mergeBatch(ctx context.Context, batchID int64, batch *Batch, params map[string]any) (Result, error) {
+	if batch.Schema == nil {
+		snap, err := d.table.Snapshot(ctx)
+		if err != nil {
+			return Result{}, &BatchError{Table: d.table.URL(), BatchID: batchID, Err: fmt.Errorf("%w: an empty batch without a schema cannot create the table", ErrInvalidOptions)}
+		}
+		s, err := snap.Schema()
+		if err != nil {
+			return Result{}, &BatchError{Table: d.table.URL(), BatchID: batchID, Err: err}
+		}
+		batch = &Batch{Schema: s}
+	}
+	res, err := d.table.Merge(ctx, batch, table.MergeOptions{
+		Keys:                d.opts.MergeKeys,
+		SequenceBy:          d.opts.SequenceBy,
+		DeleteWhen:          d.opts.DeleteWhen,
+		UpdateColumns:       d.opts.UpdateColumns,
+		AppID:               d.opts.QueryID,
+		Version:             batchID,
+		PartitionColumns:    d.opts.PartitionColumns,
+		Properties:          d.opts.Properties,
+		TargetFileSizeBytes: d.opts.TargetFileSizeBytes,
+		RowGroupSizeBytes:   d.opts.RowGroupSizeBytes,
+		Compression:         d.opts.Compression,
+		OperationParameters: params,
+		Now:                 d.opts.Now,
+	})
+	if err != nil {
+		return Result{}, &BatchError{Table: d.table.URL(), BatchID: batchID, Err: err}
+	}
+	return Result{BatchID: batchID, Skipped: res.Skipped, Version: res.Version, NumFiles: res.NumFilesAdded, NumBytes: res.NumBytesAdded,
+		NumRows: res.NumInserted + res.NumUpdated, NumInserted: res.NumInserted, NumUpdated: res.NumUpdated, NumDeleted: res.NumDeleted,
+		NumRemovedFiles: res.NumFilesRemoved}, nil
 }
 
 // FromStructs turns Go structs into a Batch, the schema derived from the

@@ -169,13 +169,50 @@ func TestCompleteModeReplacesTableAtomically(t *testing.T) {
 	}
 }
 
-func TestUpdateModeIsRefused(t *testing.T) {
+func TestUpdateModeNeedsMergeKeys(t *testing.T) {
 	_, err := sink.NewDelta(context.Background(), "mem://"+t.Name(), sink.Options{QueryID: "q", OutputMode: sink.Update})
-	if !errors.Is(err, sink.ErrUnsupportedOutputMode) {
-		t.Fatalf("err = %v, want ErrUnsupportedOutputMode", err)
+	if !errors.Is(err, sink.ErrInvalidOptions) || !strings.Contains(err.Error(), "MergeKeys") {
+		t.Fatalf("err = %v, want ErrInvalidOptions naming MergeKeys", err)
+	}
+	if _, err := sink.NewDelta(context.Background(), "mem://"+t.Name(), sink.Options{QueryID: "q", MergeKeys: []string{"id"}}); !errors.Is(err, sink.ErrInvalidOptions) {
+		t.Fatalf("merge keys in append mode: %v, want ErrInvalidOptions", err)
 	}
 	if _, err := sink.NewDelta(context.Background(), "mem://"+t.Name(), sink.Options{}); !errors.Is(err, sink.ErrInvalidOptions) {
 		t.Fatalf("no query id: %v, want ErrInvalidOptions", err)
+	}
+}
+
+// TestUpdateModeMerges: update mode merges each batch by key in one MERGE
+// commit with the batch's txn; a replayed batch is skipped.
+func TestUpdateModeMerges(t *testing.T) {
+	ctx := context.Background()
+	s := newSink(t, "mem://"+t.Name(), sink.Options{QueryID: "q", OutputMode: sink.Update, MergeKeys: []string{"id"}, PartitionColumns: []string{"origin"}})
+	if _, err := s.AddBatch(ctx, 0, batch(0, 6)); err != nil {
+		t.Fatal(err)
+	}
+	// batch 1: ids 0..3 again (updates, new origin) and 1000..1001 (inserts)
+	b := batch(0, 4)
+	for _, r := range b.Rows {
+		r[1] = "LAX"
+	}
+	b.Rows = append(b.Rows, batch(1, 2).Rows...)
+	res, err := s.AddBatch(ctx, 1, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.NumUpdated != 4 || res.NumInserted != 2 || res.NumDeleted != 0 || res.Skipped {
+		t.Fatalf("result %+v", res)
+	}
+	if got, want := readIDs(t, s.Table()), expectIDs(map[int64]int{0: 6, 1: 2}); !slices.Equal(got, want) {
+		t.Fatalf("ids %v, want %v", got, want)
+	}
+	h, _ := s.Table().History(ctx, 1)
+	ci := h[0].CommitInfo
+	if ci.Operation() != "MERGE" || ci.StringMap("operationParameters")["outputMode"] != "Update" || ci.StringMap("operationParameters")["epochId"] != "1" {
+		t.Fatalf("commitInfo %s %v", ci.Operation(), ci.StringMap("operationParameters"))
+	}
+	if res, err := s.AddBatch(ctx, 1, b); err != nil || !res.Skipped {
+		t.Fatalf("replay: %+v %v", res, err)
 	}
 }
 

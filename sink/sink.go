@@ -33,4 +33,12 @@ type Result struct {
 	NumFiles int   `json:"numFiles"`
 	NumBytes int64 `json:"numBytes"` // bytes of data files written
 	NumRows  int64 `json:"numRows"`
+	// NumInserted, NumUpdated and NumDeleted count the rows an update-mode
+	// batch (a merge) inserted, updated and deleted (NumRows is then
+	// inserted + updated); NumRemovedFiles the files it rewrote. Zero in the
+	// other modes.
+	NumInserted     int64 `json:"numInserted,omitempty"`
+	NumUpdated      int64 `json:"numUpdated,omitempty"`
+	NumDeleted      int64 `json:"numDeleted,omitempty"`
+	NumRemovedFiles int   `json:"numRemovedFiles,omitempty"`
 }

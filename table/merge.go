@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/big"
 	"slices"
 	"strconv"
@@ -71,6 +72,10 @@ type MergeOptions struct {
 	// rewrote was removed, e.g. by OPTIMIZE; a file that may hold its keys
 	// was added) it re-plans from the winning snapshot. Default 5.
 	MaxAttempts int
+	// OperationParameters are added to commitInfo.operationParameters (e.g.
+	// a streaming query's queryId, epochId and source offsets); Delta's own
+	// MERGE parameters take precedence.
+	OperationParameters map[string]any
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 
@@ -803,7 +808,12 @@ func (t *Table) mergeOnce(ctx context.Context, snap *txlog.Snapshot, batch *parq
 	if o.beforeCommit != nil {
 		o.beforeCommit()
 	}
-	v, err := tx.Commit(ctx, "MERGE", p.operationParameters(o), res.operationMetrics())
+	params := maps.Clone(o.OperationParameters)
+	if params == nil {
+		params = map[string]any{}
+	}
+	maps.Copy(params, p.operationParameters(o))
+	v, err := tx.Commit(ctx, "MERGE", params, res.operationMetrics())
 	if err != nil {
 		var ce *txlog.ConflictError
 		if errors.As(err, &ce) {
