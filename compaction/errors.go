@@ -14,6 +14,9 @@ var (
 	// delta.deletedFileRetentionDuration without Force (Delta's
 	// spark.databricks.delta.retentionDurationCheck).
 	ErrRetentionTooShort = errors.New("compaction: retention shorter than the table's deletedFileRetentionDuration")
+	// ErrUntrackedMinAgeTooShort: a VACUUM untracked-file floor below
+	// DefaultUntrackedMinAge without ForceUntrackedMinAge.
+	ErrUntrackedMinAgeTooShort = errors.New("compaction: untracked-file minimum age shorter than the default")
 	// ErrUnconvertedBatches: VACUUM of a file-sink directory published as a
 	// Delta table (convert) whose _spark_metadata log has batches that the
 	// table does not hold yet; their files would look unreferenced.
