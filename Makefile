@@ -43,9 +43,12 @@ fuzz:
 
 # Longer crash runs: the fault soak for 10 minutes (TestSoak: ~5% of all
 # storage calls fail while ingest, OPTIMIZE, VACUUM and log cleanup run; its
-# summary line is printed), then the kill -9 ingest tests with 200 kills each.
+# summary line is printed), the ingest + compact + `vacuum --retain 0h
+# --force` loop for 60 s (8 s in `make test`), then the kill -9 ingest tests
+# with 200 kills each.
 soak: build
 	LAKESINK_SOAK_DURATION=10m $(GO) test -count=1 -timeout 30m -run '^TestSoak$$' -v ./tests
+	LAKESINK_VACUUM_LOOP_DURATION=60s $(GO) test -count=1 -timeout 20m -run '^TestVacuumRetainZeroWhileIngestingAndCompacting$$' -v ./tests
 	LAKESINK_KILL_TRIALS=200 $(GO) test -count=1 -timeout 60m -run 'KillDashNine' -v ./tests
 
 clean:

@@ -40,7 +40,11 @@
 // a tombstone younger than the retention (delta.deletedFileRetentionDuration,
 // default 7 days) references, once they are older than the retention. A
 // shorter retention needs Force. Files a _spark_metadata log names are never
-// deleted.
+// deleted. Untracked files (named by no action in the log: a commit in
+// flight) must also be older than VacuumOptions.UntrackedMinAge (1 hour),
+// which no retention lowers. VacuumLite (Delta's VACUUM LITE) lists nothing
+// and deletes only the files of expired tombstones. A VACUUM that deletes
+// records VACUUM START and VACUUM END commits, as Delta 2.3+ does.
 //
 // # Checkpoints, log cleanup, convert
 //

@@ -500,3 +500,49 @@ func TestPlural(t *testing.T) {
 		}
 	}
 }
+
+// TestVacuumUntrackedFloorModeAndHistory: --untracked-min-age below 1h is
+// refused naming its own force flag once (--force does not lift it);
+// --mode takes full/lite (Delta's FULL/LITE too) and nothing else; a
+// VACUUM that deleted files shows as VACUUM START and VACUUM END in
+// history, a dry run adds nothing.
+func TestVacuumUntrackedFloorModeAndHistory(t *testing.T) {
+	tbl := ingestFlights(t, t.TempDir(), 2, false)
+	_, e, code := runCLI(t, "vacuum", tbl, "--retain", "0h", "--force", "--untracked-min-age", "10m", "--dry-run")
+	if code != 1 || strings.Count(e, "--force-untracked-min-age") != 1 || !strings.Contains(e, "10m0s < 1h0m0s") || strings.Contains(e, "ForceUntrackedMinAge") {
+		t.Fatalf("--untracked-min-age 10m: exit %d %q; want 1 naming --force-untracked-min-age once", code, e)
+	}
+	if _, e, code := runCLI(t, "vacuum", tbl, "--mode", "quick", "--dry-run"); code != 1 || !strings.Contains(e, `--mode "quick"`) {
+		t.Fatalf("--mode quick: exit %d %q", code, e)
+	}
+	if _, e, code := runCLI(t, "compact", tbl, "-q"); code != 0 {
+		t.Fatalf("compact: exit %d %s", code, e)
+	}
+	for _, mode := range []string{"LITE", "full"} {
+		out, e, code := runCLI(t, "vacuum", tbl, "--retain", "0h", "--force", "--mode", mode, "--dry-run", "--json")
+		objs := jsonLines(t, out)
+		if last := objs[len(objs)-1]; code != 0 || last["filesDeleted"] != float64(2) || last["mode"] != strings.ToUpper(mode) || last["untrackedMinAgeMs"] != float64(3600000) {
+			t.Fatalf("vacuum --mode %s --dry-run: exit %d %v %s; want 2 files", mode, code, last, e)
+		}
+	}
+	history := func() []map[string]any {
+		out, e, code := runCLI(t, "history", tbl, "--json")
+		if code != 0 {
+			t.Fatalf("history: exit %d %s", code, e)
+		}
+		return jsonLines(t, out)
+	}
+	if h := history(); h[0]["operation"] != "OPTIMIZE" {
+		t.Fatalf("a dry run committed: latest is %v", h[0])
+	}
+	if _, e, code := runCLI(t, "vacuum", tbl, "--retain", "0h", "--force", "--mode", "lite", "-q"); code != 0 {
+		t.Fatalf("vacuum --mode lite: exit %d %s", code, e)
+	}
+	h := history()
+	if h[0]["operation"] != "VACUUM END" || h[1]["operation"] != "VACUUM START" {
+		t.Fatalf("history after VACUUM: %v, %v", h[0], h[1])
+	}
+	if m, _ := h[0]["operationMetrics"].(map[string]any); m["numDeletedFiles"] != "2" {
+		t.Fatalf("VACUUM END metrics %v", h[0]["operationMetrics"])
+	}
+}
