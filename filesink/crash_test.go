@@ -340,7 +340,7 @@ func TestCompactLogCrash(t *testing.T) {
 			}
 			compact := func(st storage.Store) error {
 				co := o
-				co.Retention = 3 * time.Hour
+				co.Retention = RetentionOf(3 * time.Hour)
 				co.DeleteExpiredLog = true
 				_, _, err := CompactLog(ctx, st, co)
 				return err

@@ -8,7 +8,8 @@
 //	st, _ := storage.Open(ctx, "file:///data/out")
 //	opts := filesink.DefaultOptions()
 //	opts.PartitionColumns = []string{"country"}
-//	opts.Retention, _ = filesink.ParseRetention("7d")
+//	week, _ := filesink.ParseRetention("7d")
+//	opts.Retention = filesink.RetentionOf(week) // nil: entries are kept forever
 //	s, err := filesink.New(ctx, st, opts)     // refuses complete/update modes
 //	res, err := s.AddBatch(ctx, 0, batch)      // data files, then _spark_metadata/0
 //	res, err = s.AddBatch(ctx, 0, batch)       // res.Skipped: already committed

@@ -55,7 +55,7 @@ func TestRetentionOnRead(t *testing.T) {
 	clock := &fakeClock{t: time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)}
 	m := newMemStore("file:///out", clock.Now)
 	o := testOptions(clock)
-	o.Retention = time.Hour
+	o.Retention = RetentionOf(time.Hour)
 	l, _ := NewLog(m, o)
 	if err := l.Add(ctx, 0, []SinkFileStatus{
 		entry("file:///out/old", clock.Now().Add(-2*time.Hour)),
@@ -159,7 +159,7 @@ func TestCompactLogForced(t *testing.T) {
 		clock.Advance(time.Hour)
 	}
 	// Now 7h after batch 0: a 4h retention drops p0..p2 from 4.compact.
-	o.Retention = 4 * time.Hour
+	o.Retention = RetentionOf(4 * time.Hour)
 	res, _, err := CompactLog(ctx, m, o)
 	if err != nil {
 		t.Fatal(err)

@@ -357,9 +357,10 @@ func (l *Log) ReadBatch(ctx context.Context, batchID int64) ([]SinkFileStatus, e
 }
 
 // retained reports whether an entry survives retention at now
-// (FileStreamSinkLog.shouldRetain: dropped when now - modificationTime > retention).
+// (FileStreamSinkLog.shouldRetain: dropped when now - modificationTime >
+// retentionMs, which is Long.MaxValue without the option).
 func (l *Log) retained(e *SinkFileStatus, nowMs int64) bool {
-	if l.opts.Retention <= 0 {
+	if l.opts.Retention == nil {
 		return true
 	}
 	return nowMs-e.ModificationTime <= l.opts.Retention.Milliseconds()

@@ -501,7 +501,7 @@ func TestRetentionAndLogDeletion(t *testing.T) {
 	m := newMemStore("file:///out", clock.Now)
 	o := testOptions(clock)
 	o.CompactInterval = 10
-	o.Retention = time.Hour
+	o.Retention = RetentionOf(time.Hour)
 	o.MinBatchesToRetain = 100
 	o.CleanupDelay = 10 * time.Minute
 	l, err := NewLog(m, o)

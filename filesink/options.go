@@ -51,11 +51,18 @@ type Options struct {
 	// An existing log's interval, inferred from its .compact files as Spark
 	// does, takes precedence.
 	CompactInterval int
-	// Retention drops log entries whose modificationTime is older than
-	// now - Retention at compaction and when reading (Spark's "retention"
-	// sink option). 0 (default) keeps entries forever. Data files are never
-	// deleted by the sink. See ParseRetention.
-	Retention time.Duration
+	// Retention is how long a log entry outlives its file's
+	// modificationTime (Spark's "retention" sink option, SPARK-27188): at
+	// compaction and when reading, an entry is dropped when now -
+	// modificationTime > Retention, in milliseconds
+	// (FileStreamSinkLog.shouldRetain), so an entry exactly Retention old is
+	// kept. nil (default) keeps entries forever (Spark: Long.MaxValue). A
+	// value of 0 is not "forever": it drops every entry whose file is older
+	// than now, i.e. all of them in practice. A dropped entry's files are no
+	// longer listed by readers of the directory (Spark's and lakesink's list
+	// through the log), but data files are never deleted by the sink: they
+	// become orphans (see Orphans). See ParseRetention and RetentionOf.
+	Retention *time.Duration
 	// DeleteExpiredLog deletes old log files after each batch (Spark's
 	// spark.sql.streaming.fileSink.log.deletion, default true).
 	DeleteExpiredLog bool
@@ -143,8 +150,8 @@ func (o *Options) Validate() error {
 	if o.CompactInterval < 1 || o.CompactInterval > MaxCompactInterval {
 		bad("CompactInterval %d must be in 1..%d", o.CompactInterval, MaxCompactInterval)
 	}
-	if o.Retention < 0 {
-		bad("Retention %v must be >= 0", o.Retention)
+	if o.Retention != nil && *o.Retention < 0 {
+		bad("Retention %v must be >= 0", *o.Retention)
 	}
 	if o.CleanupDelay < 0 {
 		bad("CleanupDelay %v must be >= 0", o.CleanupDelay)
@@ -177,6 +184,9 @@ func (o *Options) Validate() error {
 // withDefaults returns a copy with the clock and logger filled in.
 func (o Options) withDefaults() Options {
 	o.PartitionColumns = slices.Clone(o.PartitionColumns)
+	if o.Retention != nil {
+		o.Retention = RetentionOf(*o.Retention)
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -185,6 +195,9 @@ func (o Options) withDefaults() Options {
 	}
 	return o
 }
+
+// RetentionOf returns d as an Options.Retention value.
+func RetentionOf(d time.Duration) *time.Duration { return &d }
 
 // ParseRetention parses Spark's "retention" option: a duration with a unit
 // ("12h", "7d", "30m", "90s", "500ms") or a bare number of milliseconds

@@ -88,7 +88,9 @@ func runReplay(t *testing.T, script string) string {
 				case "interval":
 					o.CompactInterval, err = strconv.Atoi(v)
 				case "retention":
-					o.Retention, err = ParseRetention(v)
+					var d time.Duration
+					d, err = ParseRetention(v)
+					o.Retention = RetentionOf(d)
 				case "minBatches":
 					o.MinBatchesToRetain, err = strconv.Atoi(v)
 				case "cleanupDelay":

@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lakesink/lakesink/filesink"
-	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/reader"
+	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/table"
 	"github.com/lakesink/lakesink/txlog"
 )
@@ -127,6 +127,12 @@ func describe(url string, snap *txlog.Snapshot) (Description, error) {
 			break
 		}
 		total += *st.NumRecords
+		if a.DeletionVector != nil {
+			// Rows a deletion vector marks are deleted (PROTOCOL.md
+			// "Deletion Vectors": cardinality is the number of rows it
+			// marks); stats.numRecords still counts them.
+			total -= a.DeletionVector.Cardinality
+		}
 	}
 	if known {
 		d.NumRecords = &total

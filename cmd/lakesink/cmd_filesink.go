@@ -98,8 +98,13 @@ func newFileSinkCompactLogCommand(g *globalOptions) *cobra.Command {
 		Use:   "compact-log DIR",
 		Short: "Rewrite the latest N.compact now, applying the retention, and delete expired log files",
 		Long: `Compact the _spark_metadata log of DIR now, outside a batch: the latest
-compaction file is rewritten applying --retention (entries whose
-modificationTime is older are dropped; data files are never deleted), then
+compaction file is rewritten applying --retention: an entry is dropped when
+its file's modificationTime is more than the retention before now (Spark's
+FileStreamSink "retention" option: kept while now - modificationTime <=
+retention, in milliseconds). Without --retention nothing is dropped;
+--retention 0s drops every entry older than now, i.e. all of them. Dropped
+entries' files are no longer listed by readers of DIR but stay on disk
+(see "lakesink filesink orphans"; data files are never deleted here). Then
 expired batch files are deleted as after a batch. A log without a compaction
 file yet (fewer than compactInterval batches) is only cleaned up. Run it only
 while no query writes the directory.
@@ -118,7 +123,7 @@ EXIT STATUS
 				if err != nil {
 					return err
 				}
-				opts.Retention = d
+				opts.Retention = &d
 			}
 			if err := checkLocalDir(args[0]); err != nil {
 				return err
@@ -155,7 +160,7 @@ EXIT STATUS
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&retention, "retention", "", "drop entries older than this (12h, 7d; a bare number is milliseconds)")
+	cmd.Flags().StringVar(&retention, "retention", "", "drop entries whose file is more than this older than now (12h, 7d; a bare number is milliseconds; 0s drops all; default: keep all)")
 	return cmd
 }
 

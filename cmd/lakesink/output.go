@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -36,8 +37,12 @@ func (p *printer) emitValue(messageType string, v any) error {
 	if err != nil {
 		return err
 	}
+	// Numbers keep their exact text (a decimal stat 10000000000000000000000000000.5
+	// read as float64 printed 1e+28).
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
 	m := map[string]any{}
-	if err := json.Unmarshal(b, &m); err != nil {
+	if err := dec.Decode(&m); err != nil {
 		return err
 	}
 	return p.emit(messageType, m)
