@@ -40,6 +40,11 @@ type MergeOptions struct {
 	// MERGE refuses several source rows matching one target row
 	// (DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE).
 	SequenceBy string
+	// LastRowWins resolves several rows with one key in a batch without a
+	// sequence column (or with tied sequences) by taking the last, instead
+	// of refusing them: for a batch in log order, such as a Debezium topic
+	// partition's or a file's change events.
+	LastRowWins bool
 	// DeleteWhen is an optional predicate over the batch's columns in the
 	// syntax of package expr (e.g. "op = 'd'"): a winning change for which
 	// it is true deletes the key's rows; for a key not in the table it does
@@ -194,10 +199,33 @@ func (t *Table) Merge(ctx context.Context, batch *parquetio.Batch, o MergeOption
 	return MergeResult{Attempts: o.MaxAttempts}, fmt.Errorf("table: merge into %s after %d attempts: %w", t.URL(), o.MaxAttempts, lastErr)
 }
 
-// createForMerge creates the table from the batch's schema (a concurrent
-// creator winning is fine: the merge then goes into its table).
+// createForMerge creates the table from the batch's schema less the
+// columns only DeleteWhen reads (they describe the change, like an op
+// column, not the row), unless they are keys, the sequence or partition
+// columns. A concurrent creator winning is fine: the merge then goes into
+// its table.
 func (t *Table) createForMerge(ctx context.Context, batch *parquetio.Batch, o MergeOptions) error {
-	err := t.create(ctx, CreateOptions{Schema: batch.Schema, PartitionColumns: o.PartitionColumns, Properties: o.Properties})
+	schema := batch.Schema
+	if o.DeleteWhen != "" {
+		if e, err := expr.Parse(o.DeleteWhen); err == nil {
+			drop := map[string]bool{}
+			for _, c := range expr.Columns(e) {
+				if len(c.Path) == 1 {
+					drop[strings.ToLower(c.Path[0])] = true
+				}
+			}
+			for _, k := range append(append(slices.Clone(o.Keys), o.SequenceBy), o.PartitionColumns...) {
+				delete(drop, strings.ToLower(k))
+			}
+			schema = &parquetio.StructType{}
+			for _, f := range batch.Schema.Fields {
+				if !drop[strings.ToLower(f.Name)] {
+					schema.Fields = append(schema.Fields, f)
+				}
+			}
+		}
+	}
+	err := t.create(ctx, CreateOptions{Schema: schema, PartitionColumns: o.PartitionColumns, Properties: o.Properties})
 	if err != nil && !errors.Is(err, txlog.ErrTableExists) {
 		return err
 	}
@@ -338,6 +366,8 @@ func (t *Table) planMerge(snap *txlog.Snapshot, batch *parquetio.Batch, o MergeO
 		switch {
 		case !dup:
 			p.order = append(p.order, k)
+			p.changes[k] = c
+		case p.seqIdx < 0 && o.LastRowWins:
 			p.changes[k] = c
 		case p.seqIdx < 0:
 			return nil, fmt.Errorf("%w: key %s is in batch rows %d and %d (without a sequence column each key may change once per batch)",

@@ -219,3 +219,34 @@ func TestMergeRetriesAfterOptimize(t *testing.T) {
 		t.Fatalf("table\n got %s\nwant %s", got, want)
 	}
 }
+
+// TestMergeCreatesTableWithoutChangeColumns: a merge into a missing table
+// creates it from the batch without the columns only DeleteWhen reads;
+// LastRowWins takes the last of several rows of one key.
+func TestMergeCreatesTableWithoutChangeColumns(t *testing.T) {
+	ctx := context.Background()
+	tb := open(t)
+	op := parquetio.StructField{Name: "op", Type: parquetio.TypeString, Nullable: true}
+	b := &parquetio.Batch{Schema: kvSchema(op), Rows: [][]any{
+		{int64(1), "p", "a", nil, "c"},
+		{int64(1), "p", "b", nil, "u"},
+		{int64(2), "p", "x", nil, "c"},
+		{int64(2), "p", nil, nil, "d"},
+	}}
+	o := table.MergeOptions{Keys: []string{"id"}, DeleteWhen: "op = 'd'", PartitionColumns: []string{"part"}}
+	if _, err := tb.Merge(ctx, b, o); !errors.Is(err, table.ErrDuplicateKey) {
+		t.Fatalf("duplicates without LastRowWins: %v", err)
+	}
+	o.LastRowWins = true
+	if _, err := tb.Merge(ctx, b, o); err != nil {
+		t.Fatal(err)
+	}
+	snap, _ := tb.Snapshot(ctx)
+	s, _ := snap.Schema()
+	if len(s.Fields) != 4 || s.FieldIndex("op") >= 0 {
+		t.Fatalf("schema %s, want the batch's without op", s)
+	}
+	if got := state(t, tb); got != "1:p:b:<nil>" {
+		t.Fatalf("table %s", got)
+	}
+}
