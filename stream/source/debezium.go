@@ -1,0 +1,111 @@
+package source
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/lakesink/lakesink/internal/parquetio"
+)
+
+// Debezium's JSON change events (Debezium connector documentation, "Change
+// event values"; value.converter.schemas.enable=false, the payload alone):
+//
+//	{"before": {...} | null, "after": {...} | null, "op": "c"|"u"|"d"|"r"|"t"|"m",
+//	 "ts_ms": 1700000000000, "source": {...}, "transaction": {...} | null}
+//
+// The row's columns come from after (before for a delete); op "r" is a
+// snapshot read, upserted like "c" and "u"; "t" (truncate) and "m"
+// (message) events change no row and are dropped.
+
+// DebeziumOpColumn is the column DebeziumChanges adds with the event's op;
+// a merge deletes where DebeziumOpColumn = 'd' (DebeziumDeleteWhen).
+const DebeziumOpColumn = "__op"
+
+// DebeziumDeleteWhen is the delete predicate of DebeziumChanges' batches.
+const DebeziumDeleteWhen = DebeziumOpColumn + " = 'd'"
+
+// DebeziumTsColumn is the column DebeziumChanges adds, when asked, with the
+// event's ts_ms (milliseconds since the epoch), to order changes of a key.
+const DebeziumTsColumn = "ts_ms"
+
+// ErrDebezium: a change event that does not fit Debezium's envelope (no
+// op, an insert or update without after, a delete without before).
+var ErrDebezium = errors.New("source: not a Debezium change event")
+
+// DebeziumSchema is the decoding schema of a Debezium JSON change event
+// whose before and after rows have the given schema (made nullable). The
+// envelope's source and transaction blocks decode as JSON text, so they
+// never fail a record; any other unknown field is an unknown field as for
+// plain JSON.
+func DebeziumSchema(row *parquetio.StructType) *parquetio.StructType {
+	nullable := &parquetio.StructType{}
+	for _, f := range row.Fields {
+		f.Nullable = true
+		nullable.Fields = append(nullable.Fields, f)
+	}
+	return &parquetio.StructType{Fields: []parquetio.StructField{
+		{Name: "before", Type: nullable, Nullable: true},
+		{Name: "after", Type: nullable, Nullable: true},
+		{Name: "op", Type: parquetio.TypeString, Nullable: true},
+		{Name: "ts_ms", Type: parquetio.TypeLong, Nullable: true},
+		{Name: "ts_us", Type: parquetio.TypeLong, Nullable: true},
+		{Name: "ts_ns", Type: parquetio.TypeLong, Nullable: true},
+		{Name: "source", Type: parquetio.TypeString, Nullable: true},
+		{Name: "transaction", Type: parquetio.TypeString, Nullable: true},
+	}}
+}
+
+// DebeziumChanges turns a batch decoded with DebeziumSchema(row) into a
+// change batch: row's columns, then DebeziumOpColumn, then (withTs)
+// DebeziumTsColumn; in event order. Truncate and message events are
+// dropped. Errors wrap ErrDebezium and name the batch row.
+func DebeziumChanges(b *parquetio.Batch, row *parquetio.StructType, withTs bool) (*parquetio.Batch, error) {
+	out := &parquetio.Batch{Schema: &parquetio.StructType{Fields: append(append([]parquetio.StructField(nil), row.Fields...),
+		parquetio.StructField{Name: DebeziumOpColumn, Type: parquetio.TypeString, Nullable: false})}}
+	if withTs {
+		out.Schema.Fields = append(out.Schema.Fields, parquetio.StructField{Name: DebeziumTsColumn, Type: parquetio.TypeLong, Nullable: true})
+	}
+	if b == nil {
+		return out, nil
+	}
+	idx := func(name string) int { return b.Schema.FieldIndex(name) }
+	bi, ai, oi, ti := idx("before"), idx("after"), idx("op"), idx("ts_ms")
+	if bi < 0 || ai < 0 || oi < 0 {
+		if len(b.Rows) == 0 {
+			return out, nil
+		}
+		return nil, fmt.Errorf("%w: the batch has no before, after and op columns", ErrDebezium)
+	}
+	for r, src := range b.Rows {
+		op, _ := src[oi].(string)
+		var image any
+		switch op {
+		case "c", "u", "r":
+			image = src[ai]
+		case "d":
+			image = src[bi]
+		case "t", "m":
+			continue
+		default:
+			return nil, fmt.Errorf("%w: event %d has op %q (want c, u, d, r, t or m)", ErrDebezium, r, op)
+		}
+		vals, ok := image.([]any)
+		if !ok || len(vals) != len(row.Fields) {
+			which := "after"
+			if op == "d" {
+				which = "before"
+			}
+			return nil, fmt.Errorf("%w: event %d (op %q) has no %s row", ErrDebezium, r, op, which)
+		}
+		nr := append(append(make([]any, 0, len(out.Schema.Fields)), vals...), op)
+		if withTs {
+			var ts any
+			if ti >= 0 {
+				ts = src[ti]
+			}
+			nr = append(nr, ts)
+		}
+		out.Rows = append(out.Rows, nr)
+	}
+	return out, nil
+}

@@ -1,0 +1,48 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/lakesink/lakesink/internal/parquetio"
+)
+
+// TestDebeziumChanges decodes Debezium JSON change events (create, update,
+// delete, snapshot read, truncate; source and transaction blocks) into a
+// change batch: after's row (before's for a delete), the op, the ts_ms.
+func TestDebeziumChanges(t *testing.T) {
+	ctx := context.Background()
+	row := &parquetio.StructType{Fields: []parquetio.StructField{
+		{Name: "id", Type: parquetio.TypeLong, Nullable: false},
+		{Name: "name", Type: parquetio.TypeString, Nullable: true},
+	}}
+	f := newFixture()
+	f.put(t, "events.json", `{"before":null,"after":{"id":1,"name":"a"},"op":"c","ts_ms":10,"source":{"db":"x","lsn":7},"transaction":null}
+{"before":{"id":1,"name":"a"},"after":{"id":1,"name":"b"},"op":"u","ts_ms":11,"source":{"db":"x"}}
+{"before":{"id":2,"name":"z"},"after":null,"op":"d","ts_ms":12}
+{"before":null,"after":{"id":3,"name":null},"op":"r","ts_ms":9}
+{"op":"t","ts_ms":13}
+`)
+	s := f.open(t, Options{Format: FormatJSON, Schema: DebeziumSchema(row)})
+	end, _ := s.LatestOffset(ctx, ReadLimit{})
+	b, _, err := s.GetBatch(ctx, "", end)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := DebeziumChanges(b, row, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fmt.Sprint(ch.Rows), "[[1 a c 10] [1 b u 11] [2 z d 12] [3 <nil> r 9]]"; got != want {
+		t.Fatalf("changes %s, want %s", got, want)
+	}
+	if n := len(ch.Schema.Fields); n != 4 || ch.Schema.Fields[2].Name != DebeziumOpColumn {
+		t.Fatalf("schema %v", ch.Schema)
+	}
+	bad := &parquetio.Batch{Schema: b.Schema, Rows: [][]any{{nil, nil, "c", int64(1), nil, nil, nil, nil}}}
+	if _, err := DebeziumChanges(bad, row, false); !errors.Is(err, ErrDebezium) {
+		t.Fatalf("create without after: %v, want ErrDebezium", err)
+	}
+}
