@@ -43,6 +43,9 @@ type Options struct {
 	SequenceBy    string
 	DeleteWhen    string
 	UpdateColumns []string
+	// LastRowWins: several rows of one key in a batch are resolved by the
+	// last (table.MergeOptions.LastRowWins), for change feeds in log order.
+	LastRowWins bool
 	// PartitionColumns of a table the sink creates (ignored for an existing
 	// table, whose metaData decides).
 	PartitionColumns []string
@@ -83,7 +86,7 @@ func (o Options) Validate() error {
 	}
 	switch o.OutputMode {
 	case "", Append, Complete:
-		if len(o.MergeKeys) > 0 || o.SequenceBy != "" || o.DeleteWhen != "" || len(o.UpdateColumns) > 0 {
+		if len(o.MergeKeys) > 0 || o.SequenceBy != "" || o.DeleteWhen != "" || len(o.UpdateColumns) > 0 || o.LastRowWins {
 			errs = append(errs, fmt.Errorf("%w: merge keys, sequence, delete predicate and update columns apply to update mode only", ErrInvalidOptions))
 		}
 	case Update:
@@ -237,6 +240,7 @@ func (d *Delta) mergeBatch(ctx context.Context, batchID int64, batch *Batch, par
 		SequenceBy:          d.opts.SequenceBy,
 		DeleteWhen:          d.opts.DeleteWhen,
 		UpdateColumns:       d.opts.UpdateColumns,
+		LastRowWins:         d.opts.LastRowWins,
 		AppID:               d.opts.QueryID,
 		Version:             batchID,
 		PartitionColumns:    d.opts.PartitionColumns,

@@ -91,33 +91,33 @@ type MergeOptions struct {
 // operationMetrics.
 type MergeResult struct {
 	// Skipped: the (AppID, Version) was already committed; nothing written.
-	Skipped bool
+	Skipped bool `json:"skipped"`
 	// Version is the committed version (the table's version when skipped
 	// or when there was nothing to commit).
-	Version int64
+	Version int64 `json:"version"`
 	// NumSourceRows: rows in the batch; NumSourceChanges: after
 	// deduplication by key.
-	NumSourceRows    int64
-	NumSourceChanges int64
-	NumInserted      int64
-	NumUpdated       int64
-	NumDeleted       int64
+	NumSourceRows    int64 `json:"numSourceRows"`
+	NumSourceChanges int64 `json:"numSourceChanges"`
+	NumInserted      int64 `json:"numInserted"`
+	NumUpdated       int64 `json:"numUpdated"`
+	NumDeleted       int64 `json:"numDeleted"`
 	// NumCopied: unchanged rows rewritten with the files they were in.
-	NumCopied int64
+	NumCopied int64 `json:"numCopied"`
 	// NumStale: changes not applied because the table row's sequence was
 	// equal or newer.
-	NumStale int64
+	NumStale int64 `json:"numStale"`
 	// NumFilesScanned: files whose key columns were read (their partition
 	// values and key statistics could not rule them out).
-	NumFilesScanned int
-	NumFilesAdded   int
-	NumFilesRemoved int
-	NumBytesAdded   int64
-	NumBytesRemoved int64
+	NumFilesScanned int   `json:"numFilesScanned"`
+	NumFilesAdded   int   `json:"numFilesAdded"`
+	NumFilesRemoved int   `json:"numFilesRemoved"`
+	NumBytesAdded   int64 `json:"numBytesAdded"`
+	NumBytesRemoved int64 `json:"numBytesRemoved"`
 	// NumFilesInTable: live files of the snapshot the merge read.
-	NumFilesInTable int
+	NumFilesInTable int `json:"numFilesInTable"`
 	// Attempts: how many times the merge was planned (1 without conflicts).
-	Attempts int
+	Attempts int `json:"attempts"`
 }
 
 // DefaultMergeAttempts is MergeOptions.MaxAttempts' default.

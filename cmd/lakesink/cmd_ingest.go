@@ -43,6 +43,10 @@ type IngestOptions struct {
 	MergeSchema        bool
 	SchemaEvolution    string
 	BadRecordsPath     string
+	MergeKeys          []string // --output-mode update
+	SequenceBy         string
+	DeleteWhen         string
+	CDCFormat          string
 	RecoverFromTable   bool       // ingest_recover.go
 	Kafka              KafkaFlags // ingest_kafka.go
 }
@@ -56,7 +60,11 @@ func (o *IngestOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.FileSink, "file-sink", "", "Spark file-sink directory URL to write instead of a Delta table")
 	f.StringVar(&o.FileFormat, "file-format", "parquet", "file-sink data format: parquet or json")
 	f.StringSliceVar(&o.PartitionBy, "partition-by", nil, "partition columns of a new table, comma-separated")
-	f.StringVar(&o.OutputMode, "output-mode", "append", "append or complete (Delta only; update is refused)")
+	f.StringVar(&o.OutputMode, "output-mode", "append", "append, complete, or update (Delta only: merge each batch into the table by --merge-key)")
+	f.StringSliceVar(&o.MergeKeys, "merge-key", nil, "update mode: the key columns each batch is merged by, comma-separated")
+	f.StringVar(&o.SequenceBy, "sequence-by", "", "update mode: column ordering the changes of a key (the highest wins; an older change never overwrites a newer row)")
+	f.StringVar(&o.DeleteWhen, "delete-when", "", `update mode: predicate over the input's columns marking deletes, e.g. "op = 'd'"`)
+	f.StringVar(&o.CDCFormat, "cdc-format", "", "update mode: input records are change events of this format: debezium (JSON envelope before/after/op/ts_ms; --schema is after's)")
 	f.StringVar(&o.Trigger, "trigger", "available-now", "available-now | once | interval=30s")
 	f.IntVar(&o.MaxFilesPerTrigger, "max-files-per-trigger", 0, "at most N new files per micro-batch (0: no limit)")
 	f.StringVar(&o.Schema, "schema", "", "Delta schema JSON (inline or file); default: the table's, else inferred from the first batch")
@@ -230,9 +238,13 @@ func runIngest(ctx context.Context, p *printer, o IngestOptions) error {
 		}
 		dopts := sink.Options{
 			OutputMode: sink.OutputMode(o.OutputMode), PartitionColumns: o.PartitionBy,
+			MergeKeys: o.MergeKeys, SequenceBy: o.SequenceBy, DeleteWhen: o.DeleteWhen, LastRowWins: o.CDCFormat != "",
 			TargetFileSizeBytes: target, Compression: o.Compression, MergeSchema: evolution == source.SchemaEvolutionAddNewColumns,
 			OperationParameters: map[string]string{"sourceUrl": sourceURL},
 			BatchParameters:     lazy.batchParameters(ctx),
+		}
+		if o.CDCFormat != "" && o.DeleteWhen == "" {
+			dopts.DeleteWhen = source.DebeziumDeleteWhen
 		}
 		check := dopts
 		check.QueryID = "validate" // the real one comes from the checkpoint
@@ -262,7 +274,18 @@ func runIngest(ctx context.Context, p *printer, o IngestOptions) error {
 
 	srcOpts := source.DefaultOptions(source.Format(o.Format))
 	srcOpts.Schema = schema
+	if err := checkCDC(o, schema); err != nil {
+		return err
+	}
+	if o.CDCFormat != "" {
+		_, srcOpts.Schema, lazy.transform = cdcDecoding(schema, o.SequenceBy)
+	}
 	srcOpts.SchemaEvolution = evolution
+	if o.Schema == "" && evolution == source.SchemaEvolutionFailOnNewColumns && o.CDCFormat == "" && readsMissingColumns(schema, o.DeleteWhen) {
+		// --delete-when reads an input column the table does not have (op):
+		// decode the table's columns plus the input's own.
+		srcOpts.SchemaEvolution = source.SchemaEvolutionAddNewColumns
+	}
 	srcOpts.TimestampFormat = o.TimestampFormat
 	if o.BadRecordsPath != "" {
 		rt, err := table.Open(ctx, o.BadRecordsPath)
@@ -331,9 +354,14 @@ func runIngest(ctx context.Context, p *printer, o IngestOptions) error {
 		for _, s := range pr.Sources {
 			files += s.NumInputFiles
 		}
-		fmt.Fprintf(p.err, "batch %d: %s, %s -> %s, %s (%.0f rows/s)%s\n",
+		merged := ""
+		if o.OutputMode == string(sink.Update) && !pr.Sink.Skipped {
+			merged = fmt.Sprintf(" (%d inserted, %d updated, %d deleted, %s rewritten)", pr.Sink.NumInserted, pr.Sink.NumUpdated, pr.Sink.NumDeleted,
+				plural(pr.Sink.NumRemovedFiles, "file", "files"))
+		}
+		fmt.Fprintf(p.err, "batch %d: %s, %s -> %s%s, %s (%.0f rows/s)%s\n",
 			pr.BatchID, plural(files, "file", "files"), plural(pr.NumInputRows, "row", "rows"), plural(pr.Sink.NumFiles, "data file", "data files"),
-			state, pr.ProcessedRowsPerSecond, rec)
+			merged, state, pr.ProcessedRowsPerSecond, rec)
 	}
 	q, err := stream.NewQuery(qopts)
 	if err != nil {
@@ -377,6 +405,41 @@ func ingestSchemaEvolution(o IngestOptions) (source.SchemaEvolutionMode, error) 
 	return mode, nil
 }
 
+// cdcDecoding is how --cdc-format debezium reads events of rows with the
+// given schema: the envelope schema to decode, and the transform into change
+// rows. With --sequence-by ts_ms the event's ts_ms becomes a table column
+// (and is not expected inside after).
+func cdcDecoding(schema *parquetio.StructType, sequenceBy string) (*parquetio.StructType, *parquetio.StructType, func(*sink.Batch) (*sink.Batch, error)) {
+	row := schema
+	withTs := strings.EqualFold(sequenceBy, source.DebeziumTsColumn)
+	if i := row.FieldIndex(source.DebeziumTsColumn); withTs && i >= 0 {
+		row = &parquetio.StructType{Fields: slices.Delete(slices.Clone(row.Fields), i, i+1)}
+	}
+	return row, source.DebeziumSchema(row), func(b *sink.Batch) (*sink.Batch, error) { return source.DebeziumChanges(b, row, withTs) }
+}
+
+// checkCDC checks the update-mode flags that the sink cannot: --cdc-format
+// needs the row schema (--schema, or the table's) and update mode.
+func checkCDC(o IngestOptions, schema *parquetio.StructType) error {
+	switch o.CDCFormat {
+	case "":
+		return nil
+	case "debezium":
+	default:
+		return fmt.Errorf("--cdc-format %q: the supported format is debezium", o.CDCFormat)
+	}
+	if o.OutputMode != string(sink.Update) {
+		return fmt.Errorf("--cdc-format %s needs --output-mode update and --merge-key", o.CDCFormat)
+	}
+	if o.DeleteWhen != "" {
+		return fmt.Errorf("--delete-when: with --cdc-format %s deletes are the events with op 'd'", o.CDCFormat)
+	}
+	if schema == nil {
+		return fmt.Errorf("--cdc-format %s needs --schema (the schema of the events' after rows) or an existing --table", o.CDCFormat)
+	}
+	return nil
+}
+
 // ingestHint adds what to do next to the two failures a new user meets
 // first: a record that does not fit, and a planned input file that is gone
 // (a rerun must read exactly the files offsets/N planned).
@@ -407,6 +470,7 @@ type lazySink struct {
 	afterCommitDelay time.Duration
 	rejects          *rejects // nil without --bad-records-path
 	chk              storage.Store
+	transform        func(*sink.Batch) (*sink.Batch, error) // --cdc-format: change events to change rows
 
 	mu      sync.Mutex
 	sink    sink.Sink
@@ -437,6 +501,12 @@ func (l *lazySink) AddBatch(ctx context.Context, batchID int64, b *sink.Batch) (
 		// a replayed batch (same files, same rejects) writes them once.
 		if err := l.rejects.flush(ctx, l.queryID, batchID); err != nil {
 			return sink.Result{}, err
+		}
+	}
+	if l.transform != nil {
+		var err error
+		if b, err = l.transform(b); err != nil {
+			return sink.Result{}, fmt.Errorf("batch %d: %w", batchID, err)
 		}
 	}
 	res, err := s.AddBatch(ctx, batchID, b)

@@ -68,7 +68,7 @@ func findRecoverableBatch(ctx context.Context, t *table.Table, sourceURL string)
 		return recoveredBatch{}, err
 	}
 	for _, c := range hist {
-		if c.CommitInfo.Operation() != "STREAMING UPDATE" {
+		if op := c.CommitInfo.Operation(); op != "STREAMING UPDATE" && op != "MERGE" { // MERGE: --output-mode update
 			continue
 		}
 		params := c.CommitInfo.StringMap("operationParameters")

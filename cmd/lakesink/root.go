@@ -54,6 +54,7 @@ EXIT STATUS
 		newDescribeCommand(g),
 		newHistoryCommand(g),
 		newIngestCommand(g),
+		newMergeCommand(g),
 		newScanCommand(g),
 		newFilesCommand(g),
 		newCompactCommand(g),
