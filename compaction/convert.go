@@ -166,6 +166,10 @@ func Convert(ctx context.Context, t *table.Table, opts ConvertOptions) (*Convert
 				return fail(fmt.Errorf("%w: %s is not in a partition directory of %s", ErrNotFileSink, f.Key, c))
 			}
 		}
+		if filesink.IsJSONFile(f.Key) {
+			// Delta data files are Parquet (PROTOCOL.md "Data Files").
+			return fail(fmt.Errorf("%w: %s is a JSON data file: a JSON file sink cannot become a Delta table in place", ErrNotFileSink, f.Key))
+		}
 		pf, err := parquetio.OpenFile(ctx, st, f.Key, f.Size)
 		if err != nil {
 			return fail(err)

@@ -34,6 +34,10 @@ var (
 	ErrPathOutsideRoot = errors.New("filesink: log path outside the output directory")
 	// ErrInvalidOptions: Options.Validate found one or more violations.
 	ErrInvalidOptions = errors.New("filesink: invalid options")
+	// ErrCorruptDataFile: a JSON data file of the directory cannot be read
+	// (a line that is not a JSON object, bad gzip). The message names the
+	// file and line.
+	ErrCorruptDataFile = errors.New("filesink: corrupt JSON data file")
 )
 
 // CorruptLogError reports the file and the 1-based line of a log that cannot

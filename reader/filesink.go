@@ -18,9 +18,13 @@ import (
 
 // openFileSink reads the live files of a Spark file-sink directory from its
 // _spark_metadata log (FileStreamSinkLog.allFiles). The schema is the first
-// data file's Parquet schema plus the partition columns found in the file
-// paths (Spark's partition discovery: Hive-style "col=value" directories,
-// types inferred as long, double, date, timestamp or string).
+// data file's Parquet schema, or for JSON lines files (filesink.IsJSONFile,
+// as the sink's json format writes them) the schema Spark's spark.read.json
+// infers from all of them (filesink.InferJSONSchema), plus the partition
+// columns found in the file paths (Spark's partition discovery: Hive-style
+// "col=value" directories, types inferred as long, double, date, timestamp
+// or string). A directory whose live files mix JSON and Parquet is refused
+// (ErrCorruptFile): Spark reads a directory with one format.
 func openFileSink(ctx context.Context, store storage.Store, o openOptions) (*Snapshot, error) {
 	lopts := filesink.DefaultOptions()
 	fl, err := filesink.NewLog(store, lopts)
@@ -98,14 +102,34 @@ func openFileSink(ctx context.Context, store storage.Store, o openOptions) (*Sna
 		partTypes[j] = inferPartitionType(vals)
 	}
 
+	jsonFiles := 0
+	for _, x := range live {
+		if filesink.IsJSONFile(x.key) {
+			jsonFiles++
+		}
+	}
+	if jsonFiles > 0 && jsonFiles < len(live) {
+		return nil, fmt.Errorf("%w: %s: %d of its %d live files are JSON, the others not: a file-sink directory holds one format", ErrCorruptFile, store.URL(), jsonFiles, len(live))
+	}
 	schema := &parquetio.StructType{}
 	if len(live) > 0 {
-		f, err := parquetio.OpenFile(ctx, store, live[0].key, live[0].e.Size)
-		if err != nil {
-			return nil, fmt.Errorf("reader: %s: %w", store.URL(), err)
+		var fs *parquetio.StructType
+		if jsonFiles > 0 {
+			keys := make([]string, len(live))
+			for i, x := range live {
+				keys[i] = x.key
+			}
+			if fs, err = filesink.InferJSONSchema(ctx, store, keys); err != nil {
+				return nil, fmt.Errorf("reader: %s: %w", store.URL(), err)
+			}
+		} else {
+			f, err := parquetio.OpenFile(ctx, store, live[0].key, live[0].e.Size)
+			if err != nil {
+				return nil, fmt.Errorf("reader: %s: %w", store.URL(), err)
+			}
+			fs = f.Schema()
+			f.Close()
 		}
-		fs := f.Schema()
-		f.Close()
 		for _, fld := range fs.Fields {
 			if !slices.Contains(partCols, fld.Name) {
 				schema.Fields = append(schema.Fields, fld)
@@ -115,7 +139,7 @@ func openFileSink(ctx context.Context, store storage.Store, o openOptions) (*Sna
 	for j, c := range partCols {
 		schema.Fields = append(schema.Fields, parquetio.StructField{Name: c, Type: partTypes[j], Nullable: true})
 	}
-	s := &Snapshot{store: store, kind: KindFileSink, version: latest, schema: schema, partitions: partCols, mapping: MappingNone}
+	s := &Snapshot{store: store, kind: KindFileSink, version: latest, schema: schema, partitions: partCols, mapping: MappingNone, sinkJSON: jsonFiles > 0}
 	for i, x := range live {
 		f := File{Path: x.e.Path, Key: x.key, Size: x.e.Size, ModificationTime: time.UnixMilli(x.e.ModificationTime).UTC(), NumRecords: -1}
 		if len(partCols) > 0 {

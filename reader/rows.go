@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/lakesink/lakesink/expr"
+	"github.com/lakesink/lakesink/filesink"
 	"github.com/lakesink/lakesink/internal/parquetio"
 )
 
@@ -248,19 +249,31 @@ func (p *readPlan) readFile(ctx context.Context, f *File, emit func([]Record) bo
 	if err != nil {
 		return err
 	}
-	pf, err := parquetio.OpenFile(ctx, s.store, f.Key, f.Size)
-	if err != nil {
-		return fmt.Errorf("reader: %s: %w", s.store.URL(), err)
+	var (
+		groups    int
+		readGroup func(rg int) ([][]any, error)
+	)
+	if s.sinkJSON {
+		// A JSON lines file of a file sink: one group of all its records.
+		groups = 1
+		readGroup = func(int) ([][]any, error) { return filesink.ReadJSONFile(ctx, s.store, f.Key, p.want) }
+	} else {
+		pf, err := parquetio.OpenFile(ctx, s.store, f.Key, f.Size)
+		if err != nil {
+			return fmt.Errorf("reader: %s: %w", s.store.URL(), err)
+		}
+		defer pf.Close()
+		groups = pf.NumRowGroups()
+		readGroup = func(rg int) ([][]any, error) { return pf.ReadRowGroup(ctx, rg, p.want, p.readOpts) }
 	}
-	defer pf.Close()
 	partVals := make([]any, len(p.partIdx))
 	for j, i := range p.partIdx {
 		partVals[j] = f.PartitionValues[s.schema.Fields[i].Name]
 	}
 	var rowIndex int64
 	full := make([]any, p.schemaLen)
-	for rg := range pf.NumRowGroups() {
-		rows, err := pf.ReadRowGroup(ctx, rg, p.want, p.readOpts)
+	for rg := range groups {
+		rows, err := readGroup(rg)
 		if err != nil {
 			return fmt.Errorf("reader: %s: %w", s.store.URL(), err)
 		}

@@ -46,6 +46,7 @@ type Snapshot struct {
 	partitions []string // logical names, in the table's order
 	mapping    string
 	sinkFiles  []File // KindFileSink: the live files (partition values from paths)
+	sinkJSON   bool   // KindFileSink: the data files are JSON lines (filesink.IsJSONFile)
 }
 
 // Open opens a snapshot of the table at tableURL (a path, file://, mem:// or

@@ -22,7 +22,7 @@ func isConflict(err error) bool {
 func isCorrupt(err error) bool {
 	for _, target := range []error{
 		txlog.ErrCorruptLog, txlog.ErrUnsupportedFeature, txlog.ErrPathOutsideTable,
-		filesink.ErrCorruptLog, filesink.ErrUnsupportedLogVersion, filesink.ErrPathOutsideRoot, filesink.ErrIncompleteLog,
+		filesink.ErrCorruptLog, filesink.ErrUnsupportedLogVersion, filesink.ErrPathOutsideRoot, filesink.ErrIncompleteLog, filesink.ErrCorruptDataFile,
 		stream.ErrCorruptCheckpoint, parquetio.ErrCorruptFile, parquetio.ErrUnsupported,
 		reader.ErrCorruptFile, reader.ErrCorruptDeletionVector,
 	} {

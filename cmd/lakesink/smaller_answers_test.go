@@ -71,3 +71,17 @@ func TestFileSinkCompactLogRetentionZeroDropsAll(t *testing.T) {
 		t.Fatalf("--retention 0s: exit %d %q %q; want every entry dropped", code, o, e)
 	}
 }
+
+// TestScanAndDescribeJSONFileSink is issue 14 item 6: a JSON file-sink
+// directory that lakesink wrote was reported as a corrupt Parquet file by
+// scan and describe (exit 4). Both read it through its _spark_metadata log.
+func TestScanAndDescribeJSONFileSink(t *testing.T) {
+	out := ingestFlights(t, t.TempDir(), 2, true, "--file-format", "json")
+	rows, e, code := runCLI(t, "scan", out, "--format", "csv")
+	if code != 0 || strings.Count(rows, "\n") != 2001 || !strings.HasPrefix(rows, "date,delay,destination,distance,origin\n") {
+		t.Fatalf("scan: exit %d, %d lines, %.80q %s; want the header and 2000 rows", code, strings.Count(rows, "\n"), rows, e)
+	}
+	if d, e, code := runCLI(t, "describe", out); code != 0 || !strings.Contains(d, "_spark_metadata") {
+		t.Fatalf("describe: exit %d %q %s", code, d, e)
+	}
+}
