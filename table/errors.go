@@ -11,4 +11,7 @@ var (
 	ErrInvalidOptions = errors.New("table: invalid options")
 	// ErrUnsupportedMode: a write mode the table writer does not implement.
 	ErrUnsupportedMode = errors.New("table: unsupported write mode")
+	// ErrTxnMismatch: a write's WriteOptions.Txns continued from a txn
+	// version the table no longer has (*TxnMismatchError).
+	ErrTxnMismatch = errors.New("table: txn version mismatch")
 )

@@ -36,6 +36,17 @@ type WriteOptions struct {
 	// (WriteResult.Skipped) without writing anything. AppID "" disables it.
 	AppID   string
 	Version int64
+	// Txns are further txn actions of the same commit, for a writer that
+	// tracks several streams in one commit (kafka-delta-ingest: one appId
+	// per Kafka partition, version = the last offset written; PROTOCOL.md
+	// "Transaction Identifiers" allows any number of txn actions per
+	// commit, one per appId). Unlike AppID they never turn the write into a
+	// skip: each names the table's version it continues from (Txn.Read),
+	// and the write fails with a *TxnMismatchError, committing nothing, when
+	// the table's version for that appId is another one, whether before the
+	// write or after a concurrent commit. AppIDs must be distinct and
+	// differ from AppID.
+	Txns []Txn
 	// PartitionColumns of a table that the write creates (ignored when the
 	// table exists; its metaData decides).
 	PartitionColumns []string
@@ -59,6 +70,62 @@ type WriteOptions struct {
 	// Now is the clock for modificationTime, deletionTimestamp and
 	// txn.lastUpdated. Default time.Now.
 	Now func() time.Time
+}
+
+// NoTxn is Txn.Read for an appId the table has no txn for.
+const NoTxn int64 = -1
+
+// Txn is one txn action of WriteOptions.Txns: txn{appId: AppID, version:
+// Version}, committed only if the table's txn version for AppID is still
+// Read (NoTxn: none).
+type Txn struct {
+	AppID   string
+	Version int64
+	Read    int64
+}
+
+// TxnMismatchError: the table's txn version for AppID is Have (NoTxn:
+// none), not the Want a write's Txns continued from; another writer wrote
+// that appId. errors.Is(err, ErrTxnMismatch) holds.
+type TxnMismatchError struct {
+	Table      string
+	AppID      string
+	Want, Have int64
+	// Version of the snapshot that showed Have.
+	Version int64
+}
+
+func (e *TxnMismatchError) Error() string {
+	show := func(v int64) string {
+		if v == NoTxn {
+			return "none"
+		}
+		return strconv.FormatInt(v, 10)
+	}
+	return fmt.Sprintf("table %s: txn of appId %s is at version %s in table version %d, but the write continues from %s",
+		e.Table, e.AppID, show(e.Have), e.Version, show(e.Want))
+}
+
+// Is makes errors.Is(err, ErrTxnMismatch) hold.
+func (e *TxnMismatchError) Is(target error) bool { return target == ErrTxnMismatch }
+
+// checkTxns returns a *TxnMismatchError for the first of txns whose Read is
+// not snap's version for its appId.
+func (t *Table) checkTxns(snap *txlog.Snapshot, txns []Txn) error {
+	for _, x := range txns {
+		have := NoTxn
+		var version int64 = -1
+		if snap != nil {
+			version = snap.Version()
+			if v, ok := snap.TxnVersion(x.AppID); ok {
+				have = v
+			}
+		}
+		if have != x.Read {
+			return &TxnMismatchError{Table: t.URL(), AppID: x.AppID, Want: x.Read, Have: have, Version: version}
+		}
+	}
+	return nil
 }
 
 // WriteResult reports what Write did.
@@ -106,6 +173,14 @@ func (t *Table) Write(ctx context.Context, batch *parquetio.Batch, o WriteOption
 	if batch.Schema == nil && len(batch.Rows) > 0 {
 		return WriteResult{}, fmt.Errorf("%w: batch of %d rows without a schema", ErrInvalidOptions, len(batch.Rows))
 	}
+	seen := map[string]bool{o.AppID: o.AppID != ""}
+	for _, x := range o.Txns {
+		if x.AppID == "" || seen[x.AppID] || x.Version < 0 || x.Read < NoTxn {
+			return WriteResult{}, fmt.Errorf("%w: Txns: appId %q version %d read %d (want distinct non-empty appIds, versions >= 0)",
+				ErrInvalidOptions, x.AppID, x.Version, x.Read)
+		}
+		seen[x.AppID] = true
+	}
 
 	if err := t.CheckConditionalWrites(ctx); err != nil {
 		return WriteResult{}, err
@@ -121,6 +196,9 @@ func (t *Table) Write(ctx context.Context, batch *parquetio.Batch, o WriteOption
 		if v, ok := snap.TxnVersion(o.AppID); ok && o.Version <= v {
 			return WriteResult{Skipped: true, Version: snap.Version()}, nil
 		}
+	}
+	if err := t.checkTxns(snap, o.Txns); err != nil {
+		return WriteResult{}, err
 	}
 
 	var (
@@ -234,6 +312,11 @@ func (t *Table) Write(ctx context.Context, batch *parquetio.Batch, o WriteOption
 		lu := now
 		tx.Add(txlog.Action{Txn: &txlog.Txn{AppID: o.AppID, Version: o.Version, LastUpdated: &lu}})
 	}
+	for _, x := range o.Txns {
+		tx.ReadTxn(x.AppID) // a concurrent txn for it is a conflict, not a retry
+		lu := now
+		tx.Add(txlog.Action{Txn: &txlog.Txn{AppID: x.AppID, Version: x.Version, LastUpdated: &lu}})
+	}
 
 	params := map[string]any{}
 	if o.Operation == "WRITE" {
@@ -261,6 +344,13 @@ func (t *Table) Write(ctx context.Context, batch *parquetio.Batch, o WriteOption
 		// version first: that is a skip, not a failure (two sinks with one
 		// query id never write a batch twice).
 		var ce *txlog.ConflictError
+		if len(o.Txns) > 0 && errors.As(err, &ce) {
+			if s2, err2 := t.log.Snapshot(ctx); err2 == nil {
+				if merr := t.checkTxns(s2, o.Txns); merr != nil {
+					return WriteResult{}, merr
+				}
+			}
+		}
 		if o.AppID != "" && errors.As(err, &ce) {
 			if s2, err2 := t.log.Snapshot(ctx); err2 == nil {
 				if tv, ok := s2.TxnVersion(o.AppID); ok && o.Version <= tv {
