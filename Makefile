@@ -4,7 +4,7 @@ BIN     := bin/lakesink
 PKGS    := ./...
 export GOFLAGS ?= -buildvcs=false
 
-.PHONY: all build test test-short bench demo lint fuzz soak clean s3-server
+.PHONY: all build test test-short test-kafka kafka bench demo lint fuzz soak clean s3-server
 
 all: build
 
@@ -16,11 +16,22 @@ build:
 s3-server:
 	./scripts/install-s3-server.sh
 
+# A real Kafka broker (Apache Kafka 4.x, KRaft) for the *Broker tests, from
+# Maven Central jars into ~/.cache/lakesink/kafka (needs java and mvn).
+kafka:
+	./scripts/install-kafka.sh
+
 # All unit and integration tests (seed corpora of the fuzz targets included),
 # the S3 ones against the local server, and the arrow-go interop module.
+# The real-broker tests (*Broker) run in test-kafka.
 test: build s3-server
-	$(GO) test -count=1 -timeout 20m $(PKGS)
+	$(GO) test -count=1 -timeout 20m -skip 'Broker' $(PKGS)
 	cd interop && $(GO) test -count=1 ./...
+
+# The consumer-group and real-broker tests (names containing Group or
+# Broker) against an installed broker; a missing broker fails them.
+test-kafka: build kafka
+	LAKESINK_REQUIRE_KAFKA=1 $(GO) test -count=1 -timeout 30m -run 'Group|Broker' $(PKGS)
 
 test-short:
 	$(GO) test -short -count=1 $(PKGS)

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/lakesink/lakesink/reader"
@@ -106,18 +105,24 @@ func checkKafkaTable(t *testing.T, dir, topic string, lines []string, parts int)
 // ingest with SIGKILL at random moments, restarts it, and checks that every
 // record is in the table exactly once by (topic, partition, offset).
 func TestKafkaKillDashNineIsExactlyOnce(t *testing.T) {
+	kafkaKillTest(t, kfakeCluster)
+}
+
+// TestKafkaKillDashNineBroker is the same against the real broker
+// (kafkatest; skipped without scripts/install-kafka.sh).
+func TestKafkaKillDashNineBroker(t *testing.T) {
+	kafkaKillTest(t, brokerCluster)
+}
+
+func kafkaKillTest(t *testing.T, cluster kafkaCluster) {
 	const parts = 3
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(parts, "flights"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	addrs := c.ListenAddrs()
-	lines := produceFlights(t, addrs, "flights", parts)
+	topic := topicFor(t)
+	addrs := cluster(t, topic, parts)
+	lines := produceFlights(t, addrs, topic, parts)
 
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
-	args := []string{"ingest", "--json", "--format", "kafka", "--kafka-bootstrap", addrs[0], "--kafka-topic", "flights",
+	args := []string{"ingest", "--json", "--format", "kafka", "--kafka-bootstrap", addrs[0], "--kafka-topic", topic,
 		"--starting-offsets", "earliest", "--checkpoint", filepath.Join(dir, "checkpoint"), "--table", out,
 		"--partition-by", "partition", "--trigger", "available-now", "--max-offsets-per-trigger", "200"}
 
@@ -142,7 +147,7 @@ func TestKafkaKillDashNineIsExactlyOnce(t *testing.T) {
 	counts.add(outp)
 	t.Logf("%d kills, %d batches reported, %d reruns committed, %d reruns skipped (commit had landed)",
 		kills, counts.batches, counts.rerunCommitted, counts.rerunSkipped)
-	checkKafkaTable(t, out, "flights", lines, parts)
+	checkKafkaTable(t, out, topic, lines, parts)
 	if kills < minTrials {
 		t.Fatalf("only %d kills before the stream finished, want %d", kills, minTrials)
 	}
@@ -153,5 +158,5 @@ func TestKafkaKillDashNineIsExactlyOnce(t *testing.T) {
 	if outp, err := exec.CommandContext(ctx, lakesinkBin, args...).CombinedOutput(); err != nil {
 		t.Fatalf("ingest with nothing new: %v\n%s", err, outp)
 	}
-	checkKafkaTable(t, out, "flights", lines, parts)
+	checkKafkaTable(t, out, topic, lines, parts)
 }

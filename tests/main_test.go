@@ -25,6 +25,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	stopSharedBroker()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

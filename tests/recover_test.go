@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/lakesink/lakesink/table"
@@ -56,7 +55,7 @@ func produceRange(t *testing.T, addrs []string, topic string, parts int, lines [
 
 // streamingQueryIDs returns the distinct queryId of the table's STREAMING
 // UPDATE commits and checks that each records a sourceEndOffset.
-func streamingQueryIDs(t *testing.T, dir string) map[string]int {
+func streamingQueryIDs(t *testing.T, dir, topic string) map[string]int {
 	t.Helper()
 	ctx := context.Background()
 	tb, err := table.Open(ctx, dir)
@@ -74,7 +73,7 @@ func streamingQueryIDs(t *testing.T, dir string) map[string]int {
 			continue
 		}
 		params := c.CommitInfo.StringMap("operationParameters")
-		if !strings.HasPrefix(params["sourceEndOffset"], `{"flights":{`) {
+		if !strings.HasPrefix(params["sourceEndOffset"], `{"`+topic+`":{`) {
 			t.Fatalf("version %d: sourceEndOffset = %q, want the Kafka offset JSON of the batch", c.Version, params["sourceEndOffset"])
 		}
 		ids[params["queryId"]]++
@@ -87,22 +86,28 @@ func streamingQueryIDs(t *testing.T, dir string) map[string]int {
 // guard), rebuilds it with --recover-checkpoint-from-table, and finishes the
 // topic: every record is in the table exactly once, all under one query id.
 func TestRecoverKafkaCheckpointFromTable(t *testing.T) {
+	recoverKafkaTest(t, kfakeCluster)
+}
+
+// TestRecoverKafkaCheckpointFromTableBroker is the same against the real
+// broker (kafkatest; skipped without scripts/install-kafka.sh).
+func TestRecoverKafkaCheckpointFromTableBroker(t *testing.T) {
+	recoverKafkaTest(t, brokerCluster)
+}
+
+func recoverKafkaTest(t *testing.T, cluster kafkaCluster) {
 	const parts, total, firstHalf = 3, 3000, 1700
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(parts, "flights"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	addrs := c.ListenAddrs()
+	topic := topicFor(t)
+	addrs := cluster(t, topic, parts)
 	lines := flightLines(t, total)
 	if len(lines) != total {
 		t.Fatalf("want %d flight lines, have %d", total, len(lines))
 	}
-	produceRange(t, addrs, "flights", parts, lines, 0, firstHalf)
+	produceRange(t, addrs, topic, parts, lines, 0, firstHalf)
 
 	dir := t.TempDir()
 	out, chk := filepath.Join(dir, "out"), filepath.Join(dir, "checkpoint")
-	args := []string{"ingest", "--format", "kafka", "--kafka-bootstrap", addrs[0], "--kafka-topic", "flights",
+	args := []string{"ingest", "--format", "kafka", "--kafka-bootstrap", addrs[0], "--kafka-topic", topic,
 		"--starting-offsets", "earliest", "--checkpoint", chk, "--table", out,
 		"--trigger", "available-now", "--max-offsets-per-trigger", "500"}
 	recoverArgs := append(append([]string{}, args...), "--recover-checkpoint-from-table")
@@ -110,7 +115,7 @@ func TestRecoverKafkaCheckpointFromTable(t *testing.T) {
 	if _, stderr, code := run(t, args...); code != 0 {
 		t.Fatalf("first ingest: exit %d\n%s", code, stderr)
 	}
-	ids := streamingQueryIDs(t, out)
+	ids := streamingQueryIDs(t, out, topic)
 	if len(ids) != 1 {
 		t.Fatalf("query ids after the first ingest: %v, want one", ids)
 	}
@@ -139,19 +144,19 @@ func TestRecoverKafkaCheckpointFromTable(t *testing.T) {
 			}
 		}
 		if st.produce[1] > st.produce[0] {
-			produceRange(t, addrs, "flights", parts, lines, st.produce[0], st.produce[1])
+			produceRange(t, addrs, topic, parts, lines, st.produce[0], st.produce[1])
 		}
 		_, stderr, code := run(t, st.args...)
 		if code != st.wantCode || !strings.Contains(stderr, st.wantErr) {
 			t.Fatalf("%s: exit %d, want %d with %q\n%s", st.name, code, st.wantCode, st.wantErr, stderr)
 		}
 	}
-	checkKafkaTable(t, out, "flights", lines, parts)
-	if got := streamingQueryIDs(t, out); len(got) != 1 {
+	checkKafkaTable(t, out, topic, lines, parts)
+	if got := streamingQueryIDs(t, out, topic); len(got) != 1 {
 		t.Fatalf("query ids after recovery: %v, want the original one only", got)
 	}
 	for id := range ids {
-		if streamingQueryIDs(t, out)[id] == 0 {
+		if streamingQueryIDs(t, out, topic)[id] == 0 {
 			t.Fatalf("the original query id %s is gone", id)
 		}
 	}

@@ -230,6 +230,8 @@ logger.kafka.name=kafka
 logger.kafka.level=WARN
 logger.apache.name=org.apache.kafka
 logger.apache.level=WARN
+logger.state.name=state.change.logger
+logger.state.level=WARN
 logger.started.name=kafka.server.KafkaRaftServer
 logger.started.level=INFO
 `
