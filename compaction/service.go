@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/metrics"
 	"github.com/lakesink/lakesink/table"
 )
 
@@ -43,6 +44,13 @@ type ServiceOptions struct {
 	BackoffMin, BackoffMax time.Duration
 	// Logger receives one record per step. Default: discard.
 	Logger *slog.Logger
+	// Metrics, when set, receives every pass (files compacted, bytes
+	// rewritten, files vacuumed, checkpoints written, the failed step;
+	// metrics.NewMaintain on the caller's registry).
+	Metrics *metrics.Maintain
+	// OnPass, when set, is called after every pass over a table with its
+	// report and error, from the goroutine that ran it.
+	OnPass func(TableReport, error)
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
 }
@@ -160,6 +168,9 @@ type TableReport struct {
 	Vacuum     *VacuumResult     `json:"vacuum,omitempty"`
 	CleanupLog *CleanupResult    `json:"cleanupLog,omitempty"`
 	Error      string            `json:"error,omitempty"`
+	// FailedStep names the step that failed: snapshot, optimize,
+	// checkpoint, vacuum or cleanup-log ("" when none).
+	FailedStep string `json:"failedStep,omitempty"`
 }
 
 // RunOnce makes one pass over every table, one table after the other, and
@@ -254,14 +265,40 @@ func (s *Service) loop(ctx context.Context, t *table.Table, wake <-chan struct{}
 	}
 }
 
-// pass runs the steps that are due on one table.
+// pass runs the steps that are due on one table and reports the pass to
+// Metrics and OnPass.
 func (s *Service) pass(ctx context.Context, t *table.Table) (TableReport, error) {
+	rep, step, err := s.passSteps(ctx, t)
+	if m := s.opts.Metrics; m != nil {
+		mp := metrics.MaintainPass{Table: rep.Table, FailedStep: step}
+		if r := rep.Optimize; r != nil && r.Version >= 0 {
+			mp.FilesCompacted, mp.BytesRewritten = r.NumRemovedFiles, r.NumRemovedBytes
+		}
+		if rep.Checkpoint != nil {
+			mp.CheckpointsWritten = 1
+		}
+		if rep.Vacuum != nil {
+			mp.FilesVacuumed = rep.Vacuum.FilesDeleted
+		}
+		if rep.CleanupLog != nil {
+			mp.LogFilesDeleted = rep.CleanupLog.FilesDeleted
+		}
+		m.ObservePass(mp)
+	}
+	if s.opts.OnPass != nil {
+		s.opts.OnPass(rep, err)
+	}
+	return rep, err
+}
+
+// passSteps runs the steps; step names the one that failed.
+func (s *Service) passSteps(ctx context.Context, t *table.Table) (rep TableReport, step string, err error) {
 	log := s.opts.Logger.With("table", t.URL())
-	rep := TableReport{Table: t.URL()}
-	fail := func(step string, err error) (TableReport, error) {
-		log.Warn("maintenance step failed", "step", step, "err", err)
-		rep.Error = err.Error()
-		return rep, fmt.Errorf("compaction: maintain %s: %s: %w", t.URL(), step, err)
+	rep = TableReport{Table: t.URL()}
+	fail := func(failed string, err error) (TableReport, string, error) {
+		log.Warn("maintenance step failed", "step", failed, "err", err)
+		rep.Error, rep.FailedStep = err.Error(), failed
+		return rep, failed, fmt.Errorf("compaction: maintain %s: %s: %w", t.URL(), failed, err)
 	}
 	snap, err := t.Snapshot(ctx)
 	if err != nil {
@@ -362,5 +399,5 @@ func (s *Service) pass(ctx context.Context, t *table.Table) (TableReport, error)
 			s.mu.Unlock()
 		}
 	}
-	return rep, nil
+	return rep, "", nil
 }

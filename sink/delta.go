@@ -263,3 +263,86 @@ func (d *Delta) mergeBatch(ctx context.Context, batchID int64, batch *Batch, par
 // struct's parquet tags and Go types (parquetio.FromStructs): the adapter
 // through which typed rows enter the one write path.
 func FromStructs[T any](rows []T) (*Batch, error) { return parquetio.FromStructs(rows) }
+
+// Txn is one txn action of AddTxnBatch: txn{appId: AppID, version:
+// Version}, committed only while the table's version for AppID is still
+// Read (NoTxn: none).
+type Txn = table.Txn
+
+// NoTxn is Txn.Read for an appId the table has no txn for.
+const NoTxn = table.NoTxn
+
+// ErrTxnMismatch: AddTxnBatch continued from a txn version the table no
+// longer has; another writer wrote that appId (a *table.TxnMismatchError
+// names it).
+var ErrTxnMismatch = table.ErrTxnMismatch
+
+// TxnVersions returns the txn version of every appId with the given prefix
+// in the table's latest snapshot, and that snapshot's version; a table that
+// does not exist yet has none (version -1).
+func (d *Delta) TxnVersions(ctx context.Context, prefix string) (map[string]int64, int64, error) {
+	exists, err := d.table.Exists(ctx)
+	if err != nil || !exists {
+		return map[string]int64{}, -1, err
+	}
+	snap, err := d.table.Snapshot(ctx)
+	if err != nil {
+		return nil, -1, err
+	}
+	out := map[string]int64{}
+	for app, v := range snap.Txns() {
+		if strings.HasPrefix(app, prefix) {
+			out[app] = v
+		}
+	}
+	return out, snap.Version(), nil
+}
+
+// AddTxnBatch appends batch in ONE commit with one txn action per entry of
+// txns (kafka-delta-ingest's one txn per Kafka partition, whose version is
+// the last offset written), each checked against the version it continues
+// from (table.WriteOptions.Txns). Unlike AddBatch it never skips: a stale
+// Read fails with ErrTxnMismatch and commits nothing, so the caller drops
+// the records of that appId and resumes after the table's version. The
+// commit is a "STREAMING UPDATE" with outputMode Append, Options.QueryID as
+// queryId, and OperationParameters plus params. Options.OutputMode must be
+// Append. Errors are *BatchError with BatchID -1.
+func (d *Delta) AddTxnBatch(ctx context.Context, batch *Batch, txns []Txn, params map[string]string) (Result, error) {
+	fail := func(err error) (Result, error) {
+		return Result{}, &BatchError{Table: d.table.URL(), BatchID: -1, Err: err}
+	}
+	if err := d.opts.Validate(); err != nil {
+		return fail(err)
+	}
+	if d.opts.OutputMode != Append {
+		return fail(fmt.Errorf("%w: AddTxnBatch appends; output mode %q", ErrUnsupportedOutputMode, d.opts.OutputMode))
+	}
+	p := map[string]any{}
+	for k, v := range d.opts.OperationParameters {
+		p[k] = v
+	}
+	for k, v := range params {
+		p[k] = v
+	}
+	p["outputMode"] = "Append"
+	p["queryId"] = d.opts.QueryID
+	if batch == nil {
+		batch = &Batch{}
+	}
+	res, err := d.table.Write(ctx, batch, table.WriteOptions{
+		Txns:                txns,
+		PartitionColumns:    d.opts.PartitionColumns,
+		Properties:          d.opts.Properties,
+		MergeSchema:         d.opts.MergeSchema,
+		TargetFileSizeBytes: d.opts.TargetFileSizeBytes,
+		RowGroupSizeBytes:   d.opts.RowGroupSizeBytes,
+		Compression:         d.opts.Compression,
+		Operation:           "STREAMING UPDATE",
+		OperationParameters: p,
+		Now:                 d.opts.Now,
+	})
+	if err != nil {
+		return fail(err)
+	}
+	return Result{BatchID: -1, Version: res.Version, NumFiles: res.NumFiles, NumBytes: res.NumBytes, NumRows: res.NumRows}, nil
+}

@@ -48,7 +48,8 @@ type IngestOptions struct {
 	DeleteWhen         string
 	CDCFormat          string
 	RecoverFromTable   bool       // ingest_recover.go
-	Kafka              KafkaFlags // ingest_kafka.go
+	Kafka              KafkaFlags   // ingest_kafka.go
+	Metrics            MetricsFlags // metrics_flags.go
 }
 
 // AddFlags registers the flags.
@@ -77,6 +78,7 @@ func (o *IngestOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.BadRecordsPath, "bad-records-path", "", "Delta table URL for records that do not fit the schema (as Spark's badRecordsPath): valid rows go on, rejects land there once per batch")
 	f.BoolVar(&o.RecoverFromTable, "recover-checkpoint-from-table", false, "rebuild a lost checkpoint from the Delta table's commits (Kafka source only): continue after the newest batch the table recorded for this source, with its query id")
 	o.Kafka.AddFlags(f)
+	o.Metrics.AddFlags(f)
 }
 
 func newIngestCommand(g *globalOptions) *cobra.Command {
@@ -121,7 +123,6 @@ EXIT STATUS
 		},
 	}
 	o.AddFlags(cmd.Flags())
-	_ = cmd.MarkFlagRequired("checkpoint")
 	return cmd
 }
 
@@ -130,6 +131,17 @@ EXIT STATUS
 var errDuplicateSource = errors.New("source already ingested into this table by another query")
 
 func runIngest(ctx context.Context, p *printer, o IngestOptions) error {
+	cm, err := o.Metrics.start()
+	if err != nil {
+		return fmt.Errorf("--metrics-addr: %w", err)
+	}
+	defer cm.close()
+	if o.Kafka.Group != "" || o.Kafka.Assign != "" {
+		return runGroupIngest(ctx, p, o, cm) // ingest_group.go
+	}
+	if o.Checkpoint == "" {
+		return fmt.Errorf(`required flag(s) "checkpoint" not set`)
+	}
 	if (o.Table == "") == (o.FileSink == "") {
 		return fmt.Errorf("give exactly one of --table and --file-sink")
 	}
@@ -296,6 +308,11 @@ func runIngest(ctx context.Context, p *printer, o IngestOptions) error {
 		lazy.rejects = &rejects{table: rt}
 		srcOpts.OnBadRecord = lazy.rejects.add
 	}
+	im, err := cm.ingest(sinkURL)
+	if err != nil {
+		return err
+	}
+	cm.ready() // the table's snapshot (or the file sink's log) is open
 	var src source.Source
 	if kafkaIn {
 		ks, err := kafkaSource(ctx, o.Kafka, srcOpts)
@@ -324,6 +341,8 @@ func runIngest(ctx context.Context, p *printer, o IngestOptions) error {
 	qopts.AllowReset = o.AllowReset
 	qopts.CheckFresh = lazy.checkFresh
 	qopts.Progress = func(pr stream.Progress) {
+		observeProgress(im, pr)
+		cm.observe(true)
 		batches++
 		rows += pr.NumInputRows
 		if pr.Sink.Skipped {

@@ -21,6 +21,7 @@ type MaintainOptions struct {
 	Once               bool
 	SmallFileThreshold int
 	VacuumInterval     time.Duration
+	Metrics            MetricsFlags // metrics_flags.go
 }
 
 // AddFlags registers the flags.
@@ -29,6 +30,7 @@ func (o *MaintainOptions) AddFlags(f *pflag.FlagSet) {
 	f.BoolVar(&o.Once, "once", false, "run one pass over every table and exit")
 	f.IntVar(&o.SmallFileThreshold, "small-files", 50, "OPTIMIZE a partition holding more than N small files")
 	f.DurationVar(&o.VacuumInterval, "vacuum-interval", 24*time.Hour, "time between two VACUUM and log cleanups of a table (negative: never)")
+	o.Metrics.AddFlags(f)
 }
 
 func newMaintainCommand(g *globalOptions) *cobra.Command {
@@ -73,6 +75,20 @@ func runMaintain(ctx context.Context, p *printer, urls []string, o MaintainOptio
 	}
 	so := compaction.DefaultServiceOptions()
 	so.Interval, so.SmallFileThreshold, so.VacuumInterval = o.Interval, o.SmallFileThreshold, o.VacuumInterval
+	cm, err := o.Metrics.start()
+	if err != nil {
+		return fmt.Errorf("--metrics-addr: %w", err)
+	}
+	defer cm.close()
+	if so.Metrics, err = cm.maintain(); err != nil {
+		return err
+	}
+	so.OnPass = func(r compaction.TableReport, err error) {
+		if r.FailedStep != "snapshot" {
+			cm.ready() // a snapshot was open
+		}
+		cm.observe(err == nil)
+	}
 	if !p.quiet {
 		var h slog.Handler = slog.NewTextHandler(p.err, nil)
 		if p.json {

@@ -34,6 +34,8 @@ type KafkaFlags struct {
 	TLSSkipVerify        bool
 	SASLMechanism        string
 	SASLUser             string
+	Group                string // ingest_group.go
+	Assign               string
 }
 
 // Environment variables read by the Kafka flags.
@@ -61,6 +63,8 @@ func (o *KafkaFlags) AddFlags(f *pflag.FlagSet) {
 	f.BoolVar(&o.TLSSkipVerify, "kafka-tls-insecure-skip-verify", false, "do not verify the brokers' certificates (testing only)")
 	f.StringVar(&o.SASLMechanism, "kafka-sasl-mechanism", "", "SASL mechanism: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 (password from env "+envKafkaSASLPass+")")
 	f.StringVar(&o.SASLUser, "kafka-sasl-username", "", "SASL user name (default env "+envKafkaSASLUser+")")
+	f.StringVar(&o.Group, "kafka-group", "", "consumer-group mode: workers with the same group share the topic's partitions; each commit carries a txn per partition (appId <group>-<topic>-<partition>, version = last offset); no --checkpoint")
+	f.StringVar(&o.Assign, "kafka-assign", "", `static split instead of group membership (Spark's assign): JSON {"topic":[0,1]}; needs --kafka-group to name the txn appIds`)
 }
 
 // Enabled reports whether the ingest reads Kafka: --format kafka, or

@@ -18,6 +18,7 @@ const module = "github.com/lakesink/lakesink"
 // packages it may import (subpackages of a layer belong to it).
 var allowed = map[string][]string{
 	"storage":             {},
+	"metrics":             {},
 	"internal/parquetio":  {"storage"},
 	"expr":                {"internal/parquetio"},
 	"txlog":               {"storage", "internal/parquetio"},

@@ -203,6 +203,20 @@ func consumerOpts(props map[string]string) ([]kgo.Opt, error) {
 			if d, ok := ms(); ok {
 				opts = append(opts, kgo.DialTimeout(d))
 			}
+		case "session.timeout.ms":
+			// Consumer-group mode only (Group); a direct consumer ignores it.
+			if d, ok := ms(); ok {
+				opts = append(opts, kgo.SessionTimeout(d))
+			}
+		case "heartbeat.interval.ms":
+			if d, ok := ms(); ok {
+				opts = append(opts, kgo.HeartbeatInterval(d))
+			}
+		case "max.poll.interval.ms":
+			// The Java consumer's rebalance timeout.
+			if d, ok := ms(); ok {
+				opts = append(opts, kgo.RebalanceTimeout(d))
+			}
 		case "isolation.level":
 			switch v {
 			case "read_committed":
@@ -216,7 +230,7 @@ func consumerOpts(props map[string]string) ([]kgo.Opt, error) {
 			if slices.Contains(forbidden, name) {
 				errs = append(errs, fmt.Errorf("consumer property %s is not supported: the source manages it (offsets live in the checkpoint)", k))
 			} else {
-				errs = append(errs, fmt.Errorf("consumer property %s has no franz-go equivalent here (supported: client.id, client.rack, fetch.max.bytes, max.partition.fetch.bytes, fetch.min.bytes, fetch.max.wait.ms, request.timeout.ms, metadata.max.age.ms, socket.connection.setup.timeout.ms, isolation.level)", k))
+				errs = append(errs, fmt.Errorf("consumer property %s has no franz-go equivalent here (supported: client.id, client.rack, fetch.max.bytes, max.partition.fetch.bytes, fetch.min.bytes, fetch.max.wait.ms, request.timeout.ms, metadata.max.age.ms, socket.connection.setup.timeout.ms, isolation.level, and for consumer groups session.timeout.ms, heartbeat.interval.ms, max.poll.interval.ms)", k))
 			}
 		}
 	}
