@@ -15,10 +15,10 @@ import (
 // kafkaCluster gives a test a topic of parts partitions and the bootstrap
 // addresses to reach it: on the in-process kfake (fast, for `make test`),
 // or on the real broker shared by this test binary (tests named *Broker).
-type kafkaCluster func(t *testing.T, topic string, parts int32) []string
+type kafkaCluster func(t testing.TB, topic string, parts int32) []string
 
 // kfakeCluster starts an in-process kfake cluster for the test.
-func kfakeCluster(t *testing.T, topic string, parts int32) []string {
+func kfakeCluster(t testing.TB, topic string, parts int32) []string {
 	t.Helper()
 	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(parts, topic))
 	if err != nil {
@@ -42,7 +42,7 @@ var sharedBroker struct {
 // returns its address; it skips the test without an installed broker
 // (fails with LAKESINK_REQUIRE_KAFKA). On failure the broker's log tail is
 // printed.
-func brokerCluster(t *testing.T, topic string, parts int32) []string {
+func brokerCluster(t testing.TB, topic string, parts int32) []string {
 	t.Helper()
 	if _, err := kafkatest.Classpath(); err != nil {
 		if kafkatest.Required() {
@@ -83,6 +83,6 @@ var nonTopic = regexp.MustCompile(`[^a-zA-Z0-9._-]+`)
 
 // topicFor is a topic name unique to the test (topics of the shared broker
 // outlive a test).
-func topicFor(t *testing.T) string {
+func topicFor(t testing.TB) string {
 	return nonTopic.ReplaceAllString(t.Name(), "-")
 }

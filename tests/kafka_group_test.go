@@ -57,7 +57,7 @@ type worker struct {
 	err    error         // its exit error, once done
 }
 
-func startWorker(t *testing.T, args []string) *worker {
+func startWorker(t testing.TB, args []string) *worker {
 	t.Helper()
 	w := &worker{start: time.Now(), stderr: &bytes.Buffer{}, done: make(chan struct{})}
 	w.cmd = exec.Command(lakesinkBin, args...)
@@ -225,7 +225,7 @@ func groupKillTest(t *testing.T, cluster kafkaCluster, cfg groupRun) {
 }
 
 // groupTxns returns the table's txn version of each partition (-1: none).
-func groupTxns(t *testing.T, dir, group, topic string, parts int32) map[string]int64 {
+func groupTxns(t testing.TB, dir, group, topic string, parts int32) map[string]int64 {
 	t.Helper()
 	out := map[string]int64{}
 	if _, err := os.Stat(filepath.Join(dir, "_delta_log")); err != nil {

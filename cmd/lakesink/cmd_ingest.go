@@ -47,7 +47,7 @@ type IngestOptions struct {
 	SequenceBy         string
 	DeleteWhen         string
 	CDCFormat          string
-	RecoverFromTable   bool       // ingest_recover.go
+	RecoverFromTable   bool         // ingest_recover.go
 	Kafka              KafkaFlags   // ingest_kafka.go
 	Metrics            MetricsFlags // metrics_flags.go
 }

@@ -180,12 +180,16 @@ type Group struct {
 
 // groupPart is the state of one owned partition.
 type groupPart struct {
-	read  int64 // the table's txn version the batch continues from (NoTxn)
-	next  int64 // the next offset to take (records below are dropped)
-	end   int64 // AvailableNow: end offset when assigned
-	hw    int64 // high watermark last seen (-1: none)
-	recs  []*kgo.Record
-	bytes int64
+	read int64 // the table's txn version the batch continues from (NoTxn)
+	next int64 // the next offset to take (records below are dropped)
+	end  int64 // AvailableNow: end offset when assigned
+	hw   int64 // high watermark last seen (-1: none)
+	// expect, after a backward seek to a record we had read, is that
+	// record's offset: records fetched before the seek (buffered past it)
+	// are dropped until it arrives. -1: none.
+	expect int64
+	recs   []*kgo.Record
+	bytes  int64
 }
 
 // lag is the end offset last seen minus the next offset to write (the txn
@@ -385,7 +389,7 @@ func (g *Group) claim(ctx context.Context, adm *kadm.Client, tps []TP) (map[TP]i
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for _, tp := range tps {
-		p := &groupPart{read: sink.NoTxn, hw: -1}
+		p := &groupPart{read: sink.NoTxn, hw: -1, expect: -1}
 		if v, ok := txns[AppID(g.opts.Group, tp)]; ok {
 			p.read, p.next = v, v+1
 		} else {
@@ -517,6 +521,12 @@ func (g *Group) loop(ctx context.Context, cl *kgo.Client) error {
 				for _, r := range fp.Records {
 					if r.Offset < p.next {
 						continue // before the table's txn: read again after a seek
+					}
+					if p.expect >= 0 {
+						if r.Offset != p.expect {
+							continue // fetched before the seek
+						}
+						p.expect = -1
 					}
 					if n == 0 {
 						first = time.Now()
@@ -703,6 +713,7 @@ func (g *Group) resync(ctx context.Context, cl *kgo.Client, parts []TP) error {
 				continue
 			}
 			p.next = p.recs[0].Offset
+			p.expect = p.next
 		} else {
 			p.read, p.next = v, v+1
 		}

@@ -1,0 +1,96 @@
+package tests
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/lakesink/lakesink/internal/testutil/kafkatest"
+)
+
+// BenchmarkGroupIngestBroker measures, against the real broker, the
+// records/s into a Delta table of 1, 2 and 3 `lakesink ingest
+// --kafka-group` worker processes reading a 6-partition topic of 60,000
+// records (about 100 bytes each) produced beforehand, and the raw franz-go
+// consume of the same records in this process. A worker's time includes
+// its start and group join. It prints BENCHROW lines for `make bench`, and
+// skips (with a message) without an installed broker.
+func BenchmarkGroupIngestBroker(b *testing.B) {
+	if _, err := kafkatest.Classpath(); err != nil && !kafkatest.Required() {
+		b.Skipf("%v: no real broker, so no group-ingest figures (install it with scripts/install-kafka.sh)", err)
+	}
+	const parts, total = 6, 60000
+	topic := topicFor(b)
+	addrs := brokerCluster(b, topic, parts)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(5*time.Millisecond))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cl.Close()
+	pad := strings.Repeat("x", 80)
+	var recs []*kgo.Record
+	for i := range total {
+		recs = append(recs, &kgo.Record{Topic: topic, Partition: int32(i % parts), Key: []byte(strconv.Itoa(i)),
+			Value: []byte(fmt.Sprintf(`{"i":%d,"pad":"%s"}`, i, pad))})
+	}
+	if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+		b.Fatal(err)
+	}
+
+	// Baseline: a direct franz-go consumer reading every record.
+	start := time.Now()
+	raw, err := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for n := 0; n < total; {
+		fs := raw.PollFetches(context.Background())
+		n += fs.NumRecords()
+	}
+	raw.Close()
+	rawRate := total / time.Since(start).Seconds()
+
+	rate := map[int]float64{}
+	for _, workers := range []int{1, 2, 3} {
+		group := fmt.Sprintf("bench-%d-%d", workers, time.Now().UnixNano())
+		out := filepath.Join(b.TempDir(), "out")
+		args := []string{"ingest", "--quiet", "--format", "kafka", "--kafka-bootstrap", addrs[0], "--kafka-topic", topic,
+			"--kafka-group", group, "--starting-offsets", "earliest", "--table", out, "--trigger", "interval=1s",
+			"--max-offsets-per-trigger", "30000"}
+		start := time.Now()
+		var ws []*worker
+		for range workers {
+			ws = append(ws, startWorker(b, args))
+		}
+		last := int64(total/parts) - 1
+		for {
+			done := 0
+			for _, v := range groupTxns(b, out, group, topic, parts) {
+				if v == last {
+					done++
+				}
+			}
+			if done == parts {
+				break
+			}
+			if time.Since(start) > 10*time.Minute {
+				b.Fatalf("%d workers did not finish in 10 minutes", workers)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		rate[workers] = total / time.Since(start).Seconds()
+		for _, w := range ws {
+			_ = w.stop(syscall.SIGTERM)
+		}
+	}
+	b.Logf("BENCHROW\tKafka group ingest (broker, 60k records, 6 partitions), 1 worker vs raw franz-go consume (records/s)\t%.0f\t%.0f\t%.2f", rate[1], rawRate, rate[1]/rawRate)
+	b.Logf("BENCHROW\tKafka group ingest, 2 workers vs 1 (records/s)\t%.0f\t%.0f\t%.2f", rate[2], rate[1], rate[2]/rate[1])
+	b.Logf("BENCHROW\tKafka group ingest, 3 workers vs 1 (records/s)\t%.0f\t%.0f\t%.2f", rate[3], rate[1], rate[3]/rate[1])
+}
