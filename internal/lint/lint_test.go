@@ -26,8 +26,8 @@ var allowed = map[string][]string{
 	"sink":                {"table", "txlog", "storage", "internal/parquetio", "expr"},
 	"filesink":            {"sink", "storage", "internal/parquetio"},
 	"reader":              {"table", "txlog", "filesink", "storage", "internal/parquetio", "expr"},
-	"compaction":          {"table", "txlog", "reader", "filesink", "sink", "storage", "internal/parquetio", "expr"},
-	"stream":              {"sink", "filesink", "storage", "internal/parquetio", "expr"},
+	"compaction":          {"table", "txlog", "reader", "filesink", "sink", "storage", "internal/parquetio", "expr", "metrics"},
+	"stream":              {"sink", "filesink", "storage", "internal/parquetio", "expr", "metrics"},
 	"cmd":                 nil, // everything
 	"internal/lint":       {},
 	"internal/benchtable": {},
