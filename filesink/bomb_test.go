@@ -14,8 +14,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/internal/testutil/heaptest"
+	"github.com/lakesink/lakesink/storage"
 )
 
 // listAll returns every key of the store with its size, to show that a

@@ -10,8 +10,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/lakesink/lakesink/internal/parquetio"
-	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/sink"
+	"github.com/lakesink/lakesink/storage"
 )
 
 // Sink is Spark's FileStreamSink: each batch becomes data files in the

@@ -20,8 +20,8 @@ import (
 	"time"
 
 	"github.com/lakesink/lakesink/internal/parquetio"
-	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/sink"
+	"github.com/lakesink/lakesink/storage"
 )
 
 var testSchema = &parquetio.StructType{Fields: []parquetio.StructField{

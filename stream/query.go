@@ -9,8 +9,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/sink"
+	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/stream/checkpoint"
 	"github.com/lakesink/lakesink/stream/source"
 )

@@ -8,8 +8,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/lakesink/lakesink/compaction"
-	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/internal/testutil/s3test"
+	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/table"
 	"github.com/lakesink/lakesink/txlog"
 )

@@ -19,10 +19,10 @@ import (
 
 	"github.com/lakesink/lakesink/compaction"
 	"github.com/lakesink/lakesink/internal/parquetio"
-	"github.com/lakesink/lakesink/storage"
-	"github.com/lakesink/lakesink/storage/faultstore"
 	"github.com/lakesink/lakesink/reader"
 	"github.com/lakesink/lakesink/sink"
+	"github.com/lakesink/lakesink/storage"
+	"github.com/lakesink/lakesink/storage/faultstore"
 	"github.com/lakesink/lakesink/stream"
 	"github.com/lakesink/lakesink/stream/source"
 	"github.com/lakesink/lakesink/table"

@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/internal/testutil/heaptest"
+	"github.com/lakesink/lakesink/storage"
 )
 
 // bombFull reports LAKESINK_BOMB_FULL=1 (the full sizes).

@@ -18,9 +18,9 @@ import (
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
+	"github.com/lakesink/lakesink/internal/testutil/s3test"
 	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/storage/storagetest"
-	"github.com/lakesink/lakesink/internal/testutil/s3test"
 )
 
 func open(t *testing.T, rawURL string) storage.Store {
