@@ -47,13 +47,14 @@ type checkpointRef struct {
 // listing is what one scan of _delta_log found.
 type listing struct {
 	commits     map[int64]logFile
+	checksums   map[int64]logFile         // N.crc
 	checkpoints map[int64][]checkpointRef // complete checkpoints only
 	maxVersion  int64                     // -1: nothing
 }
 
 // list scans _delta_log from startAfter (a key; "" = from the start).
 func (l *Log) list(ctx context.Context, startAfter string) (*listing, error) {
-	ls := &listing{commits: map[int64]logFile{}, checkpoints: map[int64][]checkpointRef{}, maxVersion: -1}
+	ls := &listing{commits: map[int64]logFile{}, checksums: map[int64]logFile{}, checkpoints: map[int64][]checkpointRef{}, maxVersion: -1}
 	type mpKey struct {
 		v     int64
 		parts int
@@ -75,6 +76,8 @@ func (l *Log) list(ctx context.Context, startAfter string) (*listing, error) {
 		switch lf.kind {
 		case kindCommit:
 			ls.commits[lf.version] = lf
+		case kindChecksum:
+			ls.checksums[lf.version] = lf
 		case kindCheckpointClassic, kindCheckpointV2:
 			ls.checkpoints[lf.version] = append(ls.checkpoints[lf.version],
 				checkpointRef{version: lf.version, kind: lf.kind, files: []logFile{lf}})
@@ -120,6 +123,8 @@ type segment struct {
 	// last is the commit file of version itself (may also be in commits); nil
 	// when the log holds only a checkpoint for it.
 	last *logFile
+	// checksum is the .crc of version, if listed.
+	checksum *logFile
 }
 
 // errNeedFullListing: a partial listing (from a checkpoint hint) did not find
@@ -184,6 +189,9 @@ func (ls *listing) segmentFor(target int64, partial bool) (*segment, error) {
 	}
 	if lf, ok := ls.commits[v]; ok {
 		seg.last = &lf
+	}
+	if lf, ok := ls.checksums[v]; ok {
+		seg.checksum = &lf
 	}
 	return seg, nil
 }

@@ -241,14 +241,28 @@ func ParseCommit(data []byte, path string, version int64, maxLine int) ([]Action
 	return out, err
 }
 
-// readCommit streams commit file path through DecodeCommit.
+// errEmptyCommit: a commit file without a single action. No Delta writer
+// writes one (every commit holds at least its commitInfo, PROTOCOL.md
+// "Delta Log Entries"); a 0-byte N.json is a truncated commit.
+var errEmptyCommit = errors.New("empty commit file: no action (truncated?)")
+
+// readCommit streams commit file path through DecodeCommit. A file without
+// any action is a *CorruptLogError (errEmptyCommit).
 func readCommit(ctx context.Context, st storage.Store, path string, version int64, maxLine int, fn func(line int, a *Action) error) error {
 	rc, err := st.NewRangeReader(ctx, path, 0, -1)
 	if err != nil {
 		return fmt.Errorf("txlog: read commit %s: %w", path, err)
 	}
 	defer rc.Close()
-	return DecodeCommit(rc, path, version, maxLine, fn)
+	n := 0
+	err = DecodeCommit(rc, path, version, maxLine, func(line int, a *Action) error {
+		n++
+		return fn(line, a)
+	})
+	if err == nil && n == 0 {
+		return &CorruptLogError{Path: path, Version: version, Err: errEmptyCommit}
+	}
+	return err
 }
 
 // ReadCommit reads and decodes the commit file of version v.

@@ -30,6 +30,15 @@ type Options struct {
 	// ReadConcurrency is how many commit files are read at once during
 	// replay. Default 8.
 	ReadConcurrency int
+	// SkipChecksumValidation turns off the check of a loaded snapshot
+	// against its version's _delta_log/N.crc (PROTOCOL.md, "Version
+	// Checksum File"). By default a .crc that disagrees with the replayed
+	// state is a *CorruptLogError (a truncated or damaged commit); skipping
+	// reads what the commit files say.
+	SkipChecksumValidation bool
+	// DisableChecksumFile turns off writing _delta_log/N.crc after each
+	// commit (as Spark's spark.databricks.delta.writeChecksumFile.enabled).
+	DisableChecksumFile bool
 	// Now is the clock (commit timestamps, tombstone expiry). Default time.Now.
 	Now func() time.Time
 }

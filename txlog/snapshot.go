@@ -40,6 +40,9 @@ type Snapshot struct {
 	// checkpointVersion is the checkpoint the snapshot was built from (-1: none).
 	checkpointVersion int64
 	root              tableRoot
+	// crc sums the live files (size, histogram, deletion vectors), once per
+	// replay, for the .crc check and the next commit's .crc.
+	crc checksumState
 }
 
 // fileKey is the primary key of a logical file: the decoded path relative
@@ -102,13 +105,7 @@ func compareKeys(a, b fileKey) int {
 func (s *Snapshot) NumFiles() int { return len(s.files) }
 
 // SizeInBytes is the sum of the sizes of the live files.
-func (s *Snapshot) SizeInBytes() int64 {
-	var n int64
-	for _, a := range s.files {
-		n += a.Size
-	}
-	return n
-}
+func (s *Snapshot) SizeInBytes() int64 { return s.crc.sizeBytes }
 
 // File returns the live add for a storage key (decoded path relative to the
 // table root), if any.
@@ -360,6 +357,7 @@ func (l *Log) replay(ctx context.Context, seg *segment) (*Snapshot, error) {
 		r.s.byPath[k.path] = a
 	}
 	r.s.sorted = r.s.sortFiles()
+	r.s.crc = computeChecksumState(r.s.files)
 	// commitInfo of a version covered only by the checkpoint.
 	if seg.last != nil && (seg.checkpoint != nil && seg.checkpoint.version == seg.version) {
 		ci, err := l.readCommitInfo(ctx, *seg.last)
@@ -375,7 +373,32 @@ func (l *Log) replay(ctx context.Context, seg *segment) (*Snapshot, error) {
 		modTime = seg.checkpoint.files[0].info.ModTime
 	}
 	r.s.timestamp = commitTimestamp(r.s.metadata, r.s.commitInfo, modTime)
+	if seg.checksum != nil && !l.opts.SkipChecksumValidation {
+		if err := l.checkChecksum(ctx, *seg.checksum, r.s); err != nil {
+			return nil, err
+		}
+	}
 	return r.s, nil
+}
+
+// checkChecksum validates the snapshot against the .crc of its version
+// (PROTOCOL.md, "Version Checksum File"). A .crc that cannot be read or
+// parsed is ignored, as Spark ignores it (ReadChecksum returns None): it is
+// written after the commit, best effort, and may be torn by a crash. A
+// parsed one that disagrees is a *CorruptLogError naming it and the
+// version, whose Err is a *ChecksumMismatchError.
+func (l *Log) checkChecksum(ctx context.Context, lf logFile, s *Snapshot) error {
+	cf, err := l.readChecksum(ctx, lf.version)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return nil
+	}
+	if mm := validateChecksum(cf, s); mm != nil {
+		return &CorruptLogError{Path: lf.info.Path, Version: lf.version, Err: mm}
+	}
+	return nil
 }
 
 // ictEnabled reports the table property delta.enableInCommitTimestamps.
@@ -407,7 +430,9 @@ func (l *Log) readCommitInfo(ctx context.Context, lf logFile) (CommitInfo, error
 	}
 	defer rc.Close()
 	var ci CommitInfo
+	n := 0
 	err = DecodeCommitLines(rc, lf.info.Path, lf.version, l.opts.MaxLineBytes, func(line int, b []byte) error {
+		n++
 		// Every line is checked, so that history never shows a corrupt
 		// commit as an empty one.
 		if !json.Valid(b) {
@@ -431,6 +456,9 @@ func (l *Log) readCommitInfo(ctx context.Context, lf logFile) (CommitInfo, error
 	})
 	if err != nil && !errors.Is(err, errStop) {
 		return nil, err
+	}
+	if err == nil && n == 0 {
+		return nil, &CorruptLogError{Path: lf.info.Path, Version: lf.version, Err: errEmptyCommit}
 	}
 	return ci, nil
 }

@@ -106,11 +106,12 @@ func TestFaultstoreCommitAnswerLost(t *testing.T) {
 
 // TestCrashDuringCommitAndCheckpoint crashes a commit that also writes the
 // automatic checkpoint at each of its named crash points (commit,
-// checkpoint, last-checkpoint; the set must be exactly these), before the
+// checksum, checkpoint, last-checkpoint; the set must be exactly these), before the
 // step and after it (performed, its answer lost, the process dead). After
 // each crash the reopened table is at the state before or after the
 // commit (after, if the commit reported success), every version replays
-// to its own state, and a rerun of the checkpoint completes.
+// to its own state (a .crc left behind validates it), and a rerun of the
+// checkpoint completes.
 func TestCrashDuringCommitAndCheckpoint(t *testing.T) {
 	ctx := context.Background()
 	// setup: versions 0..9 on a fresh store, and the state of each.
@@ -147,7 +148,7 @@ func TestCrashDuringCommitAndCheckpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	points := rec.Points()
-	if err := faultstore.CheckPoints(points, faultstore.PointCommit, faultstore.PointCheckpoint, faultstore.PointLastCheckpoint); err != nil {
+	if err := faultstore.CheckPoints(points, faultstore.PointCommit, faultstore.PointChecksum, faultstore.PointCheckpoint, faultstore.PointLastCheckpoint); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range faultstore.Crashes(points) {
@@ -184,6 +185,16 @@ func TestCrashDuringCommitAndCheckpoint(t *testing.T) {
 				}
 				if c.Point.Name == faultstore.PointCommit && c.Mode == faultstore.FailBefore {
 					t.Fatalf("the commit landed although the crash came before it")
+				}
+				vc, err := l0.ReadChecksum(ctx, 10)
+				crcDue := c.Point.Name != faultstore.PointCommit && !(c.Point.Name == faultstore.PointChecksum && c.Mode == faultstore.FailBefore)
+				switch {
+				case crcDue && err != nil:
+					t.Fatalf("no .crc after the crash at %s: %v", c, err)
+				case !crcDue && err == nil:
+					t.Fatalf("a .crc although the crash came before it")
+				case err == nil && (vc.NumFiles != 10 || vc.TxnID != tx.TxnID()):
+					t.Fatalf(".crc: %d files, txnId %q", vc.NumFiles, vc.TxnID)
 				}
 			default:
 				t.Fatalf("version %d", after.Version())

@@ -208,10 +208,11 @@ type commitSummary struct {
 	txns        []string
 	domains     []string
 	commitInfo  CommitInfo
+	actions     []Action // the whole commit (for the next .crc)
 }
 
 func (l *Log) summarize(version int64, acts []Action) commitSummary {
-	s := commitSummary{version: version}
+	s := commitSummary{version: version, actions: acts}
 	for i := range acts {
 		a := &acts[i]
 		if a.CommitInfo != nil {
@@ -348,6 +349,7 @@ func (t *Transaction) Commit(ctx context.Context, operation string, params, metr
 		}
 	}
 	ict := ictEnabled(t.effectiveMetadata())
+	var between [][]Action // the winning commits since readVersion, for the .crc
 	for attempt := 1; ; attempt++ {
 		if ict {
 			ts := max(l.opts.Now().UnixMilli(), prevICT+1)
@@ -374,7 +376,7 @@ func (t *Transaction) Commit(ctx context.Context, operation string, params, metr
 		}
 		if err == nil {
 			t.done = true
-			l.afterCommit(ctx, version, t)
+			l.afterCommit(ctx, version, t, ci, acts, between)
 			return version, nil
 		}
 		if !errors.Is(err, storage.ErrAlreadyExists) {
@@ -398,6 +400,7 @@ func (t *Transaction) Commit(ctx context.Context, operation string, params, metr
 				prevICT = max(prevICT, ts)
 			}
 			version = w.version + 1
+			between = append(between, w.actions)
 		}
 		if attempt >= l.opts.CommitAttempts {
 			return -1, fmt.Errorf("txlog: commit %s after %d attempts: %w: %w", p, attempt, ErrVersionAlreadyExists, ErrConcurrentModification)
@@ -622,9 +625,17 @@ func (l *Log) commitsFrom(ctx context.Context, version int64) ([]commitSummary, 
 	return out, nil
 }
 
-// afterCommit writes the automatic checkpoint; its failure does not fail the
-// commit (the checkpoint is an optimisation).
-func (l *Log) afterCommit(ctx context.Context, version int64, t *Transaction) {
+// afterCommit writes the version checksum file and the automatic
+// checkpoint, in that order, as Spark's post-commit hooks do; their failure
+// does not fail the commit (both are optimisations a reader can do
+// without). The .crc is derived from the snapshot the transaction read, the
+// winning commits it was rebased over and its own actions: no replay.
+func (l *Log) afterCommit(ctx context.Context, version int64, t *Transaction, ci CommitInfo, acts []Action, between [][]Action) {
+	if !l.opts.DisableChecksumFile {
+		if vc, err := l.nextChecksum(t.snap, between, acts, ci, t.txnID); err == nil {
+			_ = l.writeChecksum(ctx, version, vc)
+		}
+	}
 	if l.opts.DisableAutoCheckpoint || version == 0 {
 		return
 	}
