@@ -460,4 +460,3 @@ func sameSet(a, b []string) bool {
 	slices.Sort(b)
 	return slices.Equal(slices.Compact(a), slices.Compact(b))
 }
-
