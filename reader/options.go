@@ -20,6 +20,7 @@ type openOptions struct {
 	store      storage.Store
 	logOptions *txlog.Options
 	legacyDel  bool
+	skipCRC    bool
 }
 
 // AtVersion opens the snapshot of table version v (Delta time travel).
@@ -35,6 +36,12 @@ func WithStore(store storage.Store) Option { return func(o *openOptions) { o.sto
 
 // WithLogOptions sets the transaction log options (read concurrency, ...).
 func WithLogOptions(lo txlog.Options) Option { return func(o *openOptions) { o.logOptions = &lo } }
+
+// SkipChecksumValidation reads the Delta log without checking the loaded
+// version against its _delta_log/N.crc (txlog.Options.SkipChecksumValidation):
+// by default a version whose .crc disagrees with its replayed state (a
+// truncated or damaged commit) is a *txlog.CorruptLogError.
+func SkipChecksumValidation() Option { return func(o *openOptions) { o.skipCRC = true } }
 
 // WithLegacyFileSinkDeletes applies the legacy "delete" action of
 // _spark_metadata logs, as Spark up to 3.0 did; by default it is ignored,

@@ -99,6 +99,9 @@ func open(ctx context.Context, store storage.Store, o openOptions, forceSink boo
 		if o.logOptions != nil {
 			lo = *o.logOptions
 		}
+		if o.skipCRC {
+			lo.SkipChecksumValidation = true
+		}
 		l, err := txlog.New(store, lo)
 		if err != nil {
 			return nil, fmt.Errorf("reader: open %s: %w", store.URL(), err)

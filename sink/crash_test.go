@@ -28,7 +28,7 @@ import (
 // exactly when its commit had landed, and the table ends with each batch's
 // rows exactly once.
 func TestCrashPointsOfOneBatch(t *testing.T) {
-	basePoints := []string{faultstore.PointDataFile, faultstore.PointCommit}
+	basePoints := []string{faultstore.PointDataFile, faultstore.PointCommit, faultstore.PointChecksum}
 	for _, tc := range []struct {
 		name   string
 		mode   sink.OutputMode

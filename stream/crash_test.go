@@ -303,7 +303,7 @@ func TestCrashPointsIntoSink(t *testing.T) {
 		kind   string
 		points []string
 	}{
-		{"delta", append(slices.Clone(stream), faultstore.PointDataFile, faultstore.PointCommit)},
+		{"delta", append(slices.Clone(stream), faultstore.PointDataFile, faultstore.PointCommit, faultstore.PointChecksum)},
 		{"filesink", append(slices.Clone(stream), faultstore.PointDataFile, faultstore.PointSparkBatch,
 			faultstore.PointSparkCompact, faultstore.PointSparkDelete)},
 		{"filesink-streamed", append(slices.Clone(stream), faultstore.PointDataFile, faultstore.PointSparkBatch,
@@ -456,7 +456,8 @@ func TestCrashPointsKafkaIntoDelta(t *testing.T) {
 	check(t, root)
 	points := rec.Points()
 	if err := faultstore.CheckPoints(points, faultstore.PointStreamMetadata, faultstore.PointStreamSources, faultstore.PointStreamOffsets,
-		faultstore.PointStreamCommits, faultstore.PointStreamLogDelete, faultstore.PointDataFile, faultstore.PointCommit); err != nil {
+		faultstore.PointStreamCommits, faultstore.PointStreamLogDelete, faultstore.PointDataFile, faultstore.PointCommit,
+		faultstore.PointChecksum); err != nil {
 		t.Fatal(err)
 	}
 	for _, cr := range faultstore.Crashes(points) {

@@ -40,6 +40,7 @@ type Table struct {
 type config struct {
 	log          txlog.Options
 	singleWriter bool
+	skipCRC      bool
 }
 
 // Option configures Open and Create.
@@ -48,6 +49,12 @@ type Option func(*config)
 // WithLogOptions replaces the transaction log options (commit attempts,
 // checkpoint interval, clock, ...); zero fields take their defaults.
 func WithLogOptions(o txlog.Options) Option { return func(c *config) { c.log = o } }
+
+// WithoutChecksumValidation loads snapshots without checking them against
+// their version's _delta_log/N.crc (txlog.Options.SkipChecksumValidation),
+// whatever WithLogOptions says: by default a version whose .crc disagrees
+// with its replayed state is a *txlog.CorruptLogError.
+func WithoutChecksumValidation() Option { return func(c *config) { c.skipCRC = true } }
 
 // WithSingleWriter skips the conditional-write probe of object stores: the
 // caller promises that only one process writes the table, so that a store
@@ -79,6 +86,9 @@ func OpenStore(store storage.Store, opts ...Option) (*Table, error) {
 		o(&c)
 	}
 	c.log.EngineInfo = EngineInfo
+	if c.skipCRC {
+		c.log.SkipChecksumValidation = true
+	}
 	l, err := txlog.New(store, c.log)
 	if err != nil {
 		return nil, fmt.Errorf("table: open %s: %w", store.URL(), err)

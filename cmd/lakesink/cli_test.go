@@ -546,3 +546,56 @@ func TestVacuumUntrackedFloorModeAndHistory(t *testing.T) {
 		t.Fatalf("VACUUM END metrics %v", h[0]["operationMetrics"])
 	}
 }
+
+// TestScanTruncatedCommitExitsCorrupt is issue 14 item 1 through the CLI:
+// `: > _delta_log/00000000000000000001.json`, or the commit cut after its
+// commitInfo line, made `scan` print version 0's rows with exit 0. Both are
+// exit 4 naming the file; with --skip-checksum the cut commit reads as its
+// file says (the .crc is what caught it).
+func TestScanTruncatedCommitExitsCorrupt(t *testing.T) {
+	dir := t.TempDir()
+	tbl := ingestFlights(t, dir, 2, false)
+	commit1 := filepath.Join(tbl, "_delta_log", "00000000000000000001.json")
+	orig, err := os.ReadFile(commit1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(tbl, "_delta_log", "00000000000000000001.crc")); err != nil {
+		t.Fatalf("no .crc after the commit: %v", err)
+	}
+	for _, tc := range []struct {
+		name string
+		data []byte
+		file string
+	}{
+		{"emptied", nil, "00000000000000000001.json"},
+		{"only commitInfo kept", orig[:bytes.IndexByte(orig, '\n')+1], "00000000000000000001.crc"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := os.WriteFile(commit1, tc.data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out, e, code := runCLI(t, "scan", tbl, "--format", "csv")
+			if code != 4 || !strings.Contains(e, tc.file) || !strings.Contains(e, "version 1") || out != "" {
+				t.Fatalf("scan: exit %d, %d bytes out, %q; want 4 naming %s and version 1", code, len(out), e, tc.file)
+			}
+			for _, verb := range []string{"describe", "files"} {
+				if _, e, code := runCLI(t, verb, tbl); code != 4 || !strings.Contains(e, tc.file) {
+					t.Errorf("%s: exit %d %q; want 4 naming %s", verb, code, e, tc.file)
+				}
+			}
+			if tc.data != nil {
+				out, e, code := runCLI(t, "scan", tbl, "--format", "csv", "--skip-checksum")
+				if code != 0 || strings.Count(out, "\n") != 1001 {
+					t.Fatalf("scan --skip-checksum: exit %d, %d lines %s; want version 0's 1,000 rows", code, strings.Count(out, "\n"), e)
+				}
+			}
+		})
+	}
+	if err := os.WriteFile(commit1, orig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, e, code := runCLI(t, "scan", tbl, "--format", "csv"); code != 0 || strings.Count(out, "\n") != 2001 {
+		t.Fatalf("scan of the restored table: exit %d %s", code, e)
+	}
+}

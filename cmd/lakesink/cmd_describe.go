@@ -21,12 +21,15 @@ import (
 type DescribeOptions struct {
 	Version   int64  // -1: latest
 	Timestamp string // RFC 3339; empty: latest
+	// SkipChecksum reads without checking the version's .crc.
+	SkipChecksum bool
 }
 
 // AddFlags registers the flags.
 func (o *DescribeOptions) AddFlags(f *pflag.FlagSet) {
 	f.Int64Var(&o.Version, "version", -1, "describe this version (time travel); default latest")
 	f.StringVar(&o.Timestamp, "timestamp", "", "describe the latest version at or before this time: RFC 3339, \"2024-01-31 10:00:00\" or 2024-01-31 (UTC), or epoch milliseconds")
+	f.BoolVar(&o.SkipChecksum, "skip-checksum", false, "read the table even when a version checksum file (_delta_log/N.crc) disagrees with its commits (by default that is a corrupt table, exit 4)")
 }
 
 func newDescribeCommand(g *globalOptions) *cobra.Command {
@@ -45,7 +48,8 @@ EXAMPLE
   lakesink describe ./demo/flights --version 3 --json
 
 EXIT STATUS
-  0 ok, 1 error (no table), 4 corrupt or unsupported table`,
+  0 ok, 1 error (no table), 4 corrupt or unsupported table (an empty commit file, a version
+  checksum .crc that disagrees with the log: see --skip-checksum)`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runDescribe(cmd.Context(), newPrinter(g, cmd.OutOrStdout(), cmd.ErrOrStderr()), args[0], o)
@@ -160,7 +164,11 @@ func runDescribe(ctx context.Context, p *printer, url string, o DescribeOptions)
 			return describeFileSink(ctx, p, url)
 		}
 	}
-	t, err := table.Open(ctx, url)
+	var topts []table.Option
+	if o.SkipChecksum {
+		topts = append(topts, table.WithoutChecksumValidation())
+	}
+	t, err := table.Open(ctx, url, topts...)
 	if err != nil {
 		return err
 	}

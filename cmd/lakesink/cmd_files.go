@@ -15,6 +15,8 @@ type FilesOptions struct {
 	Version   int64
 	Timestamp string
 	Where     string
+	// SkipChecksum reads without checking the version's .crc.
+	SkipChecksum bool
 }
 
 // AddFlags registers the flags.
@@ -22,6 +24,7 @@ func (o *FilesOptions) AddFlags(f *pflag.FlagSet) {
 	f.Int64Var(&o.Version, "version", -1, "list this version's files; default latest")
 	f.StringVar(&o.Timestamp, "timestamp", "", "list the files of the latest version at or before this time: RFC 3339, \"2024-01-31 10:00:00\" or 2024-01-31 (UTC), or epoch milliseconds")
 	f.StringVar(&o.Where, "where", "", "keep only the files this predicate may match (partition pruning and stats skipping)")
+	f.BoolVar(&o.SkipChecksum, "skip-checksum", false, "read the table even when a version checksum file (_delta_log/N.crc) disagrees with its commits (by default that is a corrupt table, exit 4)")
 }
 
 func newFilesCommand(g *globalOptions) *cobra.Command {
@@ -39,7 +42,8 @@ EXAMPLE
   lakesink files ./demo/flights --where "delay > 600" --json
 
 EXIT STATUS
-  0 ok, 1 error, 4 corrupt or unsupported table`,
+  0 ok, 1 error, 4 corrupt or unsupported table (an empty commit file, a version
+  checksum .crc that disagrees with the log: see --skip-checksum)`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runFiles(cmd.Context(), newPrinter(g, cmd.OutOrStdout(), cmd.ErrOrStderr()), args[0], o)
@@ -50,7 +54,7 @@ EXIT STATUS
 }
 
 func runFiles(ctx context.Context, p *printer, url string, o FilesOptions) error {
-	snap, err := openSnapshot(ctx, url, o.Version, o.Timestamp)
+	snap, err := openSnapshot(ctx, url, o.Version, o.Timestamp, o.SkipChecksum)
 	if err != nil {
 		return err
 	}

@@ -25,6 +25,8 @@ type ScanOptions struct {
 	Where     string
 	Limit     int64
 	Format    string
+	// SkipChecksum reads without checking the version's .crc.
+	SkipChecksum bool
 }
 
 // AddFlags registers the flags.
@@ -35,6 +37,7 @@ func (o *ScanOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.Where, "where", "", `filter, e.g. "origin = 'SFO' AND delay > 60" (prunes partitions and skips files by stats)`)
 	f.Int64Var(&o.Limit, "limit", 0, "stop after N rows (0: all)")
 	f.StringVar(&o.Format, "format", "json", "json (NDJSON), csv or table")
+	f.BoolVar(&o.SkipChecksum, "skip-checksum", false, "read the table even when a version checksum file (_delta_log/N.crc) disagrees with its commits (by default that is a corrupt table, exit 4)")
 }
 
 func newScanCommand(g *globalOptions) *cobra.Command {
@@ -53,7 +56,9 @@ EXAMPLE
   lakesink scan ./demo/flights --columns date,delay --version 2 --format csv
 
 EXIT STATUS
-  0 ok, 1 error, 4 corrupt or unsupported table (e.g. an unknown reader feature)`,
+  0 ok, 1 error, 4 corrupt or unsupported table (an unknown reader feature,
+  an empty commit file, a version checksum .crc that disagrees with the log:
+  see --skip-checksum)`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runScan(cmd.Context(), newPrinter(g, cmd.OutOrStdout(), cmd.ErrOrStderr()), args[0], o)
@@ -64,8 +69,11 @@ EXIT STATUS
 }
 
 // openSnapshot opens a reader snapshot per the time-travel flags.
-func openSnapshot(ctx context.Context, url string, version int64, ts string) (*reader.Snapshot, error) {
+func openSnapshot(ctx context.Context, url string, version int64, ts string, skipChecksum bool) (*reader.Snapshot, error) {
 	var opts []reader.Option
+	if skipChecksum {
+		opts = append(opts, reader.SkipChecksumValidation())
+	}
 	if version < -1 {
 		return nil, fmt.Errorf("--version %d: versions start at 0", version)
 	}
@@ -104,7 +112,7 @@ func runScan(ctx context.Context, p *printer, url string, o ScanOptions) error {
 		// --json printed CSV or a table when --format said so.
 		return fmt.Errorf("--json prints NDJSON rows: give --json or --format %s, not both", o.Format)
 	}
-	snap, err := openSnapshot(ctx, url, o.Version, o.Timestamp)
+	snap, err := openSnapshot(ctx, url, o.Version, o.Timestamp, o.SkipChecksum)
 	if err != nil {
 		return err
 	}

@@ -55,7 +55,7 @@
 //	checkpoint               _delta_log/<v>.checkpoint*.parquet              txlog.Log.Checkpoint (auto or compaction.Checkpoint)
 //	checkpoint-sidecar       _delta_log/_sidecars/<file>                     (not written by lakesink)
 //	last-checkpoint          _delta_log/_last_checkpoint (a hint)            txlog.Log.Checkpoint
-//	checksum                 _delta_log/<v>.crc                              (not written by lakesink)
+//	checksum                 _delta_log/<v>.crc (best effort, after commit)  txlog (every commit, unless DisableChecksumFile)
 //	log-compaction           _delta_log/<a>.<b>.compacted.json               (not written by lakesink)
 //	log-cleanup-delete       one expired log file is gone                    txlog.Log.Cleanup (compaction.CleanupLog)
 //	conditional-write-probe  probe object under _delta_log (created/deleted) table.CheckConditionalWrites (S3 only)
