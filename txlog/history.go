@@ -4,19 +4,26 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sort"
+	"strconv"
 	"time"
 )
 
 // CommitEntry is one version of the table's history.
 type CommitEntry struct {
 	Version    int64
-	Timestamp  time.Time // see Snapshot.Timestamp
+	Timestamp  time.Time // monotonized modification time or inCommitTimestamp: see History
 	CommitInfo CommitInfo
 }
 
 // History returns up to limit (<= 0: all) commits, newest first, with their
-// commitInfo. Timestamps follow Snapshot.Timestamp with the latest
-// metadata's in-commit-timestamp setting.
+// commitInfo. Each Timestamp is the one time travel uses (see
+// SnapshotAsOf): the commit file's modification time, monotonized over the
+// whole log as Delta's DeltaHistoryManager.getHistory does for DESCRIBE
+// HISTORY (a commit whose time is not after the previous one's is taken as
+// the previous + 1 ms), or the commit's inCommitTimestamp from the version
+// in-commit timestamps were enabled at. The commit's own clock stays in
+// CommitInfo ("timestamp").
 func (l *Log) History(ctx context.Context, limit int) ([]CommitEntry, error) {
 	ls, err := l.list(ctx, "")
 	if err != nil {
@@ -25,53 +32,140 @@ func (l *Log) History(ctx context.Context, limit int) ([]CommitEntry, error) {
 	if len(ls.commits) == 0 {
 		return nil, ErrTableNotFound
 	}
-	versions := make([]int64, 0, len(ls.commits))
-	for v := range ls.commits {
-		versions = append(versions, v)
+	tl, err := l.newTimeline(ctx, ls)
+	if err != nil {
+		return nil, err
 	}
-	slices.Sort(versions)
-	slices.Reverse(versions)
-	if limit > 0 && len(versions) > limit {
-		versions = versions[:limit]
+	n := len(tl.versions)
+	first := 0
+	if limit > 0 && n > limit {
+		first = n - limit
 	}
-	out := make([]CommitEntry, 0, len(versions))
-	for _, v := range versions {
-		lf := ls.commits[v]
-		ci, err := l.readCommitInfo(ctx, lf)
+	out := make([]CommitEntry, 0, n-first)
+	for i := n - 1; i >= first; i-- {
+		v := tl.versions[i]
+		ci, err := l.readCommitInfo(ctx, ls.commits[v])
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, CommitEntry{Version: v, CommitInfo: ci, Timestamp: entryTimestamp(ci, lf)})
+		ms := tl.mod[i]
+		if i >= tl.ictIndex {
+			if ts, ok := ci.InCommitTimestamp(); ok {
+				ms = ts
+			}
+		}
+		out = append(out, CommitEntry{Version: v, CommitInfo: ci, Timestamp: time.UnixMilli(ms).UTC()})
 	}
 	return out, nil
 }
 
-// entryTimestamp: inCommitTimestamp if present (only written when enabled),
-// else commitInfo.timestamp, else the file's modification time.
-func entryTimestamp(ci CommitInfo, lf logFile) time.Time {
-	if ts, ok := ci.InCommitTimestamp(); ok {
-		return time.UnixMilli(ts).UTC()
+// timeline holds the commit times time travel searches (delta-io/delta
+// DeltaHistoryManager): the listed versions ascending and their
+// modification times in milliseconds, monotonized (monotonizeCommitTimestamps:
+// a time not after the previous one's becomes the previous + 1 ms), and
+// the index from which in-commit timestamps apply.
+type timeline struct {
+	versions []int64
+	mod      []int64
+	// ictIndex is the index of the first version whose time is its
+	// inCommitTimestamp (len(versions): none). PROTOCOL.md "In-Commit
+	// Timestamps": with delta.enableInCommitTimestamps=true, from
+	// delta.inCommitTimestampEnablementVersion on (version 0 when the
+	// property is absent: enabled at creation).
+	ictIndex int
+	// ictStart is the enablement timestamp (ms) when the table property
+	// gives it, else -1 (read the commit at ictIndex).
+	ictStart int64
+}
+
+// monotonize applies Delta's monotonizeCommitTimestamps in place.
+func monotonize(ms []int64) {
+	for i := 1; i < len(ms); i++ {
+		if ms[i] <= ms[i-1] {
+			ms[i] = ms[i-1] + 1
+		}
 	}
-	if ts, ok := ci.Timestamp(); ok {
-		return time.UnixMilli(ts).UTC()
+}
+
+// newTimeline builds the timeline of a listing. The modification times come
+// with the listing; in-commit timestamps are detected from the latest
+// commit's commitInfo, and the enablement properties are read from the
+// latest version's .crc when there is a usable one, else from its snapshot.
+func (l *Log) newTimeline(ctx context.Context, ls *listing) (*timeline, error) {
+	tl := &timeline{ictStart: -1}
+	for v := range ls.commits {
+		tl.versions = append(tl.versions, v)
 	}
-	return lf.info.ModTime.UTC()
+	slices.Sort(tl.versions)
+	tl.mod = make([]int64, len(tl.versions))
+	for i, v := range tl.versions {
+		tl.mod[i] = ls.commits[v].info.ModTime.UnixMilli()
+	}
+	monotonize(tl.mod)
+	tl.ictIndex = len(tl.versions)
+	if len(tl.versions) == 0 {
+		return tl, nil
+	}
+	latest := tl.versions[len(tl.versions)-1]
+	ci, err := l.readCommitInfo(ctx, ls.commits[latest])
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := ci.InCommitTimestamp(); !ok {
+		return tl, nil // writers with in-commit timestamps enabled write one in every commit
+	}
+	var meta *Metadata
+	if _, ok := ls.checksums[latest]; ok {
+		if cf, err := l.readChecksum(ctx, latest); err == nil && cf.Metadata != nil {
+			meta = cf.Metadata
+		}
+	}
+	if meta == nil {
+		snap, err := l.SnapshotAt(ctx, latest)
+		if err != nil {
+			return nil, err
+		}
+		m := snap.Metadata()
+		meta = &m
+	}
+	if !ictEnabled(*meta) {
+		return tl, nil
+	}
+	from := int64(0)
+	if s, ok := meta.Configuration["delta.inCommitTimestampEnablementVersion"]; ok {
+		if v, err := strconv.ParseInt(s, 10, 64); err == nil && v >= 0 {
+			from = v
+		}
+	}
+	if s, ok := meta.Configuration["delta.inCommitTimestampEnablementTimestamp"]; ok {
+		if ts, err := strconv.ParseInt(s, 10, 64); err == nil {
+			tl.ictStart = ts
+		}
+	}
+	tl.ictIndex, _ = slices.BinarySearch(tl.versions, from)
+	return tl, nil
 }
 
 // SnapshotAsOf loads the latest snapshot whose commit timestamp is at or
-// before ts (Delta's "TIMESTAMP AS OF"). Commit timestamps are taken as
-// monotonic (Delta guarantees it for in-commit timestamps and adjusts file
-// times to be monotonic); a binary search reads O(log n) commitInfos.
-// ErrTimestampOutOfRange when ts is before the first retained commit, or
-// after the latest commit: as Delta's DeltaHistoryManager
-// (timestampGreaterThanLatestCommit) and Delta Kernel refuse it, since a
+// before ts (Delta's "TIMESTAMP AS OF"; DeltaHistoryManager.getActiveCommitAtTime).
+// Commit timestamps are those of History: the commit files' modification
+// times monotonized over the log (a commit whose time is not after the
+// previous one's is taken as the previous + 1 ms, so that writers with
+// skewed clocks cannot make a version's time precede an earlier one's), or,
+// with delta.enableInCommitTimestamps=true, each commit's inCommitTimestamp
+// from the enablement version on (PROTOCOL.md "In-Commit Timestamps": a
+// time at or after delta.inCommitTimestampEnablementTimestamp is searched
+// among the in-commit timestamps, an earlier one among the modification
+// times before the enablement version). Modification times come with the
+// listing; in-commit timestamps are found by a binary search reading
+// O(log n) commitInfos. ts is compared at millisecond precision, as Delta
+// does. ErrTimestampOutOfRange when ts is before the first retained commit,
+// or after the latest commit: as DeltaHistoryManager
+// (TemporallyUnstableInputException) and Delta Kernel refuse it, since a
 // commit landing before ts would change the answer (time travel must be
 // repeatable); read the latest snapshot, or use the latest commit's
 // timestamp.
 func (l *Log) SnapshotAsOf(ctx context.Context, ts time.Time) (*Snapshot, error) {
-	// Commit timestamps are milliseconds; compare at that precision, as
-	// Delta does (Timestamp.getTime).
-	ts = ts.Truncate(time.Millisecond)
 	ls, err := l.list(ctx, "")
 	if err != nil {
 		return nil, err
@@ -79,45 +173,62 @@ func (l *Log) SnapshotAsOf(ctx context.Context, ts time.Time) (*Snapshot, error)
 	if ls.maxVersion < 0 {
 		return nil, ErrTableNotFound
 	}
-	versions := make([]int64, 0, len(ls.commits))
-	for v := range ls.commits {
-		versions = append(versions, v)
+	tl, err := l.newTimeline(ctx, ls)
+	if err != nil {
+		return nil, err
 	}
-	slices.Sort(versions)
+	v, err := l.versionAsOf(ctx, ls, tl, ts)
+	if err != nil {
+		return nil, err
+	}
+	return l.SnapshotAt(ctx, v)
+}
+
+// versionAsOf searches the timeline for the latest version at or before ts.
+func (l *Log) versionAsOf(ctx context.Context, ls *listing, tl *timeline, ts time.Time) (int64, error) {
+	t := ts.UnixMilli() // commit times are milliseconds (Timestamp.getTime)
+	n := len(tl.versions)
 	var firstErr error
-	tsOf := func(i int) time.Time {
-		lf := ls.commits[versions[i]]
-		ci, err := l.readCommitInfo(ctx, lf)
-		if err != nil && firstErr == nil {
-			firstErr = err
+	tsOf := func(i int) int64 {
+		if i >= tl.ictIndex {
+			ci, err := l.readCommitInfo(ctx, ls.commits[tl.versions[i]])
+			if err != nil && firstErr == nil {
+				firstErr = err
+			}
+			if ict, ok := ci.InCommitTimestamp(); ok {
+				return ict
+			}
 		}
-		return entryTimestamp(ci, lf)
+		return tl.mod[i]
 	}
-	// smallest index whose timestamp is after ts
-	lo, hi := 0, len(versions)
-	for lo < hi {
-		mid := (lo + hi) / 2
-		if tsOf(mid).After(ts) {
-			hi = mid
-		} else {
-			lo = mid + 1
+	lo, hi := 0, tl.ictIndex
+	if tl.ictIndex < n {
+		start := tl.ictStart
+		if start < 0 {
+			start = tsOf(tl.ictIndex)
+		}
+		if t >= start {
+			lo, hi = tl.ictIndex, n
 		}
 	}
+	// the smallest index in [lo, hi) whose time is after t
+	idx := lo + sort.Search(hi-lo, func(j int) bool { return tsOf(lo+j) > t })
 	if firstErr != nil {
-		return nil, firstErr
+		return -1, firstErr
 	}
-	if lo == 0 {
+	format := func(ms int64) string { return time.UnixMilli(ms).UTC().Format(time.RFC3339Nano) }
+	if idx == 0 {
 		first := "none"
-		if len(versions) > 0 {
-			first = tsOf(0).Format(time.RFC3339Nano)
+		if n > 0 {
+			first = format(tsOf(0))
 		}
-		return nil, fmt.Errorf("%w: %s is before the first commit (%s)", ErrTimestampOutOfRange, ts.Format(time.RFC3339Nano), first)
+		return -1, fmt.Errorf("%w: %s is before the first commit (%s)", ErrTimestampOutOfRange, ts.UTC().Format(time.RFC3339Nano), first)
 	}
-	if lo == len(versions) {
-		if last := tsOf(lo - 1); ts.After(last) {
-			return nil, fmt.Errorf("%w: %s is after the latest commit (version %d at %s); use a timestamp at or before it, or read the latest snapshot",
-				ErrTimestampOutOfRange, ts.Format(time.RFC3339Nano), versions[lo-1], last.Format(time.RFC3339Nano))
+	if idx == n {
+		if last := tsOf(n - 1); t > last {
+			return -1, fmt.Errorf("%w: %s is after the latest commit (version %d at %s); use a timestamp at or before it, or read the latest snapshot",
+				ErrTimestampOutOfRange, ts.UTC().Format(time.RFC3339Nano), tl.versions[n-1], format(last))
 		}
 	}
-	return l.SnapshotAt(ctx, versions[lo-1])
+	return tl.versions[idx-1], nil
 }

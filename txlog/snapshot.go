@@ -70,10 +70,12 @@ func (s *Snapshot) CommitInfo() CommitInfo { return s.commitInfo }
 // loaded from, -1 if it was replayed from commits only.
 func (s *Snapshot) CheckpointVersion() int64 { return s.checkpointVersion }
 
-// Timestamp is the commit time of this version: the in-commit timestamp
-// when delta.enableInCommitTimestamps is true (PROTOCOL.md, "In-Commit
-// Timestamps"), else commitInfo.timestamp, else the commit file's
-// modification time.
+// Timestamp is the commit time of this version, as Delta's
+// Snapshot.timestamp: the in-commit timestamp when
+// delta.enableInCommitTimestamps is true (PROTOCOL.md, "In-Commit
+// Timestamps"), else the commit file's modification time (the writer's
+// clock, commitInfo.timestamp, is in CommitInfo). History and SnapshotAsOf
+// use the same times, monotonized over the log.
 func (s *Snapshot) Timestamp() time.Time { return s.timestamp }
 
 // Files returns the live add actions ordered by path (then DV id).
@@ -406,14 +408,14 @@ func ictEnabled(m Metadata) bool {
 	return strings.EqualFold(m.Configuration["delta.enableInCommitTimestamps"], "true")
 }
 
+// commitTimestamp is a version's time as Delta's Snapshot.timestamp: the
+// in-commit timestamp when enabled, else the commit file's modification
+// time (not monotonized; History and SnapshotAsOf monotonize).
 func commitTimestamp(m Metadata, ci CommitInfo, modTime time.Time) time.Time {
 	if ictEnabled(m) {
 		if ts, ok := ci.InCommitTimestamp(); ok {
 			return time.UnixMilli(ts).UTC()
 		}
-	}
-	if ts, ok := ci.Timestamp(); ok {
-		return time.UnixMilli(ts).UTC()
 	}
 	return modTime.UTC()
 }

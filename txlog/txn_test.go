@@ -139,7 +139,9 @@ func TestSnapshotAsOf(t *testing.T) {
 	ctx := context.Background()
 	st := newMemStore()
 	var now int64 = 1_700_000_000_000
-	l := newTestLog(t, st, Options{DisableAutoCheckpoint: true, Now: func() time.Time { return time.UnixMilli(now) }})
+	clock := func() time.Time { return time.UnixMilli(now) }
+	st.now = clock // commit times are the files' modification times, as in Delta
+	l := newTestLog(t, st, Options{DisableAutoCheckpoint: true, Now: clock})
 	s := createTable(t, l)
 	for i := 1; i <= 5; i++ {
 		now += 1000
