@@ -32,6 +32,20 @@
 // the checkpoint interval (delta.checkpointInterval, default 10) a classic
 // V1 checkpoint is written; its failure does not fail the commit.
 //
+// Version checksums (PROTOCOL.md, "Version Checksum File"): after each
+// commit, _delta_log/N.crc is written best effort (a failure never fails
+// the commit), derived from the read snapshot, the winning commits the
+// commit was rebased over and its own actions, without a replay. Loading a
+// version whose .crc is listed checks the replayed state against it (what
+// the file holds only; an unparseable .crc is ignored, as Spark does); a
+// mismatch is a *CorruptLogError naming the .crc and the version, whose
+// Err is a *ChecksumMismatchError (Options.SkipChecksumValidation skips the
+// check). A commit file with no action (0 bytes) is a *CorruptLogError.
+//
+// Commit times (History, SnapshotAsOf): the commit files' modification
+// times monotonized as Delta's DeltaHistoryManager does, or inCommitTimestamp
+// from the enablement version on when in-commit timestamps are enabled.
+//
 // Table features: CheckReadSupported / CheckWriteSupported (and
 // Snapshot.CheckReadSupported) name the first feature lakesink cannot honour.
 // Loading a snapshot never refuses a protocol: the log of a column-mapping or
@@ -59,6 +73,7 @@
 // Errors: *CorruptLogError (ErrCorruptLog), *UnsupportedFeatureError
 // (ErrUnsupportedFeature), *UnknownActionError (ErrUnknownAction and
 // ErrUnsupportedFeature), *ConflictError (ErrConcurrentModification),
+// *ChecksumMismatchError (inside a *CorruptLogError),
 // ErrVersionAlreadyExists, ErrCommitStateUnknown, ErrTableNotFound,
 // ErrTableExists, ErrVersionNotFound, ErrTimestampOutOfRange,
 // ErrPathOutsideTable, ErrInvalidTransaction. See errors.go.
