@@ -304,7 +304,7 @@ func optimizeCrashPoints(t *testing.T, workers int) {
 }
 
 // TestVacuumCrashPoints: VACUUM crashed at its VACUUM START and VACUUM END
-// commits and at each file it deletes (data-delete), before and after the
+// commits (and their .crc) and at each file it deletes (data-delete), before and after the
 // step. After the crash and after the rerun no live file is gone and the
 // rows are unchanged; only victims (the 9 files OPTIMIZE removed, and an
 // orphan older than the untracked-file floor) are gone, and the rerun
@@ -314,7 +314,7 @@ func TestVacuumCrashPoints(t *testing.T) {
 	var victims []string
 	now := time.Now().Add(2 * DefaultUntrackedMinAge)
 	crashCase{
-		points: []string{faultstore.PointCommit, faultstore.PointDataDelete},
+		points: []string{faultstore.PointCommit, faultstore.PointChecksum, faultstore.PointDataDelete},
 		setup: func(t *testing.T) storage.Store {
 			ctx := context.Background()
 			tb, base, rows := maintTable(t)

@@ -37,7 +37,7 @@ func TestCheckpointAndCleanupLog(t *testing.T) {
 		t.Fatalf("deleted %v before expiry", res.Files)
 	}
 	dry, err := PlanCleanupLog(ctx, tb, time.Now().Add(31*24*time.Hour))
-	if err != nil || dry.FilesDeleted != 11 || !dry.DryRun {
+	if err != nil || dry.FilesDeleted != 21 || !dry.DryRun {
 		t.Fatalf("dry run %+v %v", dry, err)
 	}
 	if keys := listKeysUnder(t, st, "_delta_log/"); !slices.Contains(keys, txlog.CommitPath(0)) {
@@ -50,8 +50,8 @@ func TestCheckpointAndCleanupLog(t *testing.T) {
 	if res.CheckpointVersion != 10 {
 		t.Fatalf("cleanup kept checkpoint %d, want 10", res.CheckpointVersion)
 	}
-	// commits 0..9 and checkpoint 5 are gone.
-	if res.FilesDeleted != 11 {
+	// commits 0..9, their .crc files and checkpoint 5 are gone.
+	if res.FilesDeleted != 21 {
 		t.Fatalf("deleted %d files: %v", res.FilesDeleted, res.Files)
 	}
 	keys := listKeysUnder(t, st, "_delta_log/")
