@@ -66,7 +66,7 @@ func TestMergeCrashPoints(t *testing.T) {
 		t.Fatalf("after state %s, want %s", after, want)
 	}
 	points := rec.Points()
-	if err := faultstore.CheckPoints(points, faultstore.PointDataFile, faultstore.PointCommit); err != nil {
+	if err := faultstore.CheckPoints(points, faultstore.PointDataFile, faultstore.PointCommit, faultstore.PointChecksum); err != nil {
 		t.Fatal(err)
 	}
 	crashes := faultstore.Crashes(points)
@@ -96,7 +96,10 @@ func TestMergeCrashPoints(t *testing.T) {
 			if err == nil && !landed {
 				t.Fatalf("Merge reported success, but the table is before the merge")
 			}
-			wantLanded := c.Point.Name == faultstore.PointCommit && c.Mode == faultstore.FailAfter
+			// the commit landed when the crash came after it, or at the .crc
+			// written after it
+			wantLanded := c.Point.Name == faultstore.PointCommit && c.Mode == faultstore.FailAfter ||
+				c.Point.Name == faultstore.PointChecksum
 			if landed != wantLanded {
 				t.Fatalf("landed=%v, want %v", landed, wantLanded)
 			}
