@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/table"
 	"github.com/lakesink/lakesink/txlog"
@@ -39,7 +40,7 @@ func benchTable(b *testing.B) (*table.Table, storage.Store, *txlog.Snapshot) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := tb.Write(ctx, &parquetio.Batch{Schema: flightsSchema()}, table.WriteOptions{PartitionColumns: []string{"origin"}}); err != nil {
+	if _, err := tb.Write(ctx, &schema.Batch{Schema: flightsSchema()}, table.WriteOptions{PartitionColumns: []string{"origin"}}); err != nil {
 		b.Fatal(err)
 	}
 	snap, err := tb.Snapshot(ctx)
@@ -50,7 +51,7 @@ func benchTable(b *testing.B) (*table.Table, storage.Store, *txlog.Snapshot) {
 	for i := range benchFiles {
 		// one partition per file: every file is one origin
 		rows := flightsRows(int64(i*benchRowsPerFile), benchRowsPerFile, []string{origins[i%len(origins)]})
-		files, err := parquetio.WriteFiles(ctx, st, &parquetio.Batch{Schema: flightsSchema(), Rows: rows}, parquetio.WriteOptions{PartitionColumns: []string{"origin"}})
+		files, err := parquetio.WriteFiles(ctx, st, &schema.Batch{Schema: flightsSchema(), Rows: rows}, parquetio.WriteOptions{PartitionColumns: []string{"origin"}})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/table"
 	"github.com/lakesink/lakesink/txlog"
@@ -32,7 +33,7 @@ func bigRowGroupTable(tb testing.TB) *table.Table {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if _, err := t.Write(ctx, &parquetio.Batch{Schema: flightsSchema()}, table.WriteOptions{}); err != nil {
+	if _, err := t.Write(ctx, &schema.Batch{Schema: flightsSchema()}, table.WriteOptions{}); err != nil {
 		tb.Fatal(err)
 	}
 	snap, err := t.Snapshot(ctx)
@@ -56,7 +57,7 @@ func bigRowGroupTable(tb testing.TB) *table.Table {
 	}
 	files = append(files, wf)
 	for i := range bigRGSmall {
-		small, err := parquetio.WriteFiles(ctx, st, &parquetio.Batch{Schema: flightsSchema(),
+		small, err := parquetio.WriteFiles(ctx, st, &schema.Batch{Schema: flightsSchema(),
 			Rows: flightsRows(int64(bigRGRows+i*bigRGSmallN), bigRGSmallN, origins)}, parquetio.WriteOptions{})
 		if err != nil {
 			tb.Fatal(err)

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/table"
 	"github.com/lakesink/lakesink/txlog"
 )
@@ -35,7 +35,7 @@ func TestOptimizeWhileAppending(t *testing.T) {
 		for b := range batches {
 			<-tick.C
 			rows := flightsRows(int64(b*perBatch), perBatch, origins)
-			res, err := tb.Write(ctx, &parquetio.Batch{Schema: flightsSchema(), Rows: rows}, table.WriteOptions{AppID: "query-1", Version: int64(b)})
+			res, err := tb.Write(ctx, &schema.Batch{Schema: flightsSchema(), Rows: rows}, table.WriteOptions{AppID: "query-1", Version: int64(b)})
 			if err != nil {
 				writeErr = err
 				return
@@ -187,7 +187,7 @@ func TestOptimizeAbandonsBinWithRemovedInput(t *testing.T) {
 					concurrentErr = err
 					return
 				}
-				_, concurrentErr = tb.Write(ctx, &parquetio.Batch{Schema: flightsSchema(), Rows: flightsRows(1000, 30, origins)}, table.WriteOptions{})
+				_, concurrentErr = tb.Write(ctx, &schema.Batch{Schema: flightsSchema(), Rows: flightsRows(1000, 30, origins)}, table.WriteOptions{})
 			}
 			var once sync.Once
 			eo := ExecOptions{Workers: 1}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lakesink/lakesink/filesink"
 	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/table"
 	"github.com/lakesink/lakesink/txlog"
 )
@@ -26,7 +27,7 @@ type ConvertOptions struct {
 	// Columns not listed are inferred from their values over the files
 	// (Spark's partition type inference, reduced to integer, long and
 	// string; an all-null column is string).
-	PartitionTypes map[string]parquetio.DataType
+	PartitionTypes map[string]schema.DataType
 	// Now is the clock (commit timestamps, table creation). Default time.Now.
 	Now func() time.Time
 }
@@ -221,7 +222,7 @@ func tombstoned(snap *txlog.Snapshot, key string) bool {
 
 // convertMetadata builds the protocol and metaData of a converted table: the
 // first file's schema followed by the partition columns in directory order.
-func convertMetadata(ctx context.Context, t *table.Table, files []filesink.File, types map[string]parquetio.DataType, now time.Time) (*txlog.Metadata, *txlog.Protocol, error) {
+func convertMetadata(ctx context.Context, t *table.Table, files []filesink.File, types map[string]schema.DataType, now time.Time) (*txlog.Metadata, *txlog.Protocol, error) {
 	first := files[0]
 	pf, err := parquetio.OpenFile(ctx, t.Store(), first.Key, first.Size)
 	if err != nil {
@@ -229,7 +230,7 @@ func convertMetadata(ctx context.Context, t *table.Table, files []filesink.File,
 	}
 	fileSchema := pf.Schema()
 	pf.Close()
-	schema := &parquetio.StructType{Fields: append([]parquetio.StructField(nil), fileSchema.Fields...)}
+	sch := &schema.StructType{Fields: append([]schema.StructField(nil), fileSchema.Fields...)}
 	var partCols []string
 	for _, kv := range first.Partition {
 		partCols = append(partCols, kv.Column)
@@ -237,9 +238,9 @@ func convertMetadata(ctx context.Context, t *table.Table, files []filesink.File,
 		if !ok {
 			typ = inferPartitionType(files, kv.Column)
 		}
-		schema.Fields = append(schema.Fields, parquetio.StructField{Name: kv.Column, Type: typ, Nullable: true})
+		sch.Fields = append(sch.Fields, schema.StructField{Name: kv.Column, Type: typ, Nullable: true})
 	}
-	js, err := schema.MarshalJSON()
+	js, err := sch.MarshalJSON()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -261,8 +262,8 @@ func convertMetadata(ctx context.Context, t *table.Table, files []filesink.File,
 
 // inferPartitionType is Spark's partition type inference reduced to integer,
 // long and string (PartitioningUtils.inferPartitionColumnValue).
-func inferPartitionType(files []filesink.File, col string) parquetio.DataType {
-	typ := parquetio.DataType(parquetio.TypeInteger)
+func inferPartitionType(files []filesink.File, col string) schema.DataType {
+	typ := schema.DataType(schema.TypeInteger)
 	seen := false
 	for _, f := range files {
 		for _, kv := range f.Partition {
@@ -274,14 +275,14 @@ func inferPartitionType(files []filesink.File, col string) parquetio.DataType {
 				continue
 			}
 			if _, err := strconv.ParseInt(*kv.Value, 10, 64); err == nil {
-				typ = parquetio.TypeLong
+				typ = schema.TypeLong
 				continue
 			}
-			return parquetio.TypeString
+			return schema.TypeString
 		}
 	}
 	if !seen {
-		return parquetio.TypeString
+		return schema.TypeString
 	}
 	return typ
 }

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/lakesink/lakesink/filesink"
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/table"
 	"github.com/lakesink/lakesink/txlog"
@@ -36,7 +36,7 @@ func TestConvertFileSink(t *testing.T) {
 	addBatches := func(n int) {
 		for range n {
 			rows := flightsRows(batch*20, 20, origins)
-			if _, err := fs.AddBatch(ctx, batch, &parquetio.Batch{Schema: flightsSchema(), Rows: rows}); err != nil {
+			if _, err := fs.AddBatch(ctx, batch, &schema.Batch{Schema: flightsSchema(), Rows: rows}); err != nil {
 				t.Fatal(err)
 			}
 			written = append(written, rows...)
@@ -58,15 +58,15 @@ func TestConvertFileSink(t *testing.T) {
 			t.Fatalf("%s: %v", step, err)
 		}
 		// The converted schema puts the partition column last.
-		schema, err := snap.Schema()
+		sch, err := snap.Schema()
 		if err != nil {
 			t.Fatal(err)
 		}
 		src := flightsSchema()
 		want := make([][]any, len(written))
 		for i, r := range written {
-			want[i] = make([]any, len(schema.Fields))
-			for j, f := range schema.Fields {
+			want[i] = make([]any, len(sch.Fields))
+			for j, f := range sch.Fields {
 				want[i][j] = r[src.FieldIndex(f.Name)]
 			}
 		}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/lakesink/lakesink/filesink"
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/storage/faultstore"
 	"github.com/lakesink/lakesink/table"
@@ -717,7 +717,7 @@ func TestConvertCrashPoints(t *testing.T) {
 							tableBefore = slices.Clone(written)
 						}
 						rows := flightsRows(b*20, 20, origins)
-						if _, err := s.AddBatch(ctx, b, &parquetio.Batch{Schema: flightsSchema(), Rows: rows}); err != nil {
+						if _, err := s.AddBatch(ctx, b, &schema.Batch{Schema: flightsSchema(), Rows: rows}); err != nil {
 							t.Fatal(err)
 						}
 						for _, r := range rows {
@@ -772,11 +772,11 @@ func tableIDs(t *testing.T, st storage.Store, snap *txlog.Snapshot) []int64 {
 	if err != nil {
 		t.Fatalf("rows unreadable: %v", err)
 	}
-	schema, err := snap.Schema()
+	sch, err := snap.Schema()
 	if err != nil {
 		t.Fatal(err)
 	}
-	idx := schema.FieldIndex("id")
+	idx := sch.FieldIndex("id")
 	var ids []int64
 	for _, r := range rows {
 		ids = append(ids, r[idx].(int64))

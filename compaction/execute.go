@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/table"
 	"github.com/lakesink/lakesink/txlog"
 )
@@ -230,11 +231,11 @@ func Execute(ctx context.Context, t *table.Table, plan *Plan, opts ExecOptions) 
 	if plan.TableID != "" && md.ID != plan.TableID {
 		return nil, fmt.Errorf("compaction: optimize %s: %w: plan for table %s, table is %s", t.URL(), ErrPlanStale, plan.TableID, md.ID)
 	}
-	schema, err := md.Schema()
+	sch, err := md.Schema()
 	if err != nil {
 		return nil, fmt.Errorf("compaction: optimize %s: %w", t.URL(), err)
 	}
-	dataSchema := dataColumns(schema, md.PartitionColumns)
+	dataSchema := dataColumns(sch, md.PartitionColumns)
 	target := plan.TargetFileSizeBytes
 	if target <= 0 {
 		target = DefaultTargetFileSizeBytes
@@ -348,7 +349,7 @@ func compatibleMetadata(old, cur txlog.Metadata) error {
 	}
 	for _, f := range os.Fields {
 		g, ok := cs.Field(f.Name)
-		if !ok || !parquetio.TypesEqual(f.Type, g.Type) {
+		if !ok || !schema.TypesEqual(f.Type, g.Type) {
 			return fmt.Errorf("%w: column %s changed", ErrPlanStale, f.Name)
 		}
 	}
@@ -474,7 +475,7 @@ func fillResult(res *Result, outs []*binOutput, metrics map[string]any) {
 
 // rewriteBin streams the rows of a bin's inputs, in bounded chunks (see
 // copyRows), into new files rolled at the target size.
-func rewriteBin(ctx context.Context, t *table.Table, snap *txlog.Snapshot, b *Bin, dataSchema *parquetio.StructType, wopts parquetio.WriteOptions, prog *progress) (out *binOutput, err error) {
+func rewriteBin(ctx context.Context, t *table.Table, snap *txlog.Snapshot, b *Bin, dataSchema *schema.StructType, wopts parquetio.WriteOptions, prog *progress) (out *binOutput, err error) {
 	store := t.Store()
 	out = &binOutput{bin: b}
 	ext, _ := codecExt(wopts.Compression)
@@ -570,10 +571,10 @@ const (
 
 // copyRows passes every record of f, projected to schema, to write in
 // bounded chunks.
-func copyRows(ctx context.Context, f *parquetio.File, schema *parquetio.StructType, write func([][]any) error) error {
+func copyRows(ctx context.Context, f *parquetio.File, sch *schema.StructType, write func([][]any) error) error {
 	for i := range f.NumRowGroups() {
 		maxRows := min(f.ChunkRows(i, readChunkBytes), maxReadChunkRows)
-		for rows, err := range f.RowGroupChunks(ctx, i, schema, parquetio.ReadOptions{}, maxRows) {
+		for rows, err := range f.RowGroupChunks(ctx, i, sch, parquetio.ReadOptions{}, maxRows) {
 			if err != nil {
 				return err
 			}
@@ -618,8 +619,8 @@ func (p *progress) send(update func(*ProgressEvent)) {
 
 // dataColumns is schema without the partition columns (they live in the log,
 // not in the files; PROTOCOL.md, "Partition Value Serialization").
-func dataColumns(s *parquetio.StructType, partCols []string) *parquetio.StructType {
-	out := &parquetio.StructType{}
+func dataColumns(s *schema.StructType, partCols []string) *schema.StructType {
+	out := &schema.StructType{}
 	for _, f := range s.Fields {
 		isPart := false
 		for _, c := range partCols {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/table"
 	"github.com/lakesink/lakesink/txlog"
@@ -18,13 +19,13 @@ var memSeq atomic.Int64
 
 // flightsSchema is the flights-shaped schema of the tests and the benchmark:
 // timestamp, long, long, string, string.
-func flightsSchema() *parquetio.StructType {
-	return &parquetio.StructType{Fields: []parquetio.StructField{
-		{Name: "ts", Type: parquetio.TypeTimestamp, Nullable: true},
-		{Name: "id", Type: parquetio.TypeLong, Nullable: false},
-		{Name: "delay", Type: parquetio.TypeLong, Nullable: true},
-		{Name: "origin", Type: parquetio.TypeString, Nullable: true},
-		{Name: "destination", Type: parquetio.TypeString, Nullable: true},
+func flightsSchema() *schema.StructType {
+	return &schema.StructType{Fields: []schema.StructField{
+		{Name: "ts", Type: schema.TypeTimestamp, Nullable: true},
+		{Name: "id", Type: schema.TypeLong, Nullable: false},
+		{Name: "delay", Type: schema.TypeLong, Nullable: true},
+		{Name: "origin", Type: schema.TypeString, Nullable: true},
+		{Name: "destination", Type: schema.TypeString, Nullable: true},
 	}}
 }
 
@@ -59,7 +60,7 @@ func newTable(t testing.TB, partCols []string, props map[string]string, opts ...
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = tb.Write(ctx, &parquetio.Batch{Schema: flightsSchema()}, table.WriteOptions{PartitionColumns: partCols, Properties: props})
+	_, err = tb.Write(ctx, &schema.Batch{Schema: flightsSchema()}, table.WriteOptions{PartitionColumns: partCols, Properties: props})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func newTable(t testing.TB, partCols []string, props map[string]string, opts ...
 // appendRows appends rows in one commit.
 func appendRows(t testing.TB, tb *table.Table, rows [][]any) int64 {
 	t.Helper()
-	res, err := tb.Write(context.Background(), &parquetio.Batch{Schema: flightsSchema(), Rows: rows}, table.WriteOptions{})
+	res, err := tb.Write(context.Background(), &schema.Batch{Schema: flightsSchema(), Rows: rows}, table.WriteOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,11 +81,11 @@ func appendRows(t testing.TB, tb *table.Table, rows [][]any) int64 {
 // columns filled from partitionValues, laid out like the table schema.
 func readSnapshot(ctx context.Context, store storage.Store, snap *txlog.Snapshot) ([][]any, error) {
 	md := snap.Metadata()
-	schema, err := md.Schema()
+	sch, err := md.Schema()
 	if err != nil {
 		return nil, err
 	}
-	data := dataColumns(schema, md.PartitionColumns)
+	data := dataColumns(sch, md.PartitionColumns)
 	var out [][]any
 	for _, a := range snap.Files() {
 		key, err := snap.FileKey(a.Path)
@@ -101,9 +102,9 @@ func readSnapshot(ctx context.Context, store storage.Store, snap *txlog.Snapshot
 			return nil, fmt.Errorf("version %d: %w", snap.Version(), err)
 		}
 		for _, r := range rows {
-			full := make([]any, len(schema.Fields))
+			full := make([]any, len(sch.Fields))
 			j := 0
-			for i, fld := range schema.Fields {
+			for i, fld := range sch.Fields {
 				if slices.Contains(md.PartitionColumns, fld.Name) {
 					v, err := parquetio.ParsePartitionValue(a.PartitionValues[fld.Name], fld.Type)
 					if err != nil {

@@ -13,8 +13,8 @@ import (
 	"github.com/google/uuid"
 	"pgregory.net/rapid"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
 	"github.com/lakesink/lakesink/reader"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/table"
 )
@@ -44,12 +44,12 @@ type mergeChange struct {
 	srcPos int
 }
 
-var mergeModelSchema = &parquetio.StructType{Fields: []parquetio.StructField{
-	{Name: "id", Type: parquetio.TypeLong, Nullable: false},
-	{Name: "part", Type: parquetio.TypeString, Nullable: true},
-	{Name: "v", Type: parquetio.TypeString, Nullable: true},
-	{Name: "seq", Type: parquetio.TypeLong, Nullable: true},
-	{Name: "op", Type: parquetio.TypeString, Nullable: true},
+var mergeModelSchema = &schema.StructType{Fields: []schema.StructField{
+	{Name: "id", Type: schema.TypeLong, Nullable: false},
+	{Name: "part", Type: schema.TypeString, Nullable: true},
+	{Name: "v", Type: schema.TypeString, Nullable: true},
+	{Name: "seq", Type: schema.TypeLong, Nullable: true},
+	{Name: "op", Type: schema.TypeString, Nullable: true},
 }}
 
 // applyModel applies a batch to the model as MergeOptions documents it.
@@ -139,7 +139,7 @@ func TestMergeModel(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The table has no op column: it is the batch's only.
-		if _, err := tb.Merge(ctx, &parquetio.Batch{Schema: &parquetio.StructType{Fields: mergeModelSchema.Fields[:4]}},
+		if _, err := tb.Merge(ctx, &schema.Batch{Schema: &schema.StructType{Fields: mergeModelSchema.Fields[:4]}},
 			table.MergeOptions{Keys: []string{"id"}, PartitionColumns: []string{"part"}}); err != nil {
 			t.Fatal(err)
 		}
@@ -149,7 +149,7 @@ func TestMergeModel(t *testing.T) {
 			opts.SequenceBy = "seq"
 		}
 		model := map[int64]mergeModelRow{}
-		var prev *parquetio.Batch
+		var prev *schema.Batch
 		var prevVersion int64
 		nBatches := rapid.IntRange(1, 8).Draw(t, "batches")
 		for b := 1; b <= nBatches; b++ {
@@ -187,7 +187,7 @@ func TestMergeModel(t *testing.T) {
 				used[c.id] = true
 				changes = append(changes, c)
 			}
-			batch := &parquetio.Batch{Schema: mergeModelSchema}
+			batch := &schema.Batch{Schema: mergeModelSchema}
 			for _, c := range changes {
 				var v any = c.v
 				if c.nullV {

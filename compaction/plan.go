@@ -9,6 +9,7 @@ import (
 
 	"github.com/lakesink/lakesink/expr"
 	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/txlog"
 )
 
@@ -138,11 +139,11 @@ func NewPlan(snap *txlog.Snapshot, opts PlanOptions) (*Plan, error) {
 	if minSize == 0 {
 		minSize = target
 	}
-	schema, err := md.Schema()
+	sch, err := md.Schema()
 	if err != nil {
 		return nil, fmt.Errorf("compaction: plan version %d: %w", snap.Version(), err)
 	}
-	filter, err := partitionFilter(opts.Where, schema, md.PartitionColumns)
+	filter, err := partitionFilter(opts.Where, sch, md.PartitionColumns)
 	if err != nil {
 		return nil, err
 	}
@@ -258,11 +259,11 @@ type partFilter struct {
 
 // partitionFilter parses where and checks that it names partition columns
 // only (Delta: "Predicate references non-partition column").
-func partitionFilter(where string, schema *parquetio.StructType, partCols []string) (*partFilter, error) {
+func partitionFilter(where string, sch *schema.StructType, partCols []string) (*partFilter, error) {
 	if strings.TrimSpace(where) == "" {
 		return nil, nil
 	}
-	pred, err := expr.ParseAndBind(where, schema)
+	pred, err := expr.ParseAndBind(where, sch)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %q: %w", ErrPredicate, where, err)
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/table"
 )
 
@@ -14,7 +14,7 @@ import (
 func TestOptimizePreservesRows(t *testing.T) {
 	ctx := context.Background()
 	wide := flightsSchema()
-	wide.Fields = append(wide.Fields, parquetio.StructField{Name: "tail", Type: parquetio.TypeString, Nullable: true})
+	wide.Fields = append(wide.Fields, schema.StructField{Name: "tail", Type: schema.TypeString, Nullable: true})
 	for _, tc := range []struct {
 		name     string
 		partCols []string
@@ -45,7 +45,7 @@ func TestOptimizePreservesRows(t *testing.T) {
 				for j := range rows {
 					rows[j] = append(rows[j], "N12345")
 				}
-				if _, err := tb.Write(ctx, &parquetio.Batch{Schema: wide, Rows: rows}, table.WriteOptions{MergeSchema: true}); err != nil {
+				if _, err := tb.Write(ctx, &schema.Batch{Schema: wide, Rows: rows}, table.WriteOptions{MergeSchema: true}); err != nil {
 					t.Fatal(err)
 				}
 			},

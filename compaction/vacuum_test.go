@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/lakesink/lakesink/filesink"
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/table"
 	"github.com/lakesink/lakesink/txlog"
@@ -263,13 +263,13 @@ func TestVacuumUnderscorePartitionColumn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	schema := &parquetio.StructType{Fields: []parquetio.StructField{
-		{Name: "id", Type: parquetio.TypeLong},
-		{Name: "_p", Type: parquetio.TypeInteger, Nullable: true},
+	sch := &schema.StructType{Fields: []schema.StructField{
+		{Name: "id", Type: schema.TypeLong},
+		{Name: "_p", Type: schema.TypeInteger, Nullable: true},
 	}}
 	for i := range 3 {
 		rows := [][]any{{int64(i), int32(1)}, {int64(i + 10), int32(2)}}
-		if _, err := tb.Write(ctx, &parquetio.Batch{Schema: schema, Rows: rows}, table.WriteOptions{PartitionColumns: []string{"_p"}}); err != nil {
+		if _, err := tb.Write(ctx, &schema.Batch{Schema: sch, Rows: rows}, table.WriteOptions{PartitionColumns: []string{"_p"}}); err != nil {
 			t.Fatal(err)
 		}
 	}

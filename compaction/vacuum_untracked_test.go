@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/table"
 	"github.com/lakesink/lakesink/txlog"
@@ -21,7 +22,7 @@ import (
 // its commit (issue 14, item 4): the files exist, no commit names them yet.
 func writeUncommitted(t *testing.T, st storage.Store, rows [][]any) []parquetio.WrittenFile {
 	t.Helper()
-	files, err := parquetio.WriteFiles(context.Background(), st, &parquetio.Batch{Schema: flightsSchema(), Rows: rows},
+	files, err := parquetio.WriteFiles(context.Background(), st, &schema.Batch{Schema: flightsSchema(), Rows: rows},
 		parquetio.WriteOptions{PartitionColumns: []string{"origin"}})
 	if err != nil {
 		t.Fatal(err)
@@ -197,7 +198,7 @@ func TestVacuumLite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tb.Write(ctx, &parquetio.Batch{Schema: flightsSchema()}, table.WriteOptions{PartitionColumns: []string{"origin"}}); err != nil {
+	if _, err := tb.Write(ctx, &schema.Batch{Schema: flightsSchema()}, table.WriteOptions{PartitionColumns: []string{"origin"}}); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 3 {

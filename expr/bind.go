@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 )
 
 // BoundColumn is a column of a predicate resolved against a schema.
@@ -16,9 +16,9 @@ type BoundColumn struct {
 	// struct, Index[1] in that field's struct, ...).
 	Index []int
 	// Fields are the schema fields along Path (the last one is the column).
-	Fields []parquetio.StructField
+	Fields []schema.StructField
 	// Type is the column's type.
-	Type parquetio.DataType
+	Type schema.DataType
 }
 
 // Name is the dotted logical path.
@@ -81,8 +81,8 @@ func (*isNullNode) isNode() {}
 // Bind resolves e against schema. Column names match exactly, or else
 // case-insensitively when that is unambiguous (Spark's default). Errors wrap
 // ErrBind and name the column.
-func Bind(e Expr, schema *parquetio.StructType) (*Predicate, error) {
-	b := &binder{schema: schema, index: map[string]int{}}
+func Bind(e Expr, sch *schema.StructType) (*Predicate, error) {
+	b := &binder{schema: sch, index: map[string]int{}}
 	root, err := b.bind(e)
 	if err != nil {
 		return nil, err
@@ -91,16 +91,16 @@ func Bind(e Expr, schema *parquetio.StructType) (*Predicate, error) {
 }
 
 // ParseAndBind is Parse followed by Bind.
-func ParseAndBind(s string, schema *parquetio.StructType) (*Predicate, error) {
+func ParseAndBind(s string, sch *schema.StructType) (*Predicate, error) {
 	e, err := Parse(s)
 	if err != nil {
 		return nil, err
 	}
-	return Bind(e, schema)
+	return Bind(e, sch)
 }
 
 type binder struct {
-	schema *parquetio.StructType
+	schema *schema.StructType
 	cols   []*BoundColumn
 	index  map[string]int
 }
@@ -194,12 +194,12 @@ func (b *binder) column(c Column) (int, error) {
 
 // ResolveColumn finds a (possibly nested) column in schema. Errors wrap
 // ErrBind.
-func ResolveColumn(schema *parquetio.StructType, c Column) (*BoundColumn, error) {
+func ResolveColumn(sch *schema.StructType, c Column) (*BoundColumn, error) {
 	if len(c.Path) == 0 {
 		return nil, fmt.Errorf("%w: empty column name", ErrBind)
 	}
 	bc := &BoundColumn{}
-	st := schema
+	st := sch
 	for depth, name := range c.Path {
 		if st == nil {
 			return nil, fmt.Errorf("%w: column %s: %s is not a struct", ErrBind, c, strings.Join(c.Path[:depth], "."))
@@ -229,7 +229,7 @@ func ResolveColumn(schema *parquetio.StructType, c Column) (*BoundColumn, error)
 		bc.Index = append(bc.Index, idx)
 		bc.Fields = append(bc.Fields, f)
 		bc.Type = f.Type
-		st, _ = f.Type.(*parquetio.StructType)
+		st, _ = f.Type.(*schema.StructType)
 	}
 	return bc, nil
 }
@@ -246,7 +246,7 @@ func (b *binder) literal(col int, l Literal) (any, error) {
 		return nil, fmt.Errorf("%w: column %s of type %s compared with %s: %s", ErrBind, c.Name(), c.Type.TypeName(), l, why)
 	}
 	switch t := c.Type.(type) {
-	case parquetio.DecimalType:
+	case schema.DecimalType:
 		if l.Kind == LitString {
 			v, err := ParseDecimal(strings.TrimSpace(l.Text))
 			if err != nil {
@@ -258,19 +258,19 @@ func (b *binder) literal(col int, l Literal) (any, error) {
 			return bad("not a number")
 		}
 		return l.value()
-	case parquetio.PrimitiveType:
+	case schema.PrimitiveType:
 		switch t {
-		case parquetio.TypeString:
+		case schema.TypeString:
 			if l.Kind != LitString {
 				return bad("want a 'string'")
 			}
 			return l.Text, nil
-		case parquetio.TypeBinary:
+		case schema.TypeBinary:
 			if l.Kind != LitString {
 				return bad("want a 'string'")
 			}
 			return []byte(l.Text), nil
-		case parquetio.TypeBoolean:
+		case schema.TypeBoolean:
 			switch l.Kind {
 			case LitBool:
 				return l.value()
@@ -283,12 +283,12 @@ func (b *binder) literal(col int, l Literal) (any, error) {
 				}
 			}
 			return bad("want TRUE or FALSE")
-		case parquetio.TypeLong, parquetio.TypeInteger, parquetio.TypeShort, parquetio.TypeByte,
-			parquetio.TypeFloat, parquetio.TypeDouble:
+		case schema.TypeLong, schema.TypeInteger, schema.TypeShort, schema.TypeByte,
+			schema.TypeFloat, schema.TypeDouble:
 			if l.Kind == LitString {
 				s := strings.TrimSpace(l.Text)
 				k := numberKind(s)
-				if t == parquetio.TypeFloat || t == parquetio.TypeDouble {
+				if t == schema.TypeFloat || t == schema.TypeDouble {
 					switch strings.ToLower(s) {
 					case "nan", "infinity", "+infinity", "-infinity", "inf", "-inf":
 						k = LitFloat
@@ -304,7 +304,7 @@ func (b *binder) literal(col int, l Literal) (any, error) {
 				return bad("not a number")
 			}
 			return l.value()
-		case parquetio.TypeDate, parquetio.TypeTimestamp, parquetio.TypeTimestampNTZ:
+		case schema.TypeDate, schema.TypeTimestamp, schema.TypeTimestampNTZ:
 			var v any
 			var err error
 			switch l.Kind {
@@ -313,7 +313,7 @@ func (b *binder) literal(col int, l Literal) (any, error) {
 			case LitTimestamp, LitTimestampNTZ:
 				v, err = l.value()
 			case LitString:
-				if t == parquetio.TypeDate {
+				if t == schema.TypeDate {
 					v, err = ParseDate(l.Text)
 				} else {
 					v, err = ParseTimestamp(l.Text)
@@ -324,7 +324,7 @@ func (b *binder) literal(col int, l Literal) (any, error) {
 			if err != nil {
 				return bad(err.Error())
 			}
-			if ts, ok := v.(time.Time); ok && t == parquetio.TypeDate {
+			if ts, ok := v.(time.Time); ok && t == schema.TypeDate {
 				return ts, nil // compared as timestamps (date → midnight UTC)
 			}
 			return v, nil

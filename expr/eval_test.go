@@ -7,29 +7,29 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 )
 
-func testSchema() *parquetio.StructType {
-	return &parquetio.StructType{Fields: []parquetio.StructField{
-		{Name: "id", Type: parquetio.TypeLong, Nullable: true},
-		{Name: "name", Type: parquetio.TypeString, Nullable: true},
-		{Name: "price", Type: parquetio.DecimalType{Precision: 10, Scale: 2}, Nullable: true},
-		{Name: "score", Type: parquetio.TypeDouble, Nullable: true},
-		{Name: "day", Type: parquetio.TypeDate, Nullable: true},
-		{Name: "ts", Type: parquetio.TypeTimestamp, Nullable: true},
-		{Name: "flag", Type: parquetio.TypeBoolean, Nullable: true},
-		{Name: "small", Type: parquetio.TypeShort, Nullable: true},
-		{Name: "s", Type: &parquetio.StructType{Fields: []parquetio.StructField{
-			{Name: "x", Type: parquetio.TypeInteger, Nullable: true,
-				Metadata: map[string]any{parquetio.MetaColumnMappingPhysicalName: "col-x"}},
-		}}, Nullable: true, Metadata: map[string]any{parquetio.MetaColumnMappingPhysicalName: "col-s"}},
-		{Name: "bin", Type: parquetio.TypeBinary, Nullable: true},
-		{Name: "arr", Type: &parquetio.ArrayType{ElementType: parquetio.TypeLong}, Nullable: true},
+func testSchema() *schema.StructType {
+	return &schema.StructType{Fields: []schema.StructField{
+		{Name: "id", Type: schema.TypeLong, Nullable: true},
+		{Name: "name", Type: schema.TypeString, Nullable: true},
+		{Name: "price", Type: schema.DecimalType{Precision: 10, Scale: 2}, Nullable: true},
+		{Name: "score", Type: schema.TypeDouble, Nullable: true},
+		{Name: "day", Type: schema.TypeDate, Nullable: true},
+		{Name: "ts", Type: schema.TypeTimestamp, Nullable: true},
+		{Name: "flag", Type: schema.TypeBoolean, Nullable: true},
+		{Name: "small", Type: schema.TypeShort, Nullable: true},
+		{Name: "s", Type: &schema.StructType{Fields: []schema.StructField{
+			{Name: "x", Type: schema.TypeInteger, Nullable: true,
+				Metadata: map[string]any{schema.MetaColumnMappingPhysicalName: "col-x"}},
+		}}, Nullable: true, Metadata: map[string]any{schema.MetaColumnMappingPhysicalName: "col-s"}},
+		{Name: "bin", Type: schema.TypeBinary, Nullable: true},
+		{Name: "arr", Type: &schema.ArrayType{ElementType: schema.TypeLong}, Nullable: true},
 	}}
 }
 
-func dec(s string) parquetio.Decimal {
+func dec(s string) schema.Decimal {
 	d, err := ParseDecimal(s)
 	if err != nil {
 		panic(err) // test helper with constant input
@@ -55,8 +55,8 @@ func row(id any, name any, price any, score any, day any, tsv any, flag any, sma
 }
 
 func TestEvalRow(t *testing.T) {
-	r := row(int64(7), "it's", parquetio.Decimal{Unscaled: big.NewInt(1999), Scale: 2}, math.NaN(),
-		parquetio.Date(11323), ts("2001-01-01 00:47:00.123456"), true, int16(3), int32(5))
+	r := row(int64(7), "it's", schema.Decimal{Unscaled: big.NewInt(1999), Scale: 2}, math.NaN(),
+		schema.Date(11323), ts("2001-01-01 00:47:00.123456"), true, int16(3), int32(5))
 	nulls := row(nil, nil, nil, nil, nil, nil, nil, nil, nil)
 	cases := []struct {
 		name  string
@@ -103,10 +103,10 @@ func TestEvalRow(t *testing.T) {
 		{"between", "id BETWEEN 7 AND 8", r, True},
 		{"case insensitive column", "ID = 7", r, True},
 	}
-	schema := testSchema()
+	sch := testSchema()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := ParseAndBind(tc.where, schema)
+			p, err := ParseAndBind(tc.where, sch)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -136,24 +136,24 @@ func TestParsePartitionValue(t *testing.T) {
 	cases := []struct {
 		name string
 		in   *string
-		typ  parquetio.DataType
+		typ  schema.DataType
 		want any
 	}{
-		{"nil is null", nil, parquetio.TypeLong, nil},
-		{"empty is null", str(""), parquetio.TypeString, nil},
-		{"string special", str("a/b %=&:😀"), parquetio.TypeString, "a/b %=&:😀"},
-		{"long", str("-42"), parquetio.TypeLong, int64(-42)},
-		{"int", str("7"), parquetio.TypeInteger, int32(7)},
-		{"short", str("7"), parquetio.TypeShort, int16(7)},
-		{"byte", str("-7"), parquetio.TypeByte, int8(-7)},
-		{"double", str("1.5"), parquetio.TypeDouble, 1.5},
-		{"float", str("1.5"), parquetio.TypeFloat, float32(1.5)},
-		{"bool", str("true"), parquetio.TypeBoolean, true},
-		{"date", str("1970-01-02"), parquetio.TypeDate, parquetio.Date(1)},
-		{"timestamp", str("1970-01-01 00:00:01"), parquetio.TypeTimestamp, time.Unix(1, 0).UTC()},
-		{"timestamp micros", str("1970-01-01 00:00:00.123456"), parquetio.TypeTimestampNTZ, time.UnixMicro(123456).UTC()},
-		{"timestamp utc suffix", str("1970-01-01T00:00:01.000000Z"), parquetio.TypeTimestamp, time.Unix(1, 0).UTC()},
-		{"binary", str("\u0001\u0002"), parquetio.TypeBinary, []byte{1, 2}},
+		{"nil is null", nil, schema.TypeLong, nil},
+		{"empty is null", str(""), schema.TypeString, nil},
+		{"string special", str("a/b %=&:😀"), schema.TypeString, "a/b %=&:😀"},
+		{"long", str("-42"), schema.TypeLong, int64(-42)},
+		{"int", str("7"), schema.TypeInteger, int32(7)},
+		{"short", str("7"), schema.TypeShort, int16(7)},
+		{"byte", str("-7"), schema.TypeByte, int8(-7)},
+		{"double", str("1.5"), schema.TypeDouble, 1.5},
+		{"float", str("1.5"), schema.TypeFloat, float32(1.5)},
+		{"bool", str("true"), schema.TypeBoolean, true},
+		{"date", str("1970-01-02"), schema.TypeDate, schema.Date(1)},
+		{"timestamp", str("1970-01-01 00:00:01"), schema.TypeTimestamp, time.Unix(1, 0).UTC()},
+		{"timestamp micros", str("1970-01-01 00:00:00.123456"), schema.TypeTimestampNTZ, time.UnixMicro(123456).UTC()},
+		{"timestamp utc suffix", str("1970-01-01T00:00:01.000000Z"), schema.TypeTimestamp, time.Unix(1, 0).UTC()},
+		{"binary", str("\u0001\u0002"), schema.TypeBinary, []byte{1, 2}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -173,17 +173,17 @@ func TestParsePartitionValue(t *testing.T) {
 			}
 		})
 	}
-	d, err := ParsePartitionValue(str("1.5"), parquetio.DecimalType{Precision: 5, Scale: 2})
+	d, err := ParsePartitionValue(str("1.5"), schema.DecimalType{Precision: 5, Scale: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if dd := d.(parquetio.Decimal); dd.Scale != 2 || dd.Unscaled.Int64() != 150 {
+	if dd := d.(schema.Decimal); dd.Scale != 2 || dd.Unscaled.Int64() != 150 {
 		t.Fatalf("decimal partition value = %v", dd)
 	}
 	for _, bad := range []struct {
 		v   string
-		typ parquetio.DataType
-	}{{"x", parquetio.TypeLong}, {"300", parquetio.TypeByte}, {"2020-13-01", parquetio.TypeDate}, {"maybe", parquetio.TypeBoolean}} {
+		typ schema.DataType
+	}{{"x", schema.TypeLong}, {"300", schema.TypeByte}, {"2020-13-01", schema.TypeDate}, {"maybe", schema.TypeBoolean}} {
 		if _, err := ParsePartitionValue(str(bad.v), bad.typ); !errors.Is(err, ErrValue) {
 			t.Errorf("ParsePartitionValue(%q, %s) = %v, want ErrValue", bad.v, bad.typ.TypeName(), err)
 		}

@@ -3,7 +3,7 @@ package expr
 import (
 	"errors"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"strings"
 	"testing"
 )
@@ -166,7 +166,7 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		p.EvalRow(make([]any, 11))
-		p.EvalRow(row(int64(1), "a", dec("1.5"), 2.0, parquetio.Date(3), ts("2001-01-01 00:00:00"), true, int16(1), int32(2)))
+		p.EvalRow(row(int64(1), "a", dec("1.5"), 2.0, schema.Date(3), ts("2001-01-01 00:00:00"), true, int16(1), int32(2)))
 		p.MayMatch(func(int) Domain { return UnknownDomain() })
 		p.MayMatch(func(int) Domain { return ExactDomain(nil) })
 		p.MayMatch(func(int) Domain { return Domain{Min: int64(1), Max: "z", NullCount: 0, NumRecords: 1} })

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 )
 
 // Domain is what is known about one column's values in one file: either an
@@ -303,7 +303,7 @@ func lookup(m map[string]any, path []string) (any, bool) {
 //     is ignored for them (Min stays a valid lower bound);
 //   - with tightBounds=false a nullCount other than 0 or numRecords carries
 //     no information.
-func (s *Stats) Domain(physPath []string, typ parquetio.DataType) Domain {
+func (s *Stats) Domain(physPath []string, typ schema.DataType) Domain {
 	d := UnknownDomain()
 	if s == nil {
 		return d
@@ -328,20 +328,20 @@ func (s *Stats) Domain(physPath []string, typ parquetio.DataType) Domain {
 		d.Max = statValue(v, typ)
 	}
 	switch typ {
-	case parquetio.TypeFloat, parquetio.TypeDouble:
+	case schema.TypeFloat, schema.TypeDouble:
 		d.Max = nil
-	case parquetio.TypeString:
+	case schema.TypeString:
 		d.MaxPrefix = d.Max != nil
-	case parquetio.TypeTimestamp, parquetio.TypeTimestampNTZ:
+	case schema.TypeTimestamp, schema.TypeTimestampNTZ:
 		if t, ok := d.Max.(time.Time); ok {
 			d.Max = t.Add(time.Millisecond)
 			d.MaxWidened = true
 		}
-	case parquetio.TypeBinary:
+	case schema.TypeBinary:
 		d.Min, d.Max = nil, nil
 	}
-	if _, nested := typ.(parquetio.PrimitiveType); !nested {
-		if _, dec := typ.(parquetio.DecimalType); !dec {
+	if _, nested := typ.(schema.PrimitiveType); !nested {
+		if _, dec := typ.(schema.DecimalType); !dec {
 			d.Min, d.Max = nil, nil
 		}
 	}
@@ -350,9 +350,9 @@ func (s *Stats) Domain(physPath []string, typ parquetio.DataType) Domain {
 
 // statValue converts a JSON statistic to the Go value of typ; nil when it
 // does not parse (the bound is then unknown).
-func statValue(v any, typ parquetio.DataType) any {
+func statValue(v any, typ schema.DataType) any {
 	switch t := typ.(type) {
-	case parquetio.DecimalType:
+	case schema.DecimalType:
 		var s string
 		switch x := v.(type) {
 		case json.Number:
@@ -367,14 +367,14 @@ func statValue(v any, typ parquetio.DataType) any {
 			return nil
 		}
 		return d
-	case parquetio.PrimitiveType:
+	case schema.PrimitiveType:
 		switch t {
-		case parquetio.TypeString:
+		case schema.TypeString:
 			if s, ok := v.(string); ok {
 				return s
 			}
 			return nil
-		case parquetio.TypeLong, parquetio.TypeInteger, parquetio.TypeShort, parquetio.TypeByte:
+		case schema.TypeLong, schema.TypeInteger, schema.TypeShort, schema.TypeByte:
 			n, ok := v.(json.Number)
 			if !ok {
 				return nil
@@ -384,7 +384,7 @@ func statValue(v any, typ parquetio.DataType) any {
 				return nil
 			}
 			return i
-		case parquetio.TypeFloat, parquetio.TypeDouble:
+		case schema.TypeFloat, schema.TypeDouble:
 			switch x := v.(type) {
 			case json.Number:
 				f, err := strconv.ParseFloat(x.String(), 64)
@@ -403,13 +403,13 @@ func statValue(v any, typ parquetio.DataType) any {
 				}
 			}
 			return nil
-		case parquetio.TypeBoolean:
+		case schema.TypeBoolean:
 			b, ok := v.(bool)
 			if !ok {
 				return nil
 			}
 			return b
-		case parquetio.TypeDate:
+		case schema.TypeDate:
 			s, ok := v.(string)
 			if !ok {
 				return nil
@@ -425,10 +425,10 @@ func statValue(v any, typ parquetio.DataType) any {
 				if ts.Unix() < 0 && ts.Unix()%86400 != 0 {
 					days--
 				}
-				return parquetio.Date(days)
+				return schema.Date(days)
 			}
 			return d
-		case parquetio.TypeTimestamp, parquetio.TypeTimestampNTZ:
+		case schema.TypeTimestamp, schema.TypeTimestampNTZ:
 			s, ok := v.(string)
 			if !ok {
 				return nil

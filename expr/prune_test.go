@@ -3,7 +3,7 @@ package expr
 import (
 	"testing"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 )
 
 // statsDomains returns the domain function for a predicate over a file
@@ -79,11 +79,11 @@ func TestMayMatchStats(t *testing.T) {
 		{"unparsable stat kept", "id = 100", `{"numRecords":10,"minValues":{"id":"abc"},"maxValues":{"id":"def"}}`, true},
 		{"null literal never true", "id = NULL", base, false},
 	}
-	schema := testSchema()
-	schema.Fields = append(schema.Fields, parquetio.StructField{Name: "x", Type: parquetio.TypeLong, Nullable: true})
+	sch := testSchema()
+	sch.Fields = append(sch.Fields, schema.StructField{Name: "x", Type: schema.TypeLong, Nullable: true})
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := ParseAndBind(tc.where, schema)
+			p, err := ParseAndBind(tc.where, sch)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -95,10 +95,10 @@ func TestMayMatchStats(t *testing.T) {
 }
 
 func TestMayMatchPartition(t *testing.T) {
-	schema := &parquetio.StructType{Fields: []parquetio.StructField{
-		{Name: "p", Type: parquetio.TypeString, Nullable: true},
-		{Name: "n", Type: parquetio.TypeInteger, Nullable: true},
-		{Name: "v", Type: parquetio.TypeLong, Nullable: true},
+	sch := &schema.StructType{Fields: []schema.StructField{
+		{Name: "p", Type: schema.TypeString, Nullable: true},
+		{Name: "n", Type: schema.TypeInteger, Nullable: true},
+		{Name: "v", Type: schema.TypeLong, Nullable: true},
 	}}
 	str := func(s string) *string { return &s }
 	cases := []struct {
@@ -122,7 +122,7 @@ func TestMayMatchPartition(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := ParseAndBind(tc.where, schema)
+			p, err := ParseAndBind(tc.where, sch)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -149,7 +149,7 @@ func TestMayMatchPartition(t *testing.T) {
 // TestMayMatchSound checks, on random small files, that a file holding a
 // row for which the predicate is true is never skipped by its own stats.
 func TestMayMatchSound(t *testing.T) {
-	schema := &parquetio.StructType{Fields: []parquetio.StructField{{Name: "a", Type: parquetio.TypeLong, Nullable: true}}}
+	sch := &schema.StructType{Fields: []schema.StructField{{Name: "a", Type: schema.TypeLong, Nullable: true}}}
 	preds := []string{"a = 3", "a != 3", "a < 3", "a <= 3", "a > 3", "a >= 3", "a IS NULL", "a IS NOT NULL",
 		"NOT a = 3", "NOT (a < 2 OR a > 4)", "a IN (1, 5)", "a NOT IN (1, 5)", "NOT a IS NULL AND a <= 2"}
 	vals := []any{nil, int64(1), int64(2), int64(3), int64(4), int64(5)}
@@ -165,7 +165,7 @@ func TestMayMatchSound(t *testing.T) {
 		}
 	}
 	for _, where := range preds {
-		p, err := ParseAndBind(where, schema)
+		p, err := ParseAndBind(where, sch)
 		if err != nil {
 			t.Fatal(err)
 		}

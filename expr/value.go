@@ -10,12 +10,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 )
 
 // Values use the Go representation of internal/parquetio (types.go): int8,
 // int16, int32, int64, float32, float64, bool, string, []byte,
-// parquetio.Date, time.Time, parquetio.Decimal; nil is null.
+// schema.Date, time.Time, schema.Decimal; nil is null.
 
 // value is the natural Go value of a literal, before it meets a column:
 // integers are int64 (or Decimal beyond int64), decimals Decimal, floats
@@ -52,9 +52,9 @@ func (l Literal) value() (any, error) {
 // ParseDecimal parses a decimal number ([-+]digits[.digits][e[-+]digits])
 // into a Decimal whose Scale is the number of fraction digits (never
 // negative).
-func ParseDecimal(s string) (parquetio.Decimal, error) {
-	bad := func() (parquetio.Decimal, error) {
-		return parquetio.Decimal{}, fmt.Errorf("%w: decimal %q", ErrValue, s)
+func ParseDecimal(s string) (schema.Decimal, error) {
+	bad := func() (schema.Decimal, error) {
+		return schema.Decimal{}, fmt.Errorf("%w: decimal %q", ErrValue, s)
 	}
 	t := s
 	neg := false
@@ -88,20 +88,20 @@ func ParseDecimal(s string) (parquetio.Decimal, error) {
 	if neg {
 		u.Neg(u)
 	}
-	return parquetio.Decimal{Unscaled: u, Scale: scale}, nil
+	return schema.Decimal{Unscaled: u, Scale: scale}, nil
 }
 
 // ParseDate parses yyyy-mm-dd into days since the epoch.
-func ParseDate(s string) (parquetio.Date, error) {
+func ParseDate(s string) (schema.Date, error) {
 	t, err := time.Parse("2006-01-02", strings.TrimSpace(s))
 	if err != nil {
 		return 0, fmt.Errorf("%w: date %q (want yyyy-mm-dd)", ErrValue, s)
 	}
-	return parquetio.Date(t.Unix() / 86400), nil
+	return schema.Date(t.Unix() / 86400), nil
 }
 
 // dateTime is a Date as the time.Time of its midnight UTC.
-func dateTime(d parquetio.Date) time.Time { return time.Unix(int64(d)*86400, 0).UTC() }
+func dateTime(d schema.Date) time.Time { return time.Unix(int64(d)*86400, 0).UTC() }
 
 var tsLayouts = []string{
 	"2006-01-02 15:04:05.999999999Z07:00",
@@ -135,7 +135,7 @@ func ParseTimestamp(s string) (time.Time, error) {
 // empty string are null ("An empty string for any type translates to a null
 // partition value"). Timestamps without a zone are read as UTC; timestamps
 // with a "Z" suffix (the UTC-normalised form) are supported.
-func ParsePartitionValue(s *string, typ parquetio.DataType) (any, error) {
+func ParsePartitionValue(s *string, typ schema.DataType) (any, error) {
 	if s == nil || *s == "" {
 		return nil, nil
 	}
@@ -144,47 +144,47 @@ func ParsePartitionValue(s *string, typ parquetio.DataType) (any, error) {
 		return nil, fmt.Errorf("%w: partition value %q as %s: %v", ErrValue, v, typ.TypeName(), err)
 	}
 	switch t := typ.(type) {
-	case parquetio.DecimalType:
+	case schema.DecimalType:
 		d, err := ParseDecimal(v)
 		if err != nil {
 			return fail(err)
 		}
 		return rescale(d, t.Scale), nil
-	case parquetio.PrimitiveType:
+	case schema.PrimitiveType:
 		switch t {
-		case parquetio.TypeString:
+		case schema.TypeString:
 			return v, nil
-		case parquetio.TypeBinary:
+		case schema.TypeBinary:
 			return []byte(v), nil
-		case parquetio.TypeBoolean:
+		case schema.TypeBoolean:
 			b, err := strconv.ParseBool(strings.ToLower(v))
 			if err != nil {
 				return fail(err)
 			}
 			return b, nil
-		case parquetio.TypeLong, parquetio.TypeInteger, parquetio.TypeShort, parquetio.TypeByte:
-			bits := map[parquetio.PrimitiveType]int{parquetio.TypeLong: 64, parquetio.TypeInteger: 32, parquetio.TypeShort: 16, parquetio.TypeByte: 8}[t]
+		case schema.TypeLong, schema.TypeInteger, schema.TypeShort, schema.TypeByte:
+			bits := map[schema.PrimitiveType]int{schema.TypeLong: 64, schema.TypeInteger: 32, schema.TypeShort: 16, schema.TypeByte: 8}[t]
 			n, err := strconv.ParseInt(v, 10, bits)
 			if err != nil {
 				return fail(err)
 			}
 			return intOf(n, t), nil
-		case parquetio.TypeFloat, parquetio.TypeDouble:
+		case schema.TypeFloat, schema.TypeDouble:
 			f, err := strconv.ParseFloat(v, 64)
 			if err != nil && !errors.Is(err, strconv.ErrRange) {
 				return fail(err)
 			}
-			if t == parquetio.TypeFloat {
+			if t == schema.TypeFloat {
 				return float32(f), nil
 			}
 			return f, nil
-		case parquetio.TypeDate:
+		case schema.TypeDate:
 			d, err := ParseDate(v)
 			if err != nil {
 				return fail(err)
 			}
 			return d, nil
-		case parquetio.TypeTimestamp, parquetio.TypeTimestampNTZ:
+		case schema.TypeTimestamp, schema.TypeTimestampNTZ:
 			ts, err := ParseTimestamp(v)
 			if err != nil {
 				return fail(err)
@@ -195,13 +195,13 @@ func ParsePartitionValue(s *string, typ parquetio.DataType) (any, error) {
 	return fail(errors.New("not a partitionable type"))
 }
 
-func intOf(n int64, t parquetio.PrimitiveType) any {
+func intOf(n int64, t schema.PrimitiveType) any {
 	switch t {
-	case parquetio.TypeInteger:
+	case schema.TypeInteger:
 		return int32(n)
-	case parquetio.TypeShort:
+	case schema.TypeShort:
 		return int16(n)
-	case parquetio.TypeByte:
+	case schema.TypeByte:
 		return int8(n)
 	}
 	return n
@@ -209,19 +209,19 @@ func intOf(n int64, t parquetio.PrimitiveType) any {
 
 // rescale returns d with the given scale when that loses no digits;
 // otherwise d unchanged (comparisons rescale anyway).
-func rescale(d parquetio.Decimal, scale int) parquetio.Decimal {
+func rescale(d schema.Decimal, scale int) schema.Decimal {
 	if d.Unscaled == nil || d.Scale == scale {
 		return d
 	}
 	if scale > d.Scale {
 		u := new(big.Int).Mul(d.Unscaled, pow10(scale-d.Scale))
-		return parquetio.Decimal{Unscaled: u, Scale: scale}
+		return schema.Decimal{Unscaled: u, Scale: scale}
 	}
 	q, r := new(big.Int).QuoRem(d.Unscaled, pow10(d.Scale-scale), new(big.Int))
 	if r.Sign() != 0 {
 		return d
 	}
-	return parquetio.Decimal{Unscaled: q, Scale: scale}
+	return schema.Decimal{Unscaled: q, Scale: scale}
 }
 
 func pow10(n int) *big.Int { return new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(n)), nil) }
@@ -252,7 +252,7 @@ func CompareValues(a, b any) (c int, ok bool) {
 			return 0, false
 		}
 		return boolInt(x) - boolInt(y), true
-	case parquetio.Date, time.Time:
+	case schema.Date, time.Time:
 		tx, okx := timeOf(a)
 		ty, oky := timeOf(b)
 		if !okx || !oky {
@@ -274,7 +274,7 @@ func timeOf(v any) (time.Time, bool) {
 	switch x := v.(type) {
 	case time.Time:
 		return x, true
-	case parquetio.Date:
+	case schema.Date:
 		return dateTime(x), true
 	}
 	return time.Time{}, false
@@ -289,7 +289,7 @@ const (
 	numFloat
 )
 
-func numberOf(v any) (i int64, d parquetio.Decimal, f float64, k numKind) {
+func numberOf(v any) (i int64, d schema.Decimal, f float64, k numKind) {
 	switch x := v.(type) {
 	case int64:
 		return x, d, 0, numInt
@@ -301,7 +301,7 @@ func numberOf(v any) (i int64, d parquetio.Decimal, f float64, k numKind) {
 		return int64(x), d, 0, numInt
 	case int:
 		return int64(x), d, 0, numInt
-	case parquetio.Decimal:
+	case schema.Decimal:
 		if x.Unscaled == nil {
 			return 0, d, 0, numNone
 		}
@@ -339,15 +339,15 @@ func compareNumbers(a, b any) (int, bool) {
 		return compareFloats(fa, fb), true
 	}
 	if ka == numInt {
-		da = parquetio.Decimal{Unscaled: big.NewInt(ia)}
+		da = schema.Decimal{Unscaled: big.NewInt(ia)}
 	}
 	if kb == numInt {
-		db = parquetio.Decimal{Unscaled: big.NewInt(ib)}
+		db = schema.Decimal{Unscaled: big.NewInt(ib)}
 	}
 	return compareDecimals(da, db), true
 }
 
-func toFloat(i int64, d parquetio.Decimal, k numKind) float64 {
+func toFloat(i int64, d schema.Decimal, k numKind) float64 {
 	if k == numInt {
 		return float64(i)
 	}
@@ -375,7 +375,7 @@ func compareFloats(a, b float64) int {
 	return 0
 }
 
-func compareDecimals(a, b parquetio.Decimal) int {
+func compareDecimals(a, b schema.Decimal) int {
 	s := max(a.Scale, b.Scale)
 	x := new(big.Int).Set(a.Unscaled)
 	if a.Scale < s {

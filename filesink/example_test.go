@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/lakesink/lakesink/filesink"
-	"github.com/lakesink/lakesink/internal/parquetio"
-	"github.com/lakesink/lakesink/sink"
+	"github.com/lakesink/lakesink/schema"
+
 	"github.com/lakesink/lakesink/storage"
 )
 
@@ -27,11 +27,11 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	schema := &parquetio.StructType{Fields: []parquetio.StructField{
-		{Name: "id", Type: parquetio.TypeLong},
-		{Name: "country", Type: parquetio.TypeString, Nullable: true},
+	sch := &schema.StructType{Fields: []schema.StructField{
+		{Name: "id", Type: schema.TypeLong},
+		{Name: "country", Type: schema.TypeString, Nullable: true},
 	}}
-	batch := &sink.Batch{Schema: schema, Rows: [][]any{{int64(1), "FR"}, {int64(2), "DE"}, {int64(3), "FR"}}}
+	batch := &schema.Batch{Schema: sch, Rows: [][]any{{int64(1), "FR"}, {int64(2), "DE"}, {int64(3), "FR"}}}
 	res, err := s.AddBatch(ctx, 0, batch)
 	fmt.Println(res.NumFiles, res.NumRows, res.Skipped, err)
 	res, err = s.AddBatch(ctx, 0, batch) // a replay after a restart

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/storage"
 )
 
@@ -29,7 +30,7 @@ const (
 // (ignoreNullFields), arrays, maps as objects keyed by the key's string form,
 // binary as base64, decimals as plain numbers, dates and timestamps as
 // strings. Scalars are encoded by encoding/json.
-func appendJSONValue(buf *bytes.Buffer, v any, t parquetio.DataType) error {
+func appendJSONValue(buf *bytes.Buffer, v any, t schema.DataType) error {
 	if v == nil {
 		buf.WriteString("null")
 		return nil
@@ -44,16 +45,16 @@ func appendJSONValue(buf *bytes.Buffer, v any, t parquetio.DataType) error {
 		return nil
 	}
 	switch t := t.(type) {
-	case *parquetio.StructType:
+	case *schema.StructType:
 		fields, ok := v.([]any)
 		if !ok || len(fields) != len(t.Fields) {
-			return fmt.Errorf("%w: struct value %T does not match %d fields", parquetio.ErrRowMismatch, v, len(t.Fields))
+			return fmt.Errorf("%w: struct value %T does not match %d fields", schema.ErrRowMismatch, v, len(t.Fields))
 		}
 		return appendJSONObject(buf, t.Fields, fields, nil)
-	case *parquetio.ArrayType:
+	case *schema.ArrayType:
 		elems, ok := v.([]any)
 		if !ok {
-			return fmt.Errorf("%w: array value is %T", parquetio.ErrRowMismatch, v)
+			return fmt.Errorf("%w: array value is %T", schema.ErrRowMismatch, v)
 		}
 		buf.WriteByte('[')
 		for i, e := range elems {
@@ -66,10 +67,10 @@ func appendJSONValue(buf *bytes.Buffer, v any, t parquetio.DataType) error {
 		}
 		buf.WriteByte(']')
 		return nil
-	case *parquetio.MapType:
-		entries, ok := v.([]parquetio.MapEntry)
+	case *schema.MapType:
+		entries, ok := v.([]schema.MapEntry)
 		if !ok {
-			return fmt.Errorf("%w: map value is %T", parquetio.ErrRowMismatch, v)
+			return fmt.Errorf("%w: map value is %T", schema.ErrRowMismatch, v)
 		}
 		buf.WriteByte('{')
 		for i, e := range entries {
@@ -78,7 +79,7 @@ func appendJSONValue(buf *bytes.Buffer, v any, t parquetio.DataType) error {
 			}
 			k, err := parquetio.SerializePartitionValue(e.Key, t.KeyType)
 			if err != nil || k == nil {
-				return fmt.Errorf("%w: map key %v: %v", parquetio.ErrRowMismatch, e.Key, err)
+				return fmt.Errorf("%w: map key %v: %v", schema.ErrRowMismatch, e.Key, err)
 			}
 			if err := marshal(*k); err != nil {
 				return err
@@ -90,34 +91,34 @@ func appendJSONValue(buf *bytes.Buffer, v any, t parquetio.DataType) error {
 		}
 		buf.WriteByte('}')
 		return nil
-	case parquetio.DecimalType:
-		d, ok := v.(parquetio.Decimal)
+	case schema.DecimalType:
+		d, ok := v.(schema.Decimal)
 		if !ok || d.Unscaled == nil {
-			return fmt.Errorf("%w: decimal value is %T", parquetio.ErrRowMismatch, v)
+			return fmt.Errorf("%w: decimal value is %T", schema.ErrRowMismatch, v)
 		}
 		return marshal(json.Number(d.String()))
-	case parquetio.PrimitiveType:
+	case schema.PrimitiveType:
 		switch t {
-		case parquetio.TypeDate:
-			d, ok := v.(parquetio.Date)
+		case schema.TypeDate:
+			d, ok := v.(schema.Date)
 			if !ok {
-				return fmt.Errorf("%w: date value is %T", parquetio.ErrRowMismatch, v)
+				return fmt.Errorf("%w: date value is %T", schema.ErrRowMismatch, v)
 			}
 			return marshal(d.Time().Format(jsonDateLayout))
-		case parquetio.TypeTimestamp:
+		case schema.TypeTimestamp:
 			ts, ok := v.(time.Time)
 			if !ok {
-				return fmt.Errorf("%w: timestamp value is %T", parquetio.ErrRowMismatch, v)
+				return fmt.Errorf("%w: timestamp value is %T", schema.ErrRowMismatch, v)
 			}
 			return marshal(ts.UTC().Format(jsonTimestampLayout))
-		case parquetio.TypeTimestampNTZ:
+		case schema.TypeTimestampNTZ:
 			ts, ok := v.(time.Time)
 			if !ok {
-				return fmt.Errorf("%w: timestamp_ntz value is %T", parquetio.ErrRowMismatch, v)
+				return fmt.Errorf("%w: timestamp_ntz value is %T", schema.ErrRowMismatch, v)
 			}
 			wall := time.Date(ts.Year(), ts.Month(), ts.Day(), ts.Hour(), ts.Minute(), ts.Second(), ts.Nanosecond(), time.UTC)
 			return marshal(wall.Format(jsonTimestampNTZLayout))
-		case parquetio.TypeFloat, parquetio.TypeDouble:
+		case schema.TypeFloat, schema.TypeDouble:
 			// Jackson writes non-finite numbers as strings
 			// (WRITE_NAN_AS_STRINGS); encoding/json refuses them.
 			var f float64
@@ -138,12 +139,12 @@ func appendJSONValue(buf *bytes.Buffer, v any, t parquetio.DataType) error {
 		}
 		return marshal(v)
 	}
-	return fmt.Errorf("%w: unsupported type %T", parquetio.ErrSchema, t)
+	return fmt.Errorf("%w: unsupported type %T", schema.ErrSchema, t)
 }
 
 // appendJSONObject writes the fields (skipping those in skip) as one object,
 // leaving out null values.
-func appendJSONObject(buf *bytes.Buffer, fields []parquetio.StructField, values []any, skip map[int]bool) error {
+func appendJSONObject(buf *bytes.Buffer, fields []schema.StructField, values []any, skip map[int]bool) error {
 	buf.WriteByte('{')
 	n := 0
 	for i, f := range fields {
@@ -201,9 +202,9 @@ func newJSONFile(ctx context.Context, store storage.Store, key string, gzipped b
 	return f, nil
 }
 
-func (f *jsonFile) writeRow(schema *parquetio.StructType, row []any, skip map[int]bool) error {
+func (f *jsonFile) writeRow(sch *schema.StructType, row []any, skip map[int]bool) error {
 	f.line.Reset()
-	if err := appendJSONObject(&f.line, schema.Fields, row, skip); err != nil {
+	if err := appendJSONObject(&f.line, sch.Fields, row, skip); err != nil {
 		return err
 	}
 	f.line.WriteByte('\n')

@@ -14,7 +14,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/storage"
 )
 
@@ -38,8 +38,8 @@ func IsJSONFile(key string) bool {
 // ErrCorruptDataFile naming the file and line (Spark's PERMISSIVE mode
 // would add a _corrupt_record column; lakesink's and Spark's sinks never
 // write one).
-func InferJSONSchema(ctx context.Context, store storage.Store, keys []string) (*parquetio.StructType, error) {
-	var root parquetio.DataType = nullType{}
+func InferJSONSchema(ctx context.Context, store storage.Store, keys []string) (*schema.StructType, error) {
+	var root schema.DataType = nullType{}
 	for _, key := range keys {
 		err := readJSONLines(ctx, store, key, func(line int, obj json.RawMessage) error {
 			root = compatibleType(root, inferJSONType(obj))
@@ -49,9 +49,9 @@ func InferJSONSchema(ctx context.Context, store storage.Store, keys []string) (*
 			return nil, err
 		}
 	}
-	st, ok := canonicalType(root).(*parquetio.StructType)
+	st, ok := canonicalType(root).(*schema.StructType)
 	if !ok {
-		return &parquetio.StructType{}, nil
+		return &schema.StructType{}, nil
 	}
 	return st, nil
 }
@@ -61,15 +61,15 @@ func InferJSONSchema(ctx context.Context, store storage.Store, keys []string) (*
 // fields missing from a record, JSON nulls and values that do not convert
 // to the field's type are null (Spark's PERMISSIVE mode); a string field
 // holding another JSON value gets its JSON text (JacksonParser). Value types
-// are those of parquetio.Batch: long int64, double float64, decimal
-// parquetio.Decimal, struct []any, array []any.
-func ReadJSONFile(ctx context.Context, store storage.Store, key string, schema *parquetio.StructType) ([][]any, error) {
+// are those of schema.Batch: long int64, double float64, decimal
+// schema.Decimal, struct []any, array []any.
+func ReadJSONFile(ctx context.Context, store storage.Store, key string, sch *schema.StructType) ([][]any, error) {
 	var rows [][]any
 	err := readJSONLines(ctx, store, key, func(line int, obj json.RawMessage) error {
-		v, _ := jsonToValue(obj, schema)
+		v, _ := jsonToValue(obj, sch)
 		row, _ := v.([]any)
 		if row == nil {
-			row = make([]any, len(schema.Fields))
+			row = make([]any, len(sch.Fields))
 		}
 		rows = append(rows, row)
 		return nil
@@ -127,7 +127,7 @@ type nullType struct{}
 
 func (nullType) TypeName() string { return "null" }
 
-func inferJSONType(raw json.RawMessage) parquetio.DataType {
+func inferJSONType(raw json.RawMessage) schema.DataType {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		return nullType{}
@@ -136,22 +136,22 @@ func inferJSONType(raw json.RawMessage) parquetio.DataType {
 	case 'n':
 		return nullType{}
 	case 't', 'f':
-		return parquetio.TypeBoolean
+		return schema.TypeBoolean
 	case '"':
-		return parquetio.TypeString
+		return schema.TypeString
 	case '{':
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		_, _ = dec.Token()
-		st := &parquetio.StructType{}
+		st := &schema.StructType{}
 		idx := map[string]int{}
 		for dec.More() {
 			kt, err := dec.Token()
 			if err != nil {
-				return parquetio.TypeString
+				return schema.TypeString
 			}
 			var v json.RawMessage
 			if err := dec.Decode(&v); err != nil {
-				return parquetio.TypeString
+				return schema.TypeString
 			}
 			k := kt.(string)
 			t := inferJSONType(v)
@@ -160,36 +160,36 @@ func inferJSONType(raw json.RawMessage) parquetio.DataType {
 				continue
 			}
 			idx[k] = len(st.Fields)
-			st.Fields = append(st.Fields, parquetio.StructField{Name: k, Type: t, Nullable: true})
+			st.Fields = append(st.Fields, schema.StructField{Name: k, Type: t, Nullable: true})
 		}
 		sort.SliceStable(st.Fields, func(i, j int) bool { return st.Fields[i].Name < st.Fields[j].Name })
 		return st
 	case '[':
 		var elems []json.RawMessage
 		if json.Unmarshal(raw, &elems) != nil {
-			return parquetio.TypeString
+			return schema.TypeString
 		}
-		var et parquetio.DataType = nullType{}
+		var et schema.DataType = nullType{}
 		for _, e := range elems {
 			et = compatibleType(et, inferJSONType(e))
 		}
-		return &parquetio.ArrayType{ElementType: et, ContainsNull: true}
+		return &schema.ArrayType{ElementType: et, ContainsNull: true}
 	}
 	if bytes.ContainsAny(raw, ".eE") {
-		return parquetio.TypeDouble
+		return schema.TypeDouble
 	}
 	if _, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
-		return parquetio.TypeLong
+		return schema.TypeLong
 	}
 	if digits := len(strings.TrimPrefix(string(raw), "-")); digits <= 38 {
-		return parquetio.DecimalType{Precision: digits, Scale: 0}
+		return schema.DecimalType{Precision: digits, Scale: 0}
 	}
-	return parquetio.TypeDouble
+	return schema.TypeDouble
 }
 
 // compatibleType is JsonInferSchema.compatibleType for the types inference
 // produces.
-func compatibleType(a, b parquetio.DataType) parquetio.DataType {
+func compatibleType(a, b schema.DataType) schema.DataType {
 	if _, ok := a.(nullType); ok {
 		return b
 	}
@@ -197,37 +197,37 @@ func compatibleType(a, b parquetio.DataType) parquetio.DataType {
 		return a
 	}
 	switch at := a.(type) {
-	case parquetio.PrimitiveType:
+	case schema.PrimitiveType:
 		switch bt := b.(type) {
-		case parquetio.PrimitiveType:
+		case schema.PrimitiveType:
 			switch {
 			case at == bt:
 				return at
-			case (at == parquetio.TypeLong || at == parquetio.TypeDouble) && (bt == parquetio.TypeLong || bt == parquetio.TypeDouble):
-				return parquetio.TypeDouble
+			case (at == schema.TypeLong || at == schema.TypeDouble) && (bt == schema.TypeLong || bt == schema.TypeDouble):
+				return schema.TypeDouble
 			}
-		case parquetio.DecimalType:
+		case schema.DecimalType:
 			return widenDecimal(at, bt)
 		}
-	case parquetio.DecimalType:
+	case schema.DecimalType:
 		switch bt := b.(type) {
-		case parquetio.DecimalType:
+		case schema.DecimalType:
 			// DecimalPrecision.widerDecimalType, capped at 38 digits.
 			scale := max(at.Scale, bt.Scale)
 			p := max(at.Precision-at.Scale, bt.Precision-bt.Scale) + scale
 			if p > 38 {
-				return parquetio.TypeDouble
+				return schema.TypeDouble
 			}
-			return parquetio.DecimalType{Precision: p, Scale: scale}
-		case parquetio.PrimitiveType:
+			return schema.DecimalType{Precision: p, Scale: scale}
+		case schema.PrimitiveType:
 			return widenDecimal(bt, at)
 		}
-	case *parquetio.StructType:
-		bt, ok := b.(*parquetio.StructType)
+	case *schema.StructType:
+		bt, ok := b.(*schema.StructType)
 		if !ok {
 			break
 		}
-		out := &parquetio.StructType{}
+		out := &schema.StructType{}
 		idx := map[string]int{}
 		for _, f := range at.Fields {
 			idx[f.Name] = len(out.Fields)
@@ -242,40 +242,40 @@ func compatibleType(a, b parquetio.DataType) parquetio.DataType {
 		}
 		sort.SliceStable(out.Fields, func(i, j int) bool { return out.Fields[i].Name < out.Fields[j].Name })
 		return out
-	case *parquetio.ArrayType:
-		if bt, ok := b.(*parquetio.ArrayType); ok {
-			return &parquetio.ArrayType{ElementType: compatibleType(at.ElementType, bt.ElementType), ContainsNull: true}
+	case *schema.ArrayType:
+		if bt, ok := b.(*schema.ArrayType); ok {
+			return &schema.ArrayType{ElementType: compatibleType(at.ElementType, bt.ElementType), ContainsNull: true}
 		}
 	}
-	return parquetio.TypeString
+	return schema.TypeString
 }
 
 // widenDecimal combines a long or double with a decimal: long widens to the
 // decimal (as decimal(20,0)), double wins.
-func widenDecimal(p parquetio.PrimitiveType, d parquetio.DecimalType) parquetio.DataType {
+func widenDecimal(p schema.PrimitiveType, d schema.DecimalType) schema.DataType {
 	switch p {
-	case parquetio.TypeLong:
-		return compatibleType(parquetio.DecimalType{Precision: 20, Scale: 0}, d)
-	case parquetio.TypeDouble:
-		return parquetio.TypeDouble
+	case schema.TypeLong:
+		return compatibleType(schema.DecimalType{Precision: 20, Scale: 0}, d)
+	case schema.TypeDouble:
+		return schema.TypeDouble
 	}
-	return parquetio.TypeString
+	return schema.TypeString
 }
 
 // canonicalType turns "only nulls" into string (JsonInferSchema.canonicalizeType).
-func canonicalType(t parquetio.DataType) parquetio.DataType {
+func canonicalType(t schema.DataType) schema.DataType {
 	switch tt := t.(type) {
 	case nullType:
-		return parquetio.TypeString
-	case *parquetio.StructType:
-		out := &parquetio.StructType{Fields: make([]parquetio.StructField, len(tt.Fields))}
+		return schema.TypeString
+	case *schema.StructType:
+		out := &schema.StructType{Fields: make([]schema.StructField, len(tt.Fields))}
 		for i, f := range tt.Fields {
 			f.Type = canonicalType(f.Type)
 			out.Fields[i] = f
 		}
 		return out
-	case *parquetio.ArrayType:
-		return &parquetio.ArrayType{ElementType: canonicalType(tt.ElementType), ContainsNull: true}
+	case *schema.ArrayType:
+		return &schema.ArrayType{ElementType: canonicalType(tt.ElementType), ContainsNull: true}
 	}
 	return t
 }
@@ -283,13 +283,13 @@ func canonicalType(t parquetio.DataType) parquetio.DataType {
 var errNoConvert = errors.New("value does not convert")
 
 // jsonToValue converts one JSON value to type t (nil for null).
-func jsonToValue(raw json.RawMessage, t parquetio.DataType) (any, error) {
+func jsonToValue(raw json.RawMessage, t schema.DataType) (any, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
 	}
 	switch tt := t.(type) {
-	case *parquetio.StructType:
+	case *schema.StructType:
 		var obj map[string]json.RawMessage
 		if raw[0] != '{' || json.Unmarshal(raw, &obj) != nil {
 			return nil, errNoConvert
@@ -310,7 +310,7 @@ func jsonToValue(raw json.RawMessage, t parquetio.DataType) (any, error) {
 			}
 		}
 		return row, nil
-	case *parquetio.ArrayType:
+	case *schema.ArrayType:
 		var elems []json.RawMessage
 		if raw[0] != '[' || json.Unmarshal(raw, &elems) != nil {
 			return nil, errNoConvert
@@ -320,7 +320,7 @@ func jsonToValue(raw json.RawMessage, t parquetio.DataType) (any, error) {
 			out[i], _ = jsonToValue(e, tt.ElementType)
 		}
 		return out, nil
-	case parquetio.DecimalType:
+	case schema.DecimalType:
 		r, ok := new(big.Rat).SetString(string(raw))
 		if !ok || raw[0] == '"' {
 			return nil, errNoConvert
@@ -329,10 +329,10 @@ func jsonToValue(raw json.RawMessage, t parquetio.DataType) (any, error) {
 		if !scaled.IsInt() {
 			return nil, errNoConvert
 		}
-		return parquetio.Decimal{Unscaled: new(big.Int).Set(scaled.Num()), Scale: tt.Scale}, nil
-	case parquetio.PrimitiveType:
+		return schema.Decimal{Unscaled: new(big.Int).Set(scaled.Num()), Scale: tt.Scale}, nil
+	case schema.PrimitiveType:
 		switch tt {
-		case parquetio.TypeString:
+		case schema.TypeString:
 			if raw[0] == '"' {
 				var s string
 				if json.Unmarshal(raw, &s) != nil {
@@ -341,18 +341,18 @@ func jsonToValue(raw json.RawMessage, t parquetio.DataType) (any, error) {
 				return s, nil
 			}
 			return string(raw), nil
-		case parquetio.TypeBoolean:
+		case schema.TypeBoolean:
 			switch string(raw) {
 			case "true":
 				return true, nil
 			case "false":
 				return false, nil
 			}
-		case parquetio.TypeLong:
+		case schema.TypeLong:
 			if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
 				return n, nil
 			}
-		case parquetio.TypeDouble:
+		case schema.TypeDouble:
 			if raw[0] != '"' {
 				if f, err := strconv.ParseFloat(string(raw), 64); err == nil {
 					return f, nil

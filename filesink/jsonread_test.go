@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 )
 
 // TestInferJSONSchemaAsSparkReadJSON: the schema of a JSON file sink is
@@ -20,25 +20,25 @@ func TestInferJSONSchemaAsSparkReadJSON(t *testing.T) {
 	_ = m.Put(ctx, "a.json", []byte(`{"n":1,"x":1,"big":12345678901234567890,"s":{"b":true,"a":"q"},"ts":"2024-01-01T00:00:00.000Z","mix":1,"none":null}
 {"n":2,"x":2.5,"arr":[1,null],"mix":"t"}
 `))
-	schema, err := InferJSONSchema(ctx, m, []string{"a.json"})
+	sch, err := InferJSONSchema(ctx, m, []string{"a.json"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &parquetio.StructType{Fields: []parquetio.StructField{
-		{Name: "arr", Type: &parquetio.ArrayType{ElementType: parquetio.TypeLong, ContainsNull: true}, Nullable: true},
-		{Name: "big", Type: parquetio.DecimalType{Precision: 20, Scale: 0}, Nullable: true},
-		{Name: "mix", Type: parquetio.TypeString, Nullable: true},
-		{Name: "n", Type: parquetio.TypeLong, Nullable: true},
-		{Name: "none", Type: parquetio.TypeString, Nullable: true},
-		{Name: "s", Type: &parquetio.StructType{Fields: []parquetio.StructField{
-			{Name: "a", Type: parquetio.TypeString, Nullable: true}, {Name: "b", Type: parquetio.TypeBoolean, Nullable: true}}}, Nullable: true},
-		{Name: "ts", Type: parquetio.TypeString, Nullable: true},
-		{Name: "x", Type: parquetio.TypeDouble, Nullable: true},
+	want := &schema.StructType{Fields: []schema.StructField{
+		{Name: "arr", Type: &schema.ArrayType{ElementType: schema.TypeLong, ContainsNull: true}, Nullable: true},
+		{Name: "big", Type: schema.DecimalType{Precision: 20, Scale: 0}, Nullable: true},
+		{Name: "mix", Type: schema.TypeString, Nullable: true},
+		{Name: "n", Type: schema.TypeLong, Nullable: true},
+		{Name: "none", Type: schema.TypeString, Nullable: true},
+		{Name: "s", Type: &schema.StructType{Fields: []schema.StructField{
+			{Name: "a", Type: schema.TypeString, Nullable: true}, {Name: "b", Type: schema.TypeBoolean, Nullable: true}}}, Nullable: true},
+		{Name: "ts", Type: schema.TypeString, Nullable: true},
+		{Name: "x", Type: schema.TypeDouble, Nullable: true},
 	}}
-	if !parquetio.TypesEqual(schema, want) {
-		t.Fatalf("schema %+v\nwant %+v", schema, want)
+	if !schema.TypesEqual(sch, want) {
+		t.Fatalf("schema %+v\nwant %+v", sch, want)
 	}
-	rows, err := ReadJSONFile(ctx, m, "a.json", schema)
+	rows, err := ReadJSONFile(ctx, m, "a.json", sch)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func TestInferJSONSchemaAsSparkReadJSON(t *testing.T) {
 		!reflect.DeepEqual(rows[0][5], []any{"q", true}) || !reflect.DeepEqual(rows[1][0], []any{int64(1), nil}) {
 		t.Fatalf("rows %v", rows)
 	}
-	if d, ok := rows[0][1].(parquetio.Decimal); !ok || d.Unscaled.String() != "12345678901234567890" {
+	if d, ok := rows[0][1].(schema.Decimal); !ok || d.Unscaled.String() != "12345678901234567890" {
 		t.Fatalf("big = %v", rows[0][1])
 	}
 	_ = m.Put(ctx, "bad.json", []byte("{\"n\":1}\nnot json\n"))

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/sink"
 	"github.com/lakesink/lakesink/storage"
 )
@@ -70,7 +71,7 @@ func (s *Sink) Log() *Log { return s.log }
 //
 // On error nothing of the batch is committed; files written before the
 // failure are orphans (see Orphans) unless they could be removed.
-func (s *Sink) AddBatch(ctx context.Context, batchID int64, batch *sink.Batch) (sink.Result, error) {
+func (s *Sink) AddBatch(ctx context.Context, batchID int64, batch *schema.Batch) (sink.Result, error) {
 	res := sink.Result{BatchID: batchID, Version: -1}
 	latest, err := s.log.LatestBatchID(ctx)
 	if err != nil {
@@ -146,7 +147,7 @@ func (s *Sink) sparkFileName(task int, ext string) string {
 	return fmt.Sprintf("part-%05d-%s-c000%s", task, s.newID(), ext)
 }
 
-func (s *Sink) writeData(ctx context.Context, batch *sink.Batch) ([]writtenFile, error) {
+func (s *Sink) writeData(ctx context.Context, batch *schema.Batch) ([]writtenFile, error) {
 	if s.opts.Format == FormatJSON {
 		return s.writeJSON(ctx, batch)
 	}
@@ -171,22 +172,22 @@ func (s *Sink) writeData(ctx context.Context, batch *sink.Batch) ([]writtenFile,
 
 // writeJSON writes JSON lines files (Spark's JsonFileFormat: ".json", with
 // gzip ".json.gz"), one directory per partition, rolled at the target size.
-func (s *Sink) writeJSON(ctx context.Context, batch *sink.Batch) (out []writtenFile, err error) {
-	schema := batch.Schema
-	if schema == nil {
-		return nil, fmt.Errorf("%w: batch has no schema", parquetio.ErrSchema)
+func (s *Sink) writeJSON(ctx context.Context, batch *schema.Batch) (out []writtenFile, err error) {
+	sch := batch.Schema
+	if sch == nil {
+		return nil, fmt.Errorf("%w: batch has no schema", schema.ErrSchema)
 	}
 	partIdx := make([]int, 0, len(s.opts.PartitionColumns))
 	skip := map[int]bool{}
 	for _, c := range s.opts.PartitionColumns {
 		found := -1
-		for i, f := range schema.Fields {
+		for i, f := range sch.Fields {
 			if f.Name == c {
 				found = i
 			}
 		}
 		if found < 0 {
-			return nil, fmt.Errorf("%w: partition column %q is not in the schema", parquetio.ErrSchema, c)
+			return nil, fmt.Errorf("%w: partition column %q is not in the schema", schema.ErrSchema, c)
 		}
 		partIdx = append(partIdx, found)
 		skip[found] = true
@@ -220,16 +221,16 @@ func (s *Sink) writeJSON(ctx context.Context, batch *sink.Batch) (out []writtenF
 		return nil
 	}
 	for ri, row := range batch.Rows {
-		if len(row) != len(schema.Fields) {
-			return nil, &parquetio.RowError{Row: ri, Err: fmt.Errorf("record has %d values, schema has %d fields", len(row), len(schema.Fields))}
+		if len(row) != len(sch.Fields) {
+			return nil, &schema.RowError{Row: ri, Err: fmt.Errorf("record has %d values, schema has %d fields", len(row), len(sch.Fields))}
 		}
 		vals := map[string]*string{}
 		for _, i := range partIdx {
-			v, err := parquetio.SerializePartitionValue(row[i], schema.Fields[i].Type)
+			v, err := parquetio.SerializePartitionValue(row[i], sch.Fields[i].Type)
 			if err != nil {
-				return nil, &parquetio.RowError{Row: ri, Field: schema.Fields[i].Name, Err: err}
+				return nil, &schema.RowError{Row: ri, Field: sch.Fields[i].Name, Err: err}
 			}
-			vals[schema.Fields[i].Name] = v
+			vals[sch.Fields[i].Name] = v
 		}
 		dir := parquetio.PartitionPath(s.opts.PartitionColumns, vals)
 		f := open[dir]
@@ -245,8 +246,8 @@ func (s *Sink) writeJSON(ctx context.Context, batch *sink.Batch) (out []writtenF
 			open[dir] = f
 			order = append(order, dir)
 		}
-		if err := f.writeRow(schema, row, skip); err != nil {
-			return nil, &parquetio.RowError{Row: ri, Err: err}
+		if err := f.writeRow(sch, row, skip); err != nil {
+			return nil, &schema.RowError{Row: ri, Err: err}
 		}
 		if f.cw.n >= s.opts.TargetFileSizeBytes {
 			if err := finish(dir); err != nil {

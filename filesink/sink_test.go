@@ -20,18 +20,19 @@ import (
 	"time"
 
 	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/sink"
 	"github.com/lakesink/lakesink/storage"
 )
 
-var testSchema = &parquetio.StructType{Fields: []parquetio.StructField{
-	{Name: "id", Type: parquetio.TypeLong, Nullable: false},
-	{Name: "name", Type: parquetio.TypeString, Nullable: true},
-	{Name: "country", Type: parquetio.TypeString, Nullable: true},
+var testSchema = &schema.StructType{Fields: []schema.StructField{
+	{Name: "id", Type: schema.TypeLong, Nullable: false},
+	{Name: "name", Type: schema.TypeString, Nullable: true},
+	{Name: "country", Type: schema.TypeString, Nullable: true},
 }}
 
-func rows(from, to int64, country func(int64) any) *sink.Batch {
-	b := &sink.Batch{Schema: testSchema}
+func rows(from, to int64, country func(int64) any) *schema.Batch {
+	b := &schema.Batch{Schema: testSchema}
 	for i := from; i < to; i++ {
 		var c any
 		if country != nil {
@@ -152,7 +153,7 @@ func readAllIDs(t *testing.T, st storage.Store, ls *Listing) []int64 {
 	t.Helper()
 	ctx := context.Background()
 	var ids []int64
-	want := &parquetio.StructType{Fields: testSchema.Fields[:2]}
+	want := &schema.StructType{Fields: testSchema.Fields[:2]}
 	for _, f := range ls.Files {
 		pf, err := parquetio.OpenFile(ctx, st, f.Key, f.Size)
 		if err != nil {
@@ -201,7 +202,7 @@ func TestSinkSkipGapEmptyAndModes(t *testing.T) {
 	if _, err := s.AddBatch(ctx, 2, rows(0, 1, nil)); !errors.Is(err, ErrBatchGap) || !strings.Contains(err.Error(), "batch 2") || !strings.Contains(err.Error(), "batch 0") {
 		t.Fatalf("gap: %v, want ErrBatchGap naming batches 2 and 0", err)
 	}
-	res, err = s.AddBatch(ctx, 1, &sink.Batch{Schema: testSchema})
+	res, err = s.AddBatch(ctx, 1, &schema.Batch{Schema: testSchema})
 	if err != nil || res.NumFiles != 0 {
 		t.Fatalf("empty batch: %+v %v", res, err)
 	}
@@ -488,33 +489,33 @@ func jsonKeys(t *testing.T, line string) []string {
 }
 
 func TestJSONValues(t *testing.T) {
-	dec := func(s string, scale int) parquetio.Decimal {
-		d, err := parquetio.ParseDecimal(s, scale)
+	dec := func(s string, scale int) schema.Decimal {
+		d, err := schema.ParseDecimal(s, scale)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return d
 	}
-	st := &parquetio.StructType{Fields: []parquetio.StructField{{Name: "x", Type: parquetio.TypeInteger, Nullable: true}, {Name: "y", Type: parquetio.TypeString, Nullable: true}}}
+	st := &schema.StructType{Fields: []schema.StructField{{Name: "x", Type: schema.TypeInteger, Nullable: true}, {Name: "y", Type: schema.TypeString, Nullable: true}}}
 	for _, tc := range []struct {
 		name string
 		v    any
-		t    parquetio.DataType
+		t    schema.DataType
 		want string
 	}{
-		{"long", int64(-5), parquetio.TypeLong, `-5`},
-		{"string no html escape", "<a&b>", parquetio.TypeString, `"<a&b>"`},
-		{"nan", math.NaN(), parquetio.TypeDouble, `"NaN"`},
-		{"-inf float", float32(math.Inf(-1)), parquetio.TypeFloat, `"-Infinity"`},
-		{"double", 1.5, parquetio.TypeDouble, `1.5`},
-		{"binary base64", []byte{0, 1, 2}, parquetio.TypeBinary, `"AAEC"`},
-		{"date", parquetio.Date(19723), parquetio.TypeDate, `"2024-01-01"`},
-		{"timestamp utc millis", time.Date(2024, 1, 2, 3, 4, 5, 6_000_000, time.FixedZone("x", 3600)), parquetio.TypeTimestamp, `"2024-01-02T02:04:05.006Z"`},
-		{"timestamp_ntz", time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC), parquetio.TypeTimestampNTZ, `"2024-01-02T03:04:05.000"`},
-		{"decimal", dec("12.50", 2), parquetio.DecimalType{Precision: 5, Scale: 2}, `12.50`},
+		{"long", int64(-5), schema.TypeLong, `-5`},
+		{"string no html escape", "<a&b>", schema.TypeString, `"<a&b>"`},
+		{"nan", math.NaN(), schema.TypeDouble, `"NaN"`},
+		{"-inf float", float32(math.Inf(-1)), schema.TypeFloat, `"-Infinity"`},
+		{"double", 1.5, schema.TypeDouble, `1.5`},
+		{"binary base64", []byte{0, 1, 2}, schema.TypeBinary, `"AAEC"`},
+		{"date", schema.Date(19723), schema.TypeDate, `"2024-01-01"`},
+		{"timestamp utc millis", time.Date(2024, 1, 2, 3, 4, 5, 6_000_000, time.FixedZone("x", 3600)), schema.TypeTimestamp, `"2024-01-02T02:04:05.006Z"`},
+		{"timestamp_ntz", time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC), schema.TypeTimestampNTZ, `"2024-01-02T03:04:05.000"`},
+		{"decimal", dec("12.50", 2), schema.DecimalType{Precision: 5, Scale: 2}, `12.50`},
 		{"struct without nulls", []any{int32(1), nil}, st, `{"x":1}`},
-		{"array with null", []any{int32(1), nil}, &parquetio.ArrayType{ElementType: parquetio.TypeInteger, ContainsNull: true}, `[1,null]`},
-		{"map", []parquetio.MapEntry{{Key: int32(1), Value: "a"}}, &parquetio.MapType{KeyType: parquetio.TypeInteger, ValueType: parquetio.TypeString}, `{"1":"a"}`},
+		{"array with null", []any{int32(1), nil}, &schema.ArrayType{ElementType: schema.TypeInteger, ContainsNull: true}, `[1,null]`},
+		{"map", []schema.MapEntry{{Key: int32(1), Value: "a"}}, &schema.MapType{KeyType: schema.TypeInteger, ValueType: schema.TypeString}, `{"1":"a"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer

@@ -24,17 +24,17 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
-	"github.com/apache/arrow-go/v18/parquet/schema"
+	pqschema "github.com/apache/arrow-go/v18/parquet/schema"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 )
 
 // arrowFile is one Parquet file as arrow-go reads it.
 type arrowFile struct {
 	path    string
 	numRows int64 // from the Parquet footer
-	pq      *schema.Schema
-	root    *schema.GroupNode
+	pq      *pqschema.Schema
+	root    *pqschema.GroupNode
 	schema  *arrow.Schema
 	// kv is the footer's key-value metadata.
 	kv map[string]string
@@ -126,7 +126,7 @@ func goValue(arr arrow.Array, i int) (any, error) {
 	case *array.Binary:
 		return bytes.Clone(a.Value(i)), nil
 	case *array.Date32:
-		return parquetio.Date(a.Value(i)), nil
+		return schema.Date(a.Value(i)), nil
 	case *array.Timestamp:
 		switch unit := a.DataType().(*arrow.TimestampType).Unit; unit {
 		case arrow.Microsecond:
@@ -138,7 +138,7 @@ func goValue(arr arrow.Array, i int) (any, error) {
 		}
 	case *array.Decimal128:
 		typ := a.DataType().(*arrow.Decimal128Type)
-		return parquetio.Decimal{Unscaled: a.Value(i).BigInt(), Scale: int(typ.Scale)}, nil
+		return schema.Decimal{Unscaled: a.Value(i).BigInt(), Scale: int(typ.Scale)}, nil
 	case *array.Struct:
 		out := make([]any, a.NumField())
 		for j := range out {
@@ -151,7 +151,7 @@ func goValue(arr arrow.Array, i int) (any, error) {
 		return out, nil
 	case *array.Map: // before *array.List: a Map is a List
 		start, end := a.ValueOffsets(i)
-		out := make([]parquetio.MapEntry, 0, end-start)
+		out := make([]schema.MapEntry, 0, end-start)
 		for k := start; k < end; k++ {
 			key, err := goValue(a.Keys(), int(k))
 			if err != nil {
@@ -161,7 +161,7 @@ func goValue(arr arrow.Array, i int) (any, error) {
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, parquetio.MapEntry{Key: key, Value: val})
+			out = append(out, schema.MapEntry{Key: key, Value: val})
 		}
 		return out, nil
 	case *array.List:
@@ -199,8 +199,8 @@ func sameValue(want, got any) bool {
 	case time.Time:
 		g, ok := got.(time.Time)
 		return ok && w.UnixMicro() == g.UnixMicro()
-	case parquetio.Decimal:
-		g, ok := got.(parquetio.Decimal)
+	case schema.Decimal:
+		g, ok := got.(schema.Decimal)
 		return ok && w.Scale == g.Scale && w.Unscaled.Cmp(g.Unscaled) == 0
 	case []any:
 		g, ok := got.([]any)
@@ -213,8 +213,8 @@ func sameValue(want, got any) bool {
 			}
 		}
 		return true
-	case []parquetio.MapEntry:
-		g, ok := got.([]parquetio.MapEntry)
+	case []schema.MapEntry:
+		g, ok := got.([]schema.MapEntry)
 		if !ok || len(g) != len(w) {
 			return false
 		}
@@ -235,7 +235,7 @@ func show(v any) string {
 		return "null"
 	case time.Time:
 		return x.UTC().Format(time.RFC3339Nano)
-	case parquetio.Decimal:
+	case schema.Decimal:
 		return x.String()
 	case string:
 		return fmt.Sprintf("%q", x)
@@ -245,7 +245,7 @@ func show(v any) string {
 			parts[i] = show(x[i])
 		}
 		return "[" + strings.Join(parts, " ") + "]"
-	case []parquetio.MapEntry:
+	case []schema.MapEntry:
 		parts := make([]string, len(x))
 		for i := range x {
 			parts[i] = show(x[i].Key) + ":" + show(x[i].Value)
@@ -257,26 +257,26 @@ func show(v any) string {
 
 // checkArrowType compares the Arrow type arrow-go derives from the Parquet
 // schema with the type Spark/Delta's reader derives for the Delta type.
-func checkArrowType(t *testing.T, path string, dt parquetio.DataType, got arrow.DataType) {
+func checkArrowType(t *testing.T, path string, dt schema.DataType, got arrow.DataType) {
 	t.Helper()
 	bad := func(want string) {
 		t.Errorf("column %s (%s): arrow type %s, want %s", path, dt.TypeName(), got, want)
 	}
 	switch d := dt.(type) {
-	case parquetio.PrimitiveType:
-		want := map[parquetio.PrimitiveType]arrow.DataType{
-			parquetio.TypeString:       arrow.BinaryTypes.String,
-			parquetio.TypeLong:         arrow.PrimitiveTypes.Int64,
-			parquetio.TypeInteger:      arrow.PrimitiveTypes.Int32,
-			parquetio.TypeShort:        arrow.PrimitiveTypes.Int16,
-			parquetio.TypeByte:         arrow.PrimitiveTypes.Int8,
-			parquetio.TypeFloat:        arrow.PrimitiveTypes.Float32,
-			parquetio.TypeDouble:       arrow.PrimitiveTypes.Float64,
-			parquetio.TypeBoolean:      arrow.FixedWidthTypes.Boolean,
-			parquetio.TypeBinary:       arrow.BinaryTypes.Binary,
-			parquetio.TypeDate:         arrow.FixedWidthTypes.Date32,
-			parquetio.TypeTimestamp:    &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"},
-			parquetio.TypeTimestampNTZ: &arrow.TimestampType{Unit: arrow.Microsecond},
+	case schema.PrimitiveType:
+		want := map[schema.PrimitiveType]arrow.DataType{
+			schema.TypeString:       arrow.BinaryTypes.String,
+			schema.TypeLong:         arrow.PrimitiveTypes.Int64,
+			schema.TypeInteger:      arrow.PrimitiveTypes.Int32,
+			schema.TypeShort:        arrow.PrimitiveTypes.Int16,
+			schema.TypeByte:         arrow.PrimitiveTypes.Int8,
+			schema.TypeFloat:        arrow.PrimitiveTypes.Float32,
+			schema.TypeDouble:       arrow.PrimitiveTypes.Float64,
+			schema.TypeBoolean:      arrow.FixedWidthTypes.Boolean,
+			schema.TypeBinary:       arrow.BinaryTypes.Binary,
+			schema.TypeDate:         arrow.FixedWidthTypes.Date32,
+			schema.TypeTimestamp:    &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"},
+			schema.TypeTimestampNTZ: &arrow.TimestampType{Unit: arrow.Microsecond},
 		}[d]
 		if want == nil {
 			t.Fatalf("column %s: no expectation for %s", path, d)
@@ -284,12 +284,12 @@ func checkArrowType(t *testing.T, path string, dt parquetio.DataType, got arrow.
 		if !arrow.TypeEqual(got, want) {
 			bad(want.String())
 		}
-	case parquetio.DecimalType:
+	case schema.DecimalType:
 		want := &arrow.Decimal128Type{Precision: int32(d.Precision), Scale: int32(d.Scale)}
 		if !arrow.TypeEqual(got, want) {
 			bad(want.String())
 		}
-	case *parquetio.StructType:
+	case *schema.StructType:
 		st, ok := got.(*arrow.StructType)
 		if !ok || st.NumFields() != len(d.Fields) {
 			bad(fmt.Sprintf("struct with %d fields", len(d.Fields)))
@@ -302,7 +302,7 @@ func checkArrowType(t *testing.T, path string, dt parquetio.DataType, got arrow.
 			}
 			checkArrowType(t, path+"."+f.Name, f.Type, af.Type)
 		}
-	case *parquetio.ArrayType:
+	case *schema.ArrayType:
 		lt, ok := got.(*arrow.ListType)
 		if !ok || got.ID() != arrow.LIST {
 			bad("list")
@@ -312,7 +312,7 @@ func checkArrowType(t *testing.T, path string, dt parquetio.DataType, got arrow.
 			t.Errorf("column %s: list element nullable=%v, want containsNull=%v", path, lt.ElemField().Nullable, d.ContainsNull)
 		}
 		checkArrowType(t, path+".element", d.ElementType, lt.Elem())
-	case *parquetio.MapType:
+	case *schema.MapType:
 		mt, ok := got.(*arrow.MapType)
 		if !ok {
 			bad("map")
@@ -333,7 +333,7 @@ func checkArrowType(t *testing.T, path string, dt parquetio.DataType, got arrow.
 
 // checkArrowSchema checks the file's Arrow schema against the Delta fields
 // expected in the file (in order).
-func checkArrowSchema(t *testing.T, af *arrowFile, fields []parquetio.StructField) {
+func checkArrowSchema(t *testing.T, af *arrowFile, fields []schema.StructField) {
 	t.Helper()
 	if af.schema.NumFields() != len(fields) {
 		t.Fatalf("%s: arrow schema %s, want %d fields", af.path, af.schema, len(fields))
@@ -354,43 +354,43 @@ func checkArrowSchema(t *testing.T, af *arrowFile, fields []parquetio.StructFiel
 // leafExpect is the Parquet physical and logical type of a primitive column.
 type leafExpect struct {
 	phys    parquet.Type
-	logical schema.LogicalType // nil: no annotation (or the matching INT(64,true))
-	typeLen int                // FIXED_LEN_BYTE_ARRAY width
+	logical pqschema.LogicalType // nil: no annotation (or the matching INT(64,true))
+	typeLen int                  // FIXED_LEN_BYTE_ARRAY width
 }
 
 // parquetLeaf is the Parquet type Spark writes for a Delta primitive or
 // decimal type (Spark's ParquetSchemaConverter, writeLegacyParquetFormat=false).
-func parquetLeaf(dt parquetio.DataType) (leafExpect, bool) {
+func parquetLeaf(dt schema.DataType) (leafExpect, bool) {
 	switch d := dt.(type) {
-	case parquetio.PrimitiveType:
+	case schema.PrimitiveType:
 		switch d {
-		case parquetio.TypeString:
-			return leafExpect{phys: parquet.Types.ByteArray, logical: schema.StringLogicalType{}}, true
-		case parquetio.TypeLong:
+		case schema.TypeString:
+			return leafExpect{phys: parquet.Types.ByteArray, logical: pqschema.StringLogicalType{}}, true
+		case schema.TypeLong:
 			return leafExpect{phys: parquet.Types.Int64}, true
-		case parquetio.TypeInteger:
+		case schema.TypeInteger:
 			return leafExpect{phys: parquet.Types.Int32}, true
-		case parquetio.TypeShort:
-			return leafExpect{phys: parquet.Types.Int32, logical: schema.NewIntLogicalType(16, true)}, true
-		case parquetio.TypeByte:
-			return leafExpect{phys: parquet.Types.Int32, logical: schema.NewIntLogicalType(8, true)}, true
-		case parquetio.TypeFloat:
+		case schema.TypeShort:
+			return leafExpect{phys: parquet.Types.Int32, logical: pqschema.NewIntLogicalType(16, true)}, true
+		case schema.TypeByte:
+			return leafExpect{phys: parquet.Types.Int32, logical: pqschema.NewIntLogicalType(8, true)}, true
+		case schema.TypeFloat:
 			return leafExpect{phys: parquet.Types.Float}, true
-		case parquetio.TypeDouble:
+		case schema.TypeDouble:
 			return leafExpect{phys: parquet.Types.Double}, true
-		case parquetio.TypeBoolean:
+		case schema.TypeBoolean:
 			return leafExpect{phys: parquet.Types.Boolean}, true
-		case parquetio.TypeBinary:
+		case schema.TypeBinary:
 			return leafExpect{phys: parquet.Types.ByteArray}, true
-		case parquetio.TypeDate:
-			return leafExpect{phys: parquet.Types.Int32, logical: schema.DateLogicalType{}}, true
-		case parquetio.TypeTimestamp:
-			return leafExpect{phys: parquet.Types.Int64, logical: schema.NewTimestampLogicalType(true, schema.TimeUnitMicros)}, true
-		case parquetio.TypeTimestampNTZ:
-			return leafExpect{phys: parquet.Types.Int64, logical: schema.NewTimestampLogicalType(false, schema.TimeUnitMicros)}, true
+		case schema.TypeDate:
+			return leafExpect{phys: parquet.Types.Int32, logical: pqschema.DateLogicalType{}}, true
+		case schema.TypeTimestamp:
+			return leafExpect{phys: parquet.Types.Int64, logical: pqschema.NewTimestampLogicalType(true, pqschema.TimeUnitMicros)}, true
+		case schema.TypeTimestampNTZ:
+			return leafExpect{phys: parquet.Types.Int64, logical: pqschema.NewTimestampLogicalType(false, pqschema.TimeUnitMicros)}, true
 		}
-	case parquetio.DecimalType:
-		lt := schema.NewDecimalLogicalType(int32(d.Precision), int32(d.Scale))
+	case schema.DecimalType:
+		lt := pqschema.NewDecimalLogicalType(int32(d.Precision), int32(d.Scale))
 		switch {
 		case d.Precision <= 9:
 			return leafExpect{phys: parquet.Types.Int32, logical: lt}, true
@@ -406,24 +406,24 @@ func parquetLeaf(dt parquetio.DataType) (leafExpect, bool) {
 // checkParquetTypes checks the physical and logical type of every leaf
 // column of the file (Parquet paths: st.a, arr.list.element,
 // m.key_value.key) and the LIST/MAP annotations of nested groups.
-func checkParquetTypes(t *testing.T, af *arrowFile, fields []parquetio.StructField) {
+func checkParquetTypes(t *testing.T, af *arrowFile, fields []schema.StructField) {
 	t.Helper()
-	leaves := map[string]*schema.Column{}
+	leaves := map[string]*pqschema.Column{}
 	for i := 0; i < af.pq.NumColumns(); i++ {
 		c := af.pq.Column(i)
 		leaves[c.Path()] = c
 	}
 	want := map[string]leafExpect{}
-	var walk func(path string, dt parquetio.DataType)
-	walk = func(path string, dt parquetio.DataType) {
+	var walk func(path string, dt schema.DataType)
+	walk = func(path string, dt schema.DataType) {
 		switch d := dt.(type) {
-		case *parquetio.StructType:
+		case *schema.StructType:
 			for _, f := range d.Fields {
 				walk(path+"."+f.Name, f.Type)
 			}
-		case *parquetio.ArrayType:
+		case *schema.ArrayType:
 			walk(path+".list.element", d.ElementType)
-		case *parquetio.MapType:
+		case *schema.MapType:
 			walk(path+".key_value.key", d.KeyType)
 			walk(path+".key_value.value", d.ValueType)
 		default:
@@ -446,12 +446,12 @@ func checkParquetTypes(t *testing.T, af *arrowFile, fields []parquetio.StructFie
 			t.Errorf("%s: Parquet field %s repetition %s, nullable=%v", af.path, f.Name, node.RepetitionType(), f.Nullable)
 		}
 		switch f.Type.(type) {
-		case *parquetio.ArrayType:
-			if !node.LogicalType().Equals(schema.NewListLogicalType()) {
+		case *schema.ArrayType:
+			if !node.LogicalType().Equals(pqschema.NewListLogicalType()) {
 				t.Errorf("%s: Parquet group %s logical type %s, want LIST", af.path, f.Name, node.LogicalType())
 			}
-		case *parquetio.MapType:
-			if !node.LogicalType().Equals(schema.MapLogicalType{}) {
+		case *schema.MapType:
+			if !node.LogicalType().Equals(pqschema.MapLogicalType{}) {
 				t.Errorf("%s: Parquet group %s logical type %s, want MAP", af.path, f.Name, node.LogicalType())
 			}
 		}
@@ -475,9 +475,9 @@ func checkParquetTypes(t *testing.T, af *arrowFile, fields []parquetio.StructFie
 		lt := c.LogicalType()
 		switch {
 		case e.logical == nil:
-			none := lt == nil || lt.Equals(schema.NoLogicalType{}) ||
-				(e.phys == parquet.Types.Int64 && lt.Equals(schema.NewIntLogicalType(64, true))) ||
-				(e.phys == parquet.Types.Int32 && lt.Equals(schema.NewIntLogicalType(32, true)))
+			none := lt == nil || lt.Equals(pqschema.NoLogicalType{}) ||
+				(e.phys == parquet.Types.Int64 && lt.Equals(pqschema.NewIntLogicalType(64, true))) ||
+				(e.phys == parquet.Types.Int32 && lt.Equals(pqschema.NewIntLogicalType(32, true)))
 			if !none {
 				t.Errorf("%s: column %s logical type %s, want none", af.path, path, lt)
 			}
@@ -514,20 +514,20 @@ func parseStats(t *testing.T, path, js string) deltaStats {
 
 // statBound parses a minValues/maxValues entry into a value comparable with
 // the Go values of the column (as cmpValue orders them).
-func statBound(dt parquetio.DataType, v any) (any, error) {
+func statBound(dt schema.DataType, v any) (any, error) {
 	switch d := dt.(type) {
-	case parquetio.PrimitiveType:
+	case schema.PrimitiveType:
 		switch d {
-		case parquetio.TypeLong, parquetio.TypeInteger, parquetio.TypeShort, parquetio.TypeByte:
+		case schema.TypeLong, schema.TypeInteger, schema.TypeShort, schema.TypeByte:
 			n, ok := v.(json.Number)
 			if !ok {
 				return nil, fmt.Errorf("%v is not a number", v)
 			}
 			return n.Int64()
-		case parquetio.TypeFloat, parquetio.TypeDouble:
+		case schema.TypeFloat, schema.TypeDouble:
 			switch x := v.(type) {
 			case json.Number:
-				if d == parquetio.TypeFloat {
+				if d == schema.TypeFloat {
 					// A float's stats are its shortest float32 rendering:
 					// parsed as a float32, as Spark parses them with the
 					// column's type.
@@ -546,20 +546,20 @@ func statBound(dt parquetio.DataType, v any) (any, error) {
 				}
 			}
 			return nil, fmt.Errorf("%v is not a float", v)
-		case parquetio.TypeString:
+		case schema.TypeString:
 			s, ok := v.(string)
 			if !ok {
 				return nil, fmt.Errorf("%v is not a string", v)
 			}
 			return s, nil
-		case parquetio.TypeDate:
+		case schema.TypeDate:
 			s, _ := v.(string)
 			tm, err := time.Parse("2006-01-02", s)
 			if err != nil {
 				return nil, err
 			}
 			return int64(tm.Unix() / 86400), nil
-		case parquetio.TypeTimestamp, parquetio.TypeTimestampNTZ:
+		case schema.TypeTimestamp, schema.TypeTimestampNTZ:
 			s, _ := v.(string)
 			for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999"} {
 				if tm, err := time.Parse(layout, s); err == nil {
@@ -568,7 +568,7 @@ func statBound(dt parquetio.DataType, v any) (any, error) {
 			}
 			return nil, fmt.Errorf("timestamp stat %q does not parse", s)
 		}
-	case parquetio.DecimalType:
+	case schema.DecimalType:
 		n, ok := v.(json.Number)
 		if !ok {
 			return nil, fmt.Errorf("%v is not a number", v)
@@ -599,11 +599,11 @@ func ordered(v any) any {
 		return x
 	case string:
 		return x
-	case parquetio.Date:
+	case schema.Date:
 		return int64(x)
 	case time.Time:
 		return x.UnixMicro()
-	case parquetio.Decimal:
+	case schema.Decimal:
 		return new(big.Rat).SetFrac(x.Unscaled, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(x.Scale)), nil))
 	}
 	return nil
@@ -639,19 +639,19 @@ func cmpOrdered(a, b any) int {
 }
 
 // statsTypes are the primitive types Delta collects min/max for.
-var statsTypes = map[parquetio.DataType]bool{
-	parquetio.TypeString: true, parquetio.TypeLong: true, parquetio.TypeInteger: true,
-	parquetio.TypeShort: true, parquetio.TypeByte: true, parquetio.TypeFloat: true,
-	parquetio.TypeDouble: true, parquetio.TypeDate: true, parquetio.TypeTimestamp: true,
-	parquetio.TypeTimestampNTZ: true,
+var statsTypes = map[schema.DataType]bool{
+	schema.TypeString: true, schema.TypeLong: true, schema.TypeInteger: true,
+	schema.TypeShort: true, schema.TypeByte: true, schema.TypeFloat: true,
+	schema.TypeDouble: true, schema.TypeDate: true, schema.TypeTimestamp: true,
+	schema.TypeTimestampNTZ: true,
 }
 
 // checkStats checks one column's stats against the values arrow-go read:
 // nullCount is exact; min <= every value <= max; for integers, dates and
 // decimals the bounds are also attained (Delta's min/max aggregates).
-func checkStats(t *testing.T, where, path string, dt parquetio.DataType, vals []any, st deltaStats, minV, maxV, nulls any) {
+func checkStats(t *testing.T, where, path string, dt schema.DataType, vals []any, st deltaStats, minV, maxV, nulls any) {
 	t.Helper()
-	if sd, ok := dt.(*parquetio.StructType); ok {
+	if sd, ok := dt.(*schema.StructType); ok {
 		sub := func(m any, name string) any {
 			if mm, ok := m.(map[string]any); ok {
 				return mm[name]
@@ -682,7 +682,7 @@ func checkStats(t *testing.T, where, path string, dt parquetio.DataType, vals []
 		}
 	}
 	if minV == nil && maxV == nil {
-		if _, isDec := dt.(parquetio.DecimalType); nullCount < int64(len(vals)) && (isDec || statsTypes[dt]) {
+		if _, isDec := dt.(schema.DecimalType); nullCount < int64(len(vals)) && (isDec || statsTypes[dt]) {
 			t.Errorf("%s: column %s has non-null values but no minValues/maxValues", where, path)
 		}
 		return
@@ -697,14 +697,14 @@ func checkStats(t *testing.T, where, path string, dt parquetio.DataType, vals []
 		t.Errorf("%s: column %s maxValues: %v", where, path, err)
 		return
 	}
-	if dt == parquetio.TypeTimestamp || dt == parquetio.TypeTimestampNTZ {
+	if dt == schema.TypeTimestamp || dt == schema.TypeTimestampNTZ {
 		// Stats timestamps have millisecond precision; Delta readers widen
 		// the max by 1 ms before comparing (a max truncated at the end of
 		// year 9999 still covers 23:59:59.999999).
 		hi = hi.(int64) + 999
 	}
-	isFloat := dt == parquetio.TypeFloat || dt == parquetio.TypeDouble
-	exact := !isFloat && dt != parquetio.TypeString && dt != parquetio.TypeTimestamp && dt != parquetio.TypeTimestampNTZ
+	isFloat := dt == schema.TypeFloat || dt == schema.TypeDouble
+	exact := !isFloat && dt != schema.TypeString && dt != schema.TypeTimestamp && dt != schema.TypeTimestampNTZ
 	var sawLo, sawHi, sawNaN bool
 	for i, v := range vals {
 		if v == nil {
@@ -735,24 +735,24 @@ func checkStats(t *testing.T, where, path string, dt parquetio.DataType, vals []
 // sparkTypeJSON is the JSON of a Spark DataType (DataType.jsonValue), built
 // here independently of lakesink's schema encoder; field metadata is left
 // out (compared without it).
-func sparkTypeJSON(dt parquetio.DataType) any {
+func sparkTypeJSON(dt schema.DataType) any {
 	switch d := dt.(type) {
-	case parquetio.PrimitiveType:
+	case schema.PrimitiveType:
 		return string(d)
-	case parquetio.DecimalType:
+	case schema.DecimalType:
 		return fmt.Sprintf("decimal(%d,%d)", d.Precision, d.Scale)
-	case *parquetio.StructType:
+	case *schema.StructType:
 		return sparkStructJSON(d.Fields)
-	case *parquetio.ArrayType:
+	case *schema.ArrayType:
 		return map[string]any{"type": "array", "elementType": sparkTypeJSON(d.ElementType), "containsNull": d.ContainsNull}
-	case *parquetio.MapType:
+	case *schema.MapType:
 		return map[string]any{"type": "map", "keyType": sparkTypeJSON(d.KeyType), "valueType": sparkTypeJSON(d.ValueType),
 			"valueContainsNull": d.ValueContainsNull}
 	}
 	return nil
 }
 
-func sparkStructJSON(fields []parquetio.StructField) any {
+func sparkStructJSON(fields []schema.StructField) any {
 	fs := make([]any, len(fields))
 	for i, f := range fields {
 		fs[i] = map[string]any{"name": f.Name, "type": sparkTypeJSON(f.Type), "nullable": f.Nullable}
@@ -788,7 +788,7 @@ func dropMetadata(v any) any {
 const sparkRowMetadataKey = "org.apache.spark.sql.parquet.row.metadata"
 
 // checkSparkRowMetadata checks that the Spark schema in the footer describes the file's columns with the written types.
-func checkSparkRowMetadata(t *testing.T, af *arrowFile, fields []parquetio.StructField) {
+func checkSparkRowMetadata(t *testing.T, af *arrowFile, fields []schema.StructField) {
 	t.Helper()
 	js, ok := af.kv[sparkRowMetadataKey]
 	if !ok {

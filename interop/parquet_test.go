@@ -23,7 +23,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 
 	"github.com/lakesink/lakesink/filesink"
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/sink"
 	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/table"
@@ -31,43 +31,43 @@ import (
 
 // allTypes is a schema with every primitive Delta type, the three decimal
 // physical layouts (INT32, INT64, FIXED_LEN_BYTE_ARRAY) and nested types.
-var allTypes = &parquetio.StructType{Fields: []parquetio.StructField{
-	{Name: "id", Type: parquetio.TypeLong},
-	{Name: "s", Type: parquetio.TypeString, Nullable: true},
-	{Name: "l", Type: parquetio.TypeLong, Nullable: true},
-	{Name: "i", Type: parquetio.TypeInteger, Nullable: true},
-	{Name: "sh", Type: parquetio.TypeShort, Nullable: true},
-	{Name: "b", Type: parquetio.TypeByte, Nullable: true},
-	{Name: "f", Type: parquetio.TypeFloat, Nullable: true},
-	{Name: "d", Type: parquetio.TypeDouble, Nullable: true},
-	{Name: "bo", Type: parquetio.TypeBoolean, Nullable: true},
-	{Name: "bin", Type: parquetio.TypeBinary, Nullable: true},
-	{Name: "dt", Type: parquetio.TypeDate, Nullable: true},
-	{Name: "ts", Type: parquetio.TypeTimestamp, Nullable: true},
-	{Name: "tsntz", Type: parquetio.TypeTimestampNTZ, Nullable: true},
-	{Name: "dec5", Type: parquetio.DecimalType{Precision: 5, Scale: 2}, Nullable: true},
-	{Name: "dec18", Type: parquetio.DecimalType{Precision: 18, Scale: 4}, Nullable: true},
-	{Name: "dec30", Type: parquetio.DecimalType{Precision: 30, Scale: 6}, Nullable: true},
-	{Name: "st", Nullable: true, Type: &parquetio.StructType{Fields: []parquetio.StructField{
-		{Name: "a", Type: parquetio.TypeInteger, Nullable: true},
-		{Name: "b", Type: parquetio.TypeString, Nullable: true},
+var allTypes = &schema.StructType{Fields: []schema.StructField{
+	{Name: "id", Type: schema.TypeLong},
+	{Name: "s", Type: schema.TypeString, Nullable: true},
+	{Name: "l", Type: schema.TypeLong, Nullable: true},
+	{Name: "i", Type: schema.TypeInteger, Nullable: true},
+	{Name: "sh", Type: schema.TypeShort, Nullable: true},
+	{Name: "b", Type: schema.TypeByte, Nullable: true},
+	{Name: "f", Type: schema.TypeFloat, Nullable: true},
+	{Name: "d", Type: schema.TypeDouble, Nullable: true},
+	{Name: "bo", Type: schema.TypeBoolean, Nullable: true},
+	{Name: "bin", Type: schema.TypeBinary, Nullable: true},
+	{Name: "dt", Type: schema.TypeDate, Nullable: true},
+	{Name: "ts", Type: schema.TypeTimestamp, Nullable: true},
+	{Name: "tsntz", Type: schema.TypeTimestampNTZ, Nullable: true},
+	{Name: "dec5", Type: schema.DecimalType{Precision: 5, Scale: 2}, Nullable: true},
+	{Name: "dec18", Type: schema.DecimalType{Precision: 18, Scale: 4}, Nullable: true},
+	{Name: "dec30", Type: schema.DecimalType{Precision: 30, Scale: 6}, Nullable: true},
+	{Name: "st", Nullable: true, Type: &schema.StructType{Fields: []schema.StructField{
+		{Name: "a", Type: schema.TypeInteger, Nullable: true},
+		{Name: "b", Type: schema.TypeString, Nullable: true},
 	}}},
-	{Name: "arr", Nullable: true, Type: &parquetio.ArrayType{ElementType: parquetio.TypeInteger, ContainsNull: true}},
-	{Name: "m", Nullable: true, Type: &parquetio.MapType{KeyType: parquetio.TypeString, ValueType: parquetio.TypeLong, ValueContainsNull: true}},
+	{Name: "arr", Nullable: true, Type: &schema.ArrayType{ElementType: schema.TypeInteger, ContainsNull: true}},
+	{Name: "m", Nullable: true, Type: &schema.MapType{KeyType: schema.TypeString, ValueType: schema.TypeLong, ValueContainsNull: true}},
 }}
 
 // withPartitions is allTypes plus a string and a date partition column.
-func withPartitions() *parquetio.StructType {
-	s := &parquetio.StructType{Fields: slices.Clone(allTypes.Fields)}
+func withPartitions() *schema.StructType {
+	s := &schema.StructType{Fields: slices.Clone(allTypes.Fields)}
 	s.Fields = append(s.Fields,
-		parquetio.StructField{Name: "p_s", Type: parquetio.TypeString, Nullable: true},
-		parquetio.StructField{Name: "p_d", Type: parquetio.TypeDate, Nullable: true})
+		schema.StructField{Name: "p_s", Type: schema.TypeString, Nullable: true},
+		schema.StructField{Name: "p_d", Type: schema.TypeDate, Nullable: true})
 	return s
 }
 
 var partitionColumns = []string{"p_s", "p_d"}
 
-func dec(s string, scale int) parquetio.Decimal {
+func dec(s string, scale int) schema.Decimal {
 	r, ok := new(big.Rat).SetString(s)
 	if !ok {
 		panic("bad decimal " + s)
@@ -76,11 +76,11 @@ func dec(s string, scale int) parquetio.Decimal {
 	if !r.IsInt() {
 		panic("decimal " + s + " has more digits than scale")
 	}
-	return parquetio.Decimal{Unscaled: new(big.Int).Set(r.Num()), Scale: scale}
+	return schema.Decimal{Unscaled: new(big.Int).Set(r.Num()), Scale: scale}
 }
 
-func date(y int, m time.Month, d int) parquetio.Date {
-	return parquetio.Date(time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix() / 86400)
+func date(y int, m time.Month, d int) schema.Date {
+	return schema.Date(time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix() / 86400)
 }
 
 // allTypesRows returns rows of allTypes: an all-null row, the extremes of
@@ -98,19 +98,19 @@ func allTypesRowsN(n int64) [][]any {
 			float32(-math.MaxFloat32), math.Inf(-1), false, []byte{},
 			date(1, 1, 1), time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(1, 1, 1, 0, 0, 0, 1000, time.UTC),
 			dec("-999.99", 2), dec("-99999999999999.9999", 4), dec("-999999999999999999999999.999999", 6),
-			[]any{nil, nil}, []any{}, []parquetio.MapEntry{}},
+			[]any{nil, nil}, []any{}, []schema.MapEntry{}},
 		{int64(2), "ü日本語 ☃ \x00 tail", int64(math.MaxInt64), int32(math.MaxInt32), int16(math.MaxInt16), int8(math.MaxInt8),
 			float32(math.MaxFloat32), math.Inf(1), true, []byte{0, 0xff, 0x7f},
 			// Millisecond-aligned: see TestDeltaStatsTimestampMaxAtYear9999.
 			date(9999, 12, 31), time.Date(9999, 12, 31, 23, 59, 59, 999000000, time.UTC), time.Date(9999, 12, 31, 23, 59, 59, 999000000, time.UTC),
 			dec("999.99", 2), dec("99999999999999.9999", 4), dec("999999999999999999999999.999999", 6),
 			[]any{int32(math.MaxInt32), "x"}, []any{nil, int32(1), int32(-1)},
-			[]parquetio.MapEntry{{Key: "a", Value: nil}, {Key: "b", Value: int64(5)}}},
+			[]schema.MapEntry{{Key: "a", Value: nil}, {Key: "b", Value: int64(5)}}},
 		{int64(3), "nan row", int64(-1), int32(-1), int16(-1), int8(-1),
 			float32(math.NaN()), math.NaN(), false, []byte("nan"),
 			date(1969, 12, 31), time.Date(1969, 12, 31, 23, 59, 59, 999999000, ist), time.Date(1969, 12, 31, 23, 59, 59, 123456000, time.UTC),
 			dec("-0.01", 2), dec("0.0001", 4), dec("-0.000001", 6),
-			[]any{int32(0), ""}, []any{nil}, []parquetio.MapEntry{{Key: "", Value: int64(math.MinInt64)}}},
+			[]any{int32(0), ""}, []any{nil}, []schema.MapEntry{{Key: "", Value: int64(math.MinInt64)}}},
 		{int64(4), "neg zero", int64(0), int32(0), int16(0), int8(0),
 			float32(math.Copysign(0, -1)), math.Copysign(0, -1), true, []byte{0},
 			date(1970, 1, 1), time.Date(2024, 2, 29, 12, 30, 45, 678901000, ist), time.Date(2024, 2, 29, 12, 30, 45, 678901000, time.UTC),
@@ -137,7 +137,7 @@ func allTypesRowsN(n int64) [][]any {
 			dec(fmt.Sprintf("%d123456789012345678.%06d", id, id), 6),
 			[]any{int32(id), fmt.Sprintf("st%d", id)},
 			[]any{int32(id), int32(-id), nil},
-			[]parquetio.MapEntry{{Key: fmt.Sprintf("k%d", id), Value: id}, {Key: "z", Value: nil}},
+			[]schema.MapEntry{{Key: fmt.Sprintf("k%d", id), Value: id}, {Key: "z", Value: nil}},
 		}
 		// Nulls in a different column for each row (id 0 is never null).
 		r[1+k%(len(r)-1)] = nil
@@ -166,11 +166,11 @@ func partitionedRows() [][]any {
 
 // expected returns the rows as a reader must see them: sorted by id, with
 // empty-string partition values read back as null.
-func expected(schema *parquetio.StructType, rows [][]any, partCols []string) [][]any {
+func expected(sch *schema.StructType, rows [][]any, partCols []string) [][]any {
 	out := make([][]any, len(rows))
 	for i, r := range rows {
 		out[i] = slices.Clone(r)
-		for j, f := range schema.Fields {
+		for j, f := range sch.Fields {
 			if slices.Contains(partCols, f.Name) && out[i][j] == "" {
 				out[i][j] = nil
 			}
@@ -186,13 +186,13 @@ func sortByID(rows [][]any) {
 
 // compareRows compares the rows read by arrow-go with the rows written,
 // value by value.
-func compareRows(t *testing.T, schema *parquetio.StructType, want, got [][]any) {
+func compareRows(t *testing.T, sch *schema.StructType, want, got [][]any) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("arrow-go reads %d rows, want %d", len(got), len(want))
 	}
 	for i := range want {
-		for j, f := range schema.Fields {
+		for j, f := range sch.Fields {
 			if !sameValue(want[i][j], got[i][j]) {
 				t.Errorf("id %v column %s: arrow-go reads %s, wrote %s", want[i][0], f.Name, show(got[i][j]), show(want[i][j]))
 			}
@@ -202,28 +202,28 @@ func compareRows(t *testing.T, schema *parquetio.StructType, want, got [][]any) 
 
 // parsePartition parses a partition value (a Delta partitionValues entry or
 // an unescaped Hive directory value) of a string or date column.
-func parsePartition(t *testing.T, dt parquetio.DataType, v *string) any {
+func parsePartition(t *testing.T, dt schema.DataType, v *string) any {
 	t.Helper()
 	if v == nil {
 		return nil
 	}
 	switch dt {
-	case parquetio.TypeString:
+	case schema.TypeString:
 		return *v
-	case parquetio.TypeDate:
+	case schema.TypeDate:
 		tm, err := time.Parse("2006-01-02", *v)
 		if err != nil {
 			t.Fatalf("date partition value %q: %v", *v, err)
 		}
-		return parquetio.Date(tm.Unix() / 86400)
+		return schema.Date(tm.Unix() / 86400)
 	}
 	t.Fatalf("no partition parser for %s", dt.TypeName())
 	return nil
 }
 
-func dataFields(schema *parquetio.StructType, partCols []string) []parquetio.StructField {
-	var out []parquetio.StructField
-	for _, f := range schema.Fields {
+func dataFields(sch *schema.StructType, partCols []string) []schema.StructField {
+	var out []schema.StructField
+	for _, f := range sch.Fields {
 		if !slices.Contains(partCols, f.Name) {
 			out = append(out, f)
 		}
@@ -232,12 +232,12 @@ func dataFields(schema *parquetio.StructType, partCols []string) []parquetio.Str
 }
 
 // fileRows assembles full rows from a file's columns and its partition values.
-func fileRows(t *testing.T, schema *parquetio.StructType, af *arrowFile, part map[string]*string) [][]any {
+func fileRows(t *testing.T, sch *schema.StructType, af *arrowFile, part map[string]*string) [][]any {
 	t.Helper()
 	rows := make([][]any, af.numRows)
 	for r := range rows {
-		rows[r] = make([]any, len(schema.Fields))
-		for j, f := range schema.Fields {
+		rows[r] = make([]any, len(sch.Fields))
+		for j, f := range sch.Fields {
 			if v, ok := part[f.Name]; ok {
 				rows[r][j] = parsePartition(t, f.Type, v)
 				continue
@@ -253,16 +253,16 @@ func fileRows(t *testing.T, schema *parquetio.StructType, af *arrowFile, part ma
 }
 
 // writeDelta writes rows with the Delta sink in two batches.
-func writeDelta(t *testing.T, dir string, schema *parquetio.StructType, rows [][]any, partCols []string) {
+func writeDelta(t *testing.T, dir string, sch *schema.StructType, rows [][]any, partCols []string) {
 	t.Helper()
 	o := deltaOpts()
 	o.PartitionColumns = partCols
-	writeDeltaOpts(t, dir, schema, rows, o)
+	writeDeltaOpts(t, dir, sch, rows, o)
 }
 
 func deltaOpts() sink.Options { return sink.Options{QueryID: "q"} }
 
-func writeDeltaOpts(t *testing.T, dir string, schema *parquetio.StructType, rows [][]any, opts sink.Options) {
+func writeDeltaOpts(t *testing.T, dir string, sch *schema.StructType, rows [][]any, opts sink.Options) {
 	t.Helper()
 	ctx := context.Background()
 	s, err := sink.NewDelta(ctx, "file://"+dir, opts)
@@ -272,7 +272,7 @@ func writeDeltaOpts(t *testing.T, dir string, schema *parquetio.StructType, rows
 	defer s.Close()
 	half := len(rows) / 2
 	for b, part := range [][][]any{rows[:half], rows[half:]} {
-		res, err := s.AddBatch(ctx, int64(b), &sink.Batch{Schema: schema, Rows: part})
+		res, err := s.AddBatch(ctx, int64(b), &schema.Batch{Schema: sch, Rows: part})
 		if err != nil {
 			t.Fatalf("batch %d: %v", b, err)
 		}
@@ -284,7 +284,7 @@ func writeDeltaOpts(t *testing.T, dir string, schema *parquetio.StructType, rows
 
 // readDelta reads every data file named by the table's log with arrow-go,
 // checks schema, Parquet types and stats of each, and returns the rows.
-func readDelta(t *testing.T, dir string, schema *parquetio.StructType, partCols []string) [][]any {
+func readDelta(t *testing.T, dir string, sch *schema.StructType, partCols []string) [][]any {
 	t.Helper()
 	ctx := context.Background()
 	tb, err := table.Open(ctx, "file://"+dir)
@@ -300,7 +300,7 @@ func readDelta(t *testing.T, dir string, schema *parquetio.StructType, partCols 
 	if len(files) == 0 {
 		t.Fatal("the log names no data file")
 	}
-	fields := dataFields(schema, partCols)
+	fields := dataFields(sch, partCols)
 	var rows [][]any
 	for _, a := range files {
 		key, err := snap.FileKey(a.Path)
@@ -332,7 +332,7 @@ func readDelta(t *testing.T, dir string, schema *parquetio.StructType, partCols 
 			}
 		}
 		checkSparkRowMetadata(t, af, fields)
-		rows = append(rows, fileRows(t, schema, af, a.PartitionValues)...)
+		rows = append(rows, fileRows(t, sch, af, a.PartitionValues)...)
 	}
 	sortByID(rows)
 	return rows
@@ -341,7 +341,7 @@ func readDelta(t *testing.T, dir string, schema *parquetio.StructType, partCols 
 func TestDeltaTableReadByArrow(t *testing.T) {
 	cases := []struct {
 		name     string
-		schema   *parquetio.StructType
+		schema   *schema.StructType
 		rows     [][]any
 		partCols []string
 	}{
@@ -424,10 +424,10 @@ func parquetLayout(t *testing.T, dir string) (files, maxRowGroups int) {
 // arrow-go reads (PROTOCOL.md, "Per-file Statistics": timestamps in stats are
 // milliseconds; a max truncated down would exclude the file's last row).
 func TestDeltaStatsBoundsTimestamps(t *testing.T) {
-	schema := &parquetio.StructType{Fields: []parquetio.StructField{
-		{Name: "id", Type: parquetio.TypeLong},
-		{Name: "ts", Type: parquetio.TypeTimestamp, Nullable: true},
-		{Name: "tsntz", Type: parquetio.TypeTimestampNTZ, Nullable: true},
+	sch := &schema.StructType{Fields: []schema.StructField{
+		{Name: "id", Type: schema.TypeLong},
+		{Name: "ts", Type: schema.TypeTimestamp, Nullable: true},
+		{Name: "tsntz", Type: schema.TypeTimestampNTZ, Nullable: true},
 	}}
 	base := time.Date(2023, 3, 4, 5, 6, 7, 0, time.UTC)
 	rows := [][]any{
@@ -436,9 +436,9 @@ func TestDeltaStatsBoundsTimestamps(t *testing.T) {
 		{int64(2), nil, nil},
 	}
 	dir := t.TempDir()
-	writeDelta(t, dir, schema, rows, nil)
-	got := readDelta(t, dir, schema, nil)
-	compareRows(t, schema, expected(schema, rows, nil), got)
+	writeDelta(t, dir, sch, rows, nil)
+	got := readDelta(t, dir, sch, nil)
+	compareRows(t, sch, expected(sch, rows, nil), got)
 }
 
 // sparkLogPaths reads _spark_metadata directly (not through filesink): the
@@ -538,7 +538,7 @@ func deref(p *string) any {
 func TestSparkFileSinkReadByArrow(t *testing.T) {
 	cases := []struct {
 		name     string
-		schema   *parquetio.StructType
+		schema   *schema.StructType
 		rows     [][]any
 		partCols []string
 	}{
@@ -563,7 +563,7 @@ func TestSparkFileSinkReadByArrow(t *testing.T) {
 			}
 			half := len(tc.rows) / 2
 			for b, part := range [][][]any{tc.rows[:half], tc.rows[half:]} {
-				if _, err := s.AddBatch(ctx, int64(b), &sink.Batch{Schema: tc.schema, Rows: part}); err != nil {
+				if _, err := s.AddBatch(ctx, int64(b), &schema.Batch{Schema: tc.schema, Rows: part}); err != nil {
 					t.Fatalf("batch %d: %v", b, err)
 				}
 			}
@@ -616,17 +616,17 @@ func TestSparkFileSinkReadByArrow(t *testing.T) {
 // Delta reader can parse (Spark's range ends in year 9999), yet cover the
 // value.
 func TestDeltaStatsTimestampMaxAtYear9999(t *testing.T) {
-	schema := &parquetio.StructType{Fields: []parquetio.StructField{
-		{Name: "id", Type: parquetio.TypeLong},
-		{Name: "ts", Type: parquetio.TypeTimestamp, Nullable: true},
-		{Name: "tsntz", Type: parquetio.TypeTimestampNTZ, Nullable: true},
+	sch := &schema.StructType{Fields: []schema.StructField{
+		{Name: "id", Type: schema.TypeLong},
+		{Name: "ts", Type: schema.TypeTimestamp, Nullable: true},
+		{Name: "tsntz", Type: schema.TypeTimestampNTZ, Nullable: true},
 	}}
 	last := time.Date(9999, 12, 31, 23, 59, 59, 999999000, time.UTC)
 	rows := [][]any{{int64(0), last, last}, {int64(1), last.Add(-time.Hour), last.Add(-time.Hour)}}
 	dir := t.TempDir()
-	writeDelta(t, dir, schema, rows, nil)
-	got := readDelta(t, dir, schema, nil) // checks min <= value <= max per column
-	compareRows(t, schema, expected(schema, rows, nil), got)
+	writeDelta(t, dir, sch, rows, nil)
+	got := readDelta(t, dir, sch, nil) // checks min <= value <= max per column
+	compareRows(t, sch, expected(sch, rows, nil), got)
 }
 
 // TestDataFileEncodingsReadableBySparkBefore33 checks that every column chunk

@@ -12,7 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	pqschema "github.com/apache/arrow-go/v18/parquet/schema"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/sink"
 	"github.com/lakesink/lakesink/table"
 )
@@ -22,7 +22,7 @@ import (
 
 // readSparkTable reads the Spark-written table at dir: its schema, its single
 // data file as arrow-go reads it, and its rows.
-func readSparkTable(t *testing.T, dir string) (*parquetio.StructType, *arrowFile, [][]any) {
+func readSparkTable(t *testing.T, dir string) (*schema.StructType, *arrowFile, [][]any) {
 	t.Helper()
 	ctx := context.Background()
 	tb, err := table.Open(ctx, "file://"+dir)
@@ -34,7 +34,7 @@ func readSparkTable(t *testing.T, dir string) (*parquetio.StructType, *arrowFile
 	if err != nil {
 		t.Fatal(err)
 	}
-	schema, err := snap.Schema()
+	sch, err := snap.Schema()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func readSparkTable(t *testing.T, dir string) (*parquetio.StructType, *arrowFile
 		t.Fatal(err)
 	}
 	af := readArrow(t, filepath.Join(dir, filepath.FromSlash(key)))
-	return schema, af, fileRows(t, schema, af, nil)
+	return sch, af, fileRows(t, sch, af, nil)
 }
 
 // sortRowsBy sorts rows by column j (an orderable non-null column).
@@ -57,7 +57,7 @@ func sortRowsBy(rows [][]any, j int) {
 
 // lakesinkFile writes rows with the Delta sink in one batch and returns the
 // one data file as arrow-go reads it, plus the rows read back.
-func lakesinkFile(t *testing.T, schema *parquetio.StructType, rows [][]any) (*arrowFile, [][]any) {
+func lakesinkFile(t *testing.T, sch *schema.StructType, rows [][]any) (*arrowFile, [][]any) {
 	t.Helper()
 	dir := t.TempDir()
 	ctx := context.Background()
@@ -65,7 +65,7 @@ func lakesinkFile(t *testing.T, schema *parquetio.StructType, rows [][]any) (*ar
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.AddBatch(ctx, 0, &sink.Batch{Schema: schema, Rows: rows}); err != nil {
+	if _, err := s.AddBatch(ctx, 0, &schema.Batch{Schema: sch, Rows: rows}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
@@ -89,7 +89,7 @@ func lakesinkFile(t *testing.T, schema *parquetio.StructType, rows [][]any) (*ar
 		t.Fatal(err)
 	}
 	af := readArrow(t, filepath.Join(dir, filepath.FromSlash(key)))
-	return af, fileRows(t, schema, af, nil)
+	return af, fileRows(t, sch, af, nil)
 }
 
 // TestSparkReferenceFilesMatchLakesink rewrites the rows of Spark-written
@@ -106,16 +106,16 @@ func TestSparkReferenceFilesMatchLakesink(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			schema, spark, sparkRows := readSparkTable(t, dir)
+			sch, spark, sparkRows := readSparkTable(t, dir)
 			if len(sparkRows) == 0 {
 				t.Fatal("the reference file has no rows")
 			}
-			ours, ourRows := lakesinkFile(t, schema, sparkRows)
+			ours, ourRows := lakesinkFile(t, sch, sparkRows)
 
 			// Values.
 			sortRowsBy(sparkRows, 0)
 			sortRowsBy(ourRows, 0)
-			compareRowsKey(t, schema, sparkRows, ourRows)
+			compareRowsKey(t, sch, sparkRows, ourRows)
 
 			// Parquet leaf types.
 			sparkLeaves, ourLeaves := map[string]int{}, map[string]int{}
@@ -190,13 +190,13 @@ func keysOf(m map[string]int) []string {
 }
 
 // compareRowsKey is compareRows for rows whose first column is the key.
-func compareRowsKey(t *testing.T, schema *parquetio.StructType, want, got [][]any) {
+func compareRowsKey(t *testing.T, sch *schema.StructType, want, got [][]any) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("lakesink file has %d rows, Spark's %d", len(got), len(want))
 	}
 	for i := range want {
-		for j, f := range schema.Fields {
+		for j, f := range sch.Fields {
 			if !sameValue(want[i][j], got[i][j]) {
 				t.Errorf("key %s column %s: lakesink %s, Spark %s", show(want[i][0]), f.Name, show(got[i][j]), show(want[i][j]))
 			}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/table"
 )
 
@@ -103,7 +103,7 @@ func flightsTable(b *testing.B) (string, int) {
 			flightsOnce.err = err
 			return
 		}
-		schema, err := parquetio.ParseSchema(schemaJSON)
+		sch, err := schema.ParseSchema(schemaJSON)
 		if err != nil {
 			flightsOnce.err = err
 			return
@@ -118,7 +118,7 @@ func flightsTable(b *testing.B) (string, int) {
 		const replicasPerCommit = 10
 		replica := 0
 		for flightsOnce.rows < want {
-			batch := &parquetio.Batch{Schema: schema}
+			batch := &schema.Batch{Schema: sch}
 			for r := 0; r < replicasPerCommit && flightsOnce.rows < want; r++ {
 				for _, f := range sample {
 					if flightsOnce.rows >= want {
@@ -248,12 +248,12 @@ func BenchmarkOpenSnapshot100kFiles(b *testing.B) {
 	dir := b.TempDir()
 	const commits, perCommit = 10, 10_000
 	var logs []string
-	schema := `{\"type\":\"struct\",\"fields\":[{\"name\":\"id\",\"type\":\"long\",\"nullable\":true,\"metadata\":{}},{\"name\":\"p\",\"type\":\"string\",\"nullable\":true,\"metadata\":{}}]}`
+	sch := `{\"type\":\"struct\",\"fields\":[{\"name\":\"id\",\"type\":\"long\",\"nullable\":true,\"metadata\":{}},{\"name\":\"p\",\"type\":\"string\",\"nullable\":true,\"metadata\":{}}]}`
 	for c := range commits {
 		var sb strings.Builder
 		if c == 0 {
 			sb.WriteString(`{"protocol":{"minReaderVersion":1,"minWriterVersion":2}}` + "\n")
-			sb.WriteString(`{"metaData":{"id":"bench","format":{"provider":"parquet","options":{}},"schemaString":"` + schema + `","partitionColumns":["p"],"configuration":{}}}` + "\n")
+			sb.WriteString(`{"metaData":{"id":"bench","format":{"provider":"parquet","options":{}},"schemaString":"` + sch + `","partitionColumns":["p"],"configuration":{}}}` + "\n")
 		}
 		fmt.Fprintf(&sb, `{"commitInfo":{"timestamp":%d,"operation":"WRITE"}}`+"\n", 1700000000000+c)
 		for i := range perCommit {

@@ -14,8 +14,8 @@ import (
 	"testing"
 
 	"github.com/lakesink/lakesink/filesink"
-	"github.com/lakesink/lakesink/internal/parquetio"
 	"github.com/lakesink/lakesink/reader"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/txlog"
 )
@@ -60,7 +60,7 @@ func TestBombDeepSchemaString(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err = reader.Open(ctx, st.URL(), reader.WithStore(st))
-			if !errors.Is(err, parquetio.ErrSchema) || !strings.Contains(err.Error(), "version 0: schema") {
+			if !errors.Is(err, schema.ErrSchema) || !strings.Contains(err.Error(), "version 0: schema") {
 				t.Fatalf("Open = %v, want ErrSchema naming version 0", err)
 			}
 		})

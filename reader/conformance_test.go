@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/storage"
 )
 
@@ -112,7 +113,7 @@ func TestDATLocal(t *testing.T) {
 
 // readExpected reads the expected rows: a Parquet file, or a directory of
 // part-*.parquet files as Spark writes them.
-func readExpected(ctx context.Context, p string) (*parquetio.StructType, [][]any, error) {
+func readExpected(ctx context.Context, p string) (*schema.StructType, [][]any, error) {
 	fi, err := os.Stat(p)
 	if err != nil {
 		return nil, nil, err
@@ -135,25 +136,25 @@ func readExpected(ctx context.Context, p string) (*parquetio.StructType, [][]any
 		return nil, nil, err
 	}
 	defer st.Close()
-	var schema *parquetio.StructType
+	var sch *schema.StructType
 	var rows [][]any
 	for _, n := range names {
 		pf, err := parquetio.OpenFile(ctx, st, n, -1)
 		if err != nil {
 			return nil, nil, err
 		}
-		if schema == nil {
-			schema = pf.Schema()
+		if sch == nil {
+			sch = pf.Schema()
 		}
-		rs, err := pf.ReadAll(ctx, schema, parquetio.ReadOptions{})
+		rs, err := pf.ReadAll(ctx, sch, parquetio.ReadOptions{})
 		pf.Close()
 		if err != nil {
 			return nil, nil, err
 		}
 		rows = append(rows, rs...)
 	}
-	if schema == nil {
+	if sch == nil {
 		return nil, nil, fmt.Errorf("no expected parquet files in %s", p)
 	}
-	return schema, rows, nil
+	return sch, rows, nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lakesink/lakesink/expr"
 	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/txlog"
 )
@@ -180,7 +181,7 @@ func classify(res tableResult, err error) tableResult {
 }
 
 // checkAgainstStats reports whether the file had statistics to check.
-func checkAgainstStats(schema *parquetio.StructType, f *File, rows [][]any) (bool, error) {
+func checkAgainstStats(sch *schema.StructType, f *File, rows [][]any) (bool, error) {
 	if f.Stats == nil {
 		return false, nil
 	}
@@ -192,12 +193,12 @@ func checkAgainstStats(schema *parquetio.StructType, f *File, rows [][]any) (boo
 		return true, fmt.Errorf("%d rows, stats say numRecords %d - %d deleted", len(rows), f.NumRecords, deleted)
 	}
 	tight := f.DeletionVector == nil && (f.Stats.TightBounds == nil || *f.Stats.TightBounds)
-	var walk func(st *parquetio.StructType, path []string, index []int) error
-	walk = func(st *parquetio.StructType, path []string, index []int) error {
+	var walk func(st *schema.StructType, path []string, index []int) error
+	walk = func(st *schema.StructType, path []string, index []int) error {
 		for i, fld := range st.Fields {
 			p := append(slices.Clone(path), fld.PhysicalName())
 			ix := append(slices.Clone(index), i)
-			if sub, ok := fld.Type.(*parquetio.StructType); ok {
+			if sub, ok := fld.Type.(*schema.StructType); ok {
 				if err := walk(sub, p, ix); err != nil {
 					return err
 				}
@@ -237,7 +238,7 @@ func checkAgainstStats(schema *parquetio.StructType, f *File, rows [][]any) (boo
 		}
 		return nil
 	}
-	return true, walk(schema, nil, nil)
+	return true, walk(sch, nil, nil)
 }
 
 // TestDeltaRSLocal reads the delta-rs tables copied into testdata.

@@ -15,7 +15,7 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/table"
 )
 
@@ -119,7 +119,7 @@ func dvTable(t *testing.T) (string, File) {
 	for i := range 10 {
 		rows = append(rows, row{int32(i)})
 	}
-	b, err := parquetio.FromStructs(rows)
+	b, err := schema.FromStructs(rows)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/lakesink/lakesink/expr"
 	"github.com/lakesink/lakesink/filesink"
 	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/txlog"
 )
@@ -93,7 +94,7 @@ func openFileSink(ctx context.Context, store storage.Store, o openOptions) (*Sna
 			return nil, fmt.Errorf("%w: %s: file %s has partition columns %v, others %v", ErrCorruptFile, store.URL(), x.key, cols, partCols)
 		}
 	}
-	partTypes := make([]parquetio.DataType, len(partCols))
+	partTypes := make([]schema.DataType, len(partCols))
 	for j, c := range partCols {
 		vals := make([]*string, len(live))
 		for i := range live {
@@ -111,9 +112,9 @@ func openFileSink(ctx context.Context, store storage.Store, o openOptions) (*Sna
 	if jsonFiles > 0 && jsonFiles < len(live) {
 		return nil, fmt.Errorf("%w: %s: %d of its %d live files are JSON, the others not: a file-sink directory holds one format", ErrCorruptFile, store.URL(), jsonFiles, len(live))
 	}
-	schema := &parquetio.StructType{}
+	sch := &schema.StructType{}
 	if len(live) > 0 {
-		var fs *parquetio.StructType
+		var fs *schema.StructType
 		if jsonFiles > 0 {
 			keys := make([]string, len(live))
 			for i, x := range live {
@@ -132,14 +133,14 @@ func openFileSink(ctx context.Context, store storage.Store, o openOptions) (*Sna
 		}
 		for _, fld := range fs.Fields {
 			if !slices.Contains(partCols, fld.Name) {
-				schema.Fields = append(schema.Fields, fld)
+				sch.Fields = append(sch.Fields, fld)
 			}
 		}
 	}
 	for j, c := range partCols {
-		schema.Fields = append(schema.Fields, parquetio.StructField{Name: c, Type: partTypes[j], Nullable: true})
+		sch.Fields = append(sch.Fields, schema.StructField{Name: c, Type: partTypes[j], Nullable: true})
 	}
-	s := &Snapshot{store: store, kind: KindFileSink, version: latest, schema: schema, partitions: partCols, mapping: MappingNone, sinkJSON: jsonFiles > 0}
+	s := &Snapshot{store: store, kind: KindFileSink, version: latest, schema: sch, partitions: partCols, mapping: MappingNone, sinkJSON: jsonFiles > 0}
 	for i, x := range live {
 		f := File{Path: x.e.Path, Key: x.key, Size: x.e.Size, ModificationTime: time.UnixMilli(x.e.ModificationTime).UTC(), NumRecords: -1}
 		if len(partCols) > 0 {
@@ -160,7 +161,7 @@ func openFileSink(ctx context.Context, store storage.Store, o openOptions) (*Sna
 // inferPartitionType is a simplified form of Spark's partition column type
 // inference (PartitioningUtils.inferPartitionColumnValue): long if every
 // non-null value is an integer, then double, date, timestamp, else string.
-func inferPartitionType(vals []*string) parquetio.DataType {
+func inferPartitionType(vals []*string) schema.DataType {
 	all := func(ok func(string) bool) bool {
 		for _, v := range vals {
 			if v != nil && *v != "" && !ok(*v) {
@@ -175,18 +176,18 @@ func inferPartitionType(vals []*string) parquetio.DataType {
 	}
 	switch {
 	case !nonNull:
-		return parquetio.TypeString
+		return schema.TypeString
 	case all(func(s string) bool { _, err := strconv.ParseInt(s, 10, 64); return err == nil }):
-		return parquetio.TypeLong
+		return schema.TypeLong
 	case all(func(s string) bool {
 		_, err := strconv.ParseFloat(s, 64)
 		return err == nil && strings.ContainsAny(s, "0123456789")
 	}):
-		return parquetio.TypeDouble
+		return schema.TypeDouble
 	case all(func(s string) bool { _, err := expr.ParseDate(s); return err == nil && len(s) == 10 }):
-		return parquetio.TypeDate
+		return schema.TypeDate
 	case all(func(s string) bool { _, err := expr.ParseTimestamp(s); return err == nil && len(s) > 10 }):
-		return parquetio.TypeTimestamp
+		return schema.TypeTimestamp
 	}
-	return parquetio.TypeString
+	return schema.TypeString
 }

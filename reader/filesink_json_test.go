@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/lakesink/lakesink/filesink"
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/storage"
 )
 
@@ -53,7 +53,7 @@ func TestFileSinkJSONReadThroughLog(t *testing.T) {
 					rows = append(rows, r)
 					want = append(want, fmt.Sprintf("int64(%d) | float64(%g) | [string(t%d)] | string(%s)", id, r.Score, id, r.Country))
 				}
-				b, err := parquetio.FromStructs(rows)
+				b, err := schema.FromStructs(rows)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -93,7 +93,7 @@ func TestFileSinkJSONReadThroughLog(t *testing.T) {
 	}
 }
 
-func schemaNames(s *parquetio.StructType) []string {
+func schemaNames(s *schema.StructType) []string {
 	var out []string
 	for _, f := range s.Fields {
 		out = append(out, f.Name)

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/lakesink/lakesink/filesink"
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/storage"
 )
 
@@ -46,7 +46,7 @@ func TestFileSinkDirectory(t *testing.T) {
 			}
 			want = append(want, fmt.Sprintf("int64(%d) | string(n%d) | %s | int64(%d)", id, id, country, r.Year))
 		}
-		b, err := parquetio.FromStructs(rows)
+		b, err := schema.FromStructs(rows)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 )
 
 // Output helpers for the CLI (`lakesink scan --format json|csv|table`,
@@ -20,18 +21,18 @@ import (
 // something encoding/json writes as above: structs become objects keyed by
 // field name (json.RawMessage, field order kept), maps with string keys
 // objects, other maps arrays of {"key","value"} objects.
-func JSONValue(v any, t parquetio.DataType) any {
+func JSONValue(v any, t schema.DataType) any {
 	switch x := v.(type) {
 	case nil:
 		return nil
 	case time.Time:
-		if t == parquetio.TypeTimestampNTZ {
+		if t == schema.TypeTimestampNTZ {
 			return x.UTC().Format("2006-01-02T15:04:05.999999")
 		}
 		return x.UTC().Format(time.RFC3339Nano)
-	case parquetio.Date:
+	case schema.Date:
 		return time.Unix(int64(x)*86400, 0).UTC().Format("2006-01-02")
-	case parquetio.Decimal:
+	case schema.Decimal:
 		return decimalString(x)
 	case []byte:
 		return base64.StdEncoding.EncodeToString(x)
@@ -40,11 +41,11 @@ func JSONValue(v any, t parquetio.DataType) any {
 	case float32:
 		return floatJSON(float64(x))
 	case []any:
-		if st, ok := t.(*parquetio.StructType); ok {
+		if st, ok := t.(*schema.StructType); ok {
 			return structJSON(x, st)
 		}
-		var elem parquetio.DataType
-		if at, ok := t.(*parquetio.ArrayType); ok {
+		var elem schema.DataType
+		if at, ok := t.(*schema.ArrayType); ok {
 			elem = at.ElementType
 		}
 		out := make([]any, len(x))
@@ -52,9 +53,9 @@ func JSONValue(v any, t parquetio.DataType) any {
 			out[i] = JSONValue(e, elem)
 		}
 		return out
-	case []parquetio.MapEntry:
-		var kt, vt parquetio.DataType
-		if mt, ok := t.(*parquetio.MapType); ok {
+	case []schema.MapEntry:
+		var kt, vt schema.DataType
+		if mt, ok := t.(*schema.MapType); ok {
 			kt, vt = mt.KeyType, mt.ValueType
 		}
 		allStrings := true
@@ -98,7 +99,7 @@ func floatJSON(f float64) any {
 	return f
 }
 
-func decimalString(d parquetio.Decimal) string {
+func decimalString(d schema.Decimal) string {
 	if d.Unscaled == nil {
 		return ""
 	}
@@ -110,7 +111,7 @@ func decimalString(d parquetio.Decimal) string {
 }
 
 // structJSON renders a struct value as a JSON object in field order.
-func structJSON(vals []any, st *parquetio.StructType) json.RawMessage {
+func structJSON(vals []any, st *schema.StructType) json.RawMessage {
 	var buf bytes.Buffer
 	buf.WriteByte('{')
 	for i, f := range st.Fields {
@@ -142,7 +143,7 @@ func (r Record) MarshalJSON() ([]byte, error) {
 
 // FormatValue renders a value as text for CSV and table output: the JSON
 // forms above for scalars ("" for null), and compact JSON for nested values.
-func FormatValue(v any, t parquetio.DataType) string {
+func FormatValue(v any, t schema.DataType) string {
 	j := JSONValue(v, t)
 	switch x := j.(type) {
 	case nil:

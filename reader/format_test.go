@@ -7,25 +7,25 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 )
 
 func TestRecordJSON(t *testing.T) {
-	schema := &parquetio.StructType{Fields: []parquetio.StructField{
-		{Name: "ts", Type: parquetio.TypeTimestamp},
-		{Name: "d", Type: parquetio.TypeDate},
-		{Name: "dec", Type: parquetio.DecimalType{Precision: 10, Scale: 2}},
-		{Name: "bin", Type: parquetio.TypeBinary},
-		{Name: "nan", Type: parquetio.TypeDouble},
-		{Name: "s", Type: &parquetio.StructType{Fields: []parquetio.StructField{{Name: "z", Type: parquetio.TypeLong}, {Name: "a", Type: parquetio.TypeString}}}},
-		{Name: "m", Type: &parquetio.MapType{KeyType: parquetio.TypeString, ValueType: parquetio.TypeLong}},
-		{Name: "arr", Type: &parquetio.ArrayType{ElementType: parquetio.TypeDate}},
-		{Name: "n", Type: parquetio.TypeString},
+	sch := &schema.StructType{Fields: []schema.StructField{
+		{Name: "ts", Type: schema.TypeTimestamp},
+		{Name: "d", Type: schema.TypeDate},
+		{Name: "dec", Type: schema.DecimalType{Precision: 10, Scale: 2}},
+		{Name: "bin", Type: schema.TypeBinary},
+		{Name: "nan", Type: schema.TypeDouble},
+		{Name: "s", Type: &schema.StructType{Fields: []schema.StructField{{Name: "z", Type: schema.TypeLong}, {Name: "a", Type: schema.TypeString}}}},
+		{Name: "m", Type: &schema.MapType{KeyType: schema.TypeString, ValueType: schema.TypeLong}},
+		{Name: "arr", Type: &schema.ArrayType{ElementType: schema.TypeDate}},
+		{Name: "n", Type: schema.TypeString},
 	}}
-	r := Record{Schema: schema, Values: []any{
-		time.Date(2001, 1, 1, 0, 47, 0, 123456000, time.UTC), parquetio.Date(1),
-		parquetio.Decimal{Unscaled: big.NewInt(-1999), Scale: 2}, []byte{1, 2}, math.NaN(),
-		[]any{int64(1), "x"}, []parquetio.MapEntry{{Key: "k", Value: int64(2)}}, []any{parquetio.Date(0)}, nil,
+	r := Record{Schema: sch, Values: []any{
+		time.Date(2001, 1, 1, 0, 47, 0, 123456000, time.UTC), schema.Date(1),
+		schema.Decimal{Unscaled: big.NewInt(-1999), Scale: 2}, []byte{1, 2}, math.NaN(),
+		[]any{int64(1), "x"}, []schema.MapEntry{{Key: "k", Value: int64(2)}}, []any{schema.Date(0)}, nil,
 	}}
 	b, err := json.Marshal(r)
 	if err != nil {
@@ -35,13 +35,13 @@ func TestRecordJSON(t *testing.T) {
 	if string(b) != want {
 		t.Fatalf("got  %s\nwant %s", b, want)
 	}
-	if got := FormatValue(parquetio.Decimal{Unscaled: big.NewInt(5), Scale: 3}, nil); got != "0.005" {
+	if got := FormatValue(schema.Decimal{Unscaled: big.NewInt(5), Scale: 3}, nil); got != "0.005" {
 		t.Errorf("FormatValue(decimal) = %q", got)
 	}
-	if got := FormatValue(nil, parquetio.TypeString); got != "" {
+	if got := FormatValue(nil, schema.TypeString); got != "" {
 		t.Errorf("FormatValue(nil) = %q", got)
 	}
-	f := File{Path: "p=1/a.parquet", PartitionValues: map[string]any{"p": parquetio.Date(2)}, NumRecords: 3}
+	f := File{Path: "p=1/a.parquet", PartitionValues: map[string]any{"p": schema.Date(2)}, NumRecords: 3}
 	fb, err := json.Marshal(f)
 	if err != nil {
 		t.Fatal(err)

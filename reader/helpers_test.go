@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 )
 
 // sharedData is the project-wide interop test data (absent on a clean
@@ -53,14 +53,14 @@ func canon(v any) string {
 			parts[i] = canon(e)
 		}
 		return "[" + strings.Join(parts, ",") + "]"
-	case []parquetio.MapEntry:
+	case []schema.MapEntry:
 		parts := make([]string, len(x))
 		for i, e := range x {
 			parts[i] = canon(e.Key) + "=>" + canon(e.Value)
 		}
 		slices.Sort(parts) // map order is not significant
 		return "map{" + strings.Join(parts, ",") + "}"
-	case parquetio.Decimal:
+	case schema.Decimal:
 		if x.Unscaled == nil {
 			return "decimal(nil)"
 		}

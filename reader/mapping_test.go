@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/storage"
 )
 
@@ -20,13 +21,13 @@ import (
 func TestColumnMapping(t *testing.T) {
 	ctx := context.Background()
 	meta := func(id int, phys string) map[string]any {
-		return map[string]any{parquetio.MetaColumnMappingID: id, parquetio.MetaColumnMappingPhysicalName: phys}
+		return map[string]any{schema.MetaColumnMappingID: id, schema.MetaColumnMappingPhysicalName: phys}
 	}
-	writeSchema := &parquetio.StructType{Fields: []parquetio.StructField{
-		{Name: "user id", Type: parquetio.TypeLong, Nullable: true, Metadata: meta(1, "col-1")},
-		{Name: "Region", Type: parquetio.TypeString, Nullable: true, Metadata: meta(2, "col-2")},
-		{Name: "info", Type: &parquetio.StructType{Fields: []parquetio.StructField{
-			{Name: "a b", Type: parquetio.TypeInteger, Nullable: true, Metadata: meta(4, "col-4")},
+	writeSchema := &schema.StructType{Fields: []schema.StructField{
+		{Name: "user id", Type: schema.TypeLong, Nullable: true, Metadata: meta(1, "col-1")},
+		{Name: "Region", Type: schema.TypeString, Nullable: true, Metadata: meta(2, "col-2")},
+		{Name: "info", Type: &schema.StructType{Fields: []schema.StructField{
+			{Name: "a b", Type: schema.TypeInteger, Nullable: true, Metadata: meta(4, "col-4")},
 		}}, Nullable: true, Metadata: meta(3, "col-3")},
 	}}
 	for _, mode := range []string{"name", "id"} {
@@ -41,7 +42,7 @@ func TestColumnMapping(t *testing.T) {
 			for i := range 6 {
 				rows = append(rows, []any{int64(i), []string{"eu", "us"}[i%2], []any{int32(i * 10)}})
 			}
-			files, err := parquetio.WriteFiles(ctx, st, &parquetio.Batch{Schema: writeSchema, Rows: rows},
+			files, err := parquetio.WriteFiles(ctx, st, &schema.Batch{Schema: writeSchema, Rows: rows},
 				parquetio.WriteOptions{PartitionColumns: []string{"Region"}, PhysicalNames: true})
 			if err != nil {
 				t.Fatal(err)
@@ -52,7 +53,7 @@ func TestColumnMapping(t *testing.T) {
 				b, _ := json.Marshal(writeSchema)
 				s := strings.ReplaceAll(string(b), `"col-1"`, `"renamed-1"`)
 				s = strings.ReplaceAll(s, `"col-4"`, `"renamed-4"`)
-				logSchema, err = parquetio.ParseSchema([]byte(s))
+				logSchema, err = schema.ParseSchema([]byte(s))
 				if err != nil {
 					t.Fatal(err)
 				}

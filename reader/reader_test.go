@@ -14,7 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/lakesink/lakesink/expr"
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/table"
 	"github.com/lakesink/lakesink/txlog"
 )
@@ -64,7 +64,7 @@ func newEventTable(t testing.TB) (string, []event) {
 	}{{0, "NL"}, {100, "BE"}, {200, "NL"}} {
 		evs := makeEvents(part.from, 100, part.country)
 		all = append(all, evs...)
-		b, err := parquetio.FromStructs(evs)
+		b, err := schema.FromStructs(evs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -370,7 +370,7 @@ func TestStatsSkippingRegressions(t *testing.T) {
 	dir := t.TempDir()
 	subMS := time.Date(2001, 1, 1, 0, 47, 0, 123456000, time.UTC)
 	rows := []row{{1, subMS.Add(-time.Hour), 1.0}, {2, subMS, math.NaN()}, {3, subMS.Add(-time.Minute), 2.0}}
-	b, err := parquetio.FromStructs(rows)
+	b, err := schema.FromStructs(rows)
 	if err != nil {
 		t.Fatal(err)
 	}

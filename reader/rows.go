@@ -12,13 +12,14 @@ import (
 	"github.com/lakesink/lakesink/expr"
 	"github.com/lakesink/lakesink/filesink"
 	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 )
 
 // Record is one row of a Rows read: Values[i] is the value of
 // Schema.Fields[i], in the Go representation of internal/parquetio
 // (types.go). Every record of one read shares its Schema.
 type Record struct {
-	Schema *parquetio.StructType
+	Schema *schema.StructType
 	Values []any
 }
 
@@ -37,11 +38,11 @@ type readPlan struct {
 	s         *Snapshot
 	files     []File
 	pred      *expr.Predicate
-	out       *parquetio.StructType // projected schema
-	outIdx    []int                 // out field -> schema field
-	want      *parquetio.StructType // fields read from Parquet
-	wantIdx   []int                 // want field -> schema field
-	partIdx   []int                 // partition fields needed -> schema field
+	out       *schema.StructType // projected schema
+	outIdx    []int              // out field -> schema field
+	want      *schema.StructType // fields read from Parquet
+	wantIdx   []int              // want field -> schema field
+	partIdx   []int              // partition fields needed -> schema field
 	readOpts  parquetio.ReadOptions
 	schemaLen int
 }
@@ -59,7 +60,7 @@ func (s *Snapshot) plan(ctx context.Context, o ReadOptions) (*readPlan, error) {
 		p.pred = pred
 	}
 	// Projection.
-	p.out = &parquetio.StructType{}
+	p.out = &schema.StructType{}
 	if len(o.Columns) == 0 {
 		for i, f := range s.schema.Fields {
 			p.outIdx = append(p.outIdx, i)
@@ -84,7 +85,7 @@ func (s *Snapshot) plan(ctx context.Context, o ReadOptions) (*readPlan, error) {
 			needed[c.Index[0]] = true
 		}
 	}
-	p.want = &parquetio.StructType{}
+	p.want = &schema.StructType{}
 	for i, f := range s.schema.Fields {
 		if !needed[i] {
 			continue
@@ -112,14 +113,14 @@ func (s *Snapshot) plan(ctx context.Context, o ReadOptions) (*readPlan, error) {
 
 // topLevelField resolves a projected column name (exact, else
 // case-insensitive when unambiguous).
-func topLevelField(schema *parquetio.StructType, name string) (int, error) {
-	for i, f := range schema.Fields {
+func topLevelField(sch *schema.StructType, name string) (int, error) {
+	for i, f := range sch.Fields {
 		if f.Name == name {
 			return i, nil
 		}
 	}
 	found := -1
-	for i, f := range schema.Fields {
+	for i, f := range sch.Fields {
 		if strings.EqualFold(f.Name, name) {
 			if found >= 0 {
 				return 0, fmt.Errorf("%w: %q is ambiguous", ErrUnknownColumn, name)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/lakesink/lakesink/expr"
 	"github.com/lakesink/lakesink/filesink"
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/txlog"
 )
@@ -42,7 +42,7 @@ type Snapshot struct {
 	delta      *txlog.Snapshot // KindDelta only
 	version    int64
 	timestamp  time.Time
-	schema     *parquetio.StructType
+	schema     *schema.StructType
 	partitions []string // logical names, in the table's order
 	mapping    string
 	sinkFiles  []File // KindFileSink: the live files (partition values from paths)
@@ -142,7 +142,7 @@ func newDeltaSnapshot(store storage.Store, ds *txlog.Snapshot) (*Snapshot, error
 	if err := checkReadable(ds.Protocol(), md); err != nil {
 		return nil, fmt.Errorf("reader: %s version %d: %w", store.URL(), ds.Version(), err)
 	}
-	schema, err := ds.Schema()
+	sch, err := ds.Schema()
 	if err != nil {
 		return nil, fmt.Errorf("reader: %s version %d: schema: %w", store.URL(), ds.Version(), err)
 	}
@@ -157,26 +157,26 @@ func newDeltaSnapshot(store storage.Store, ds *txlog.Snapshot) (*Snapshot, error
 			&txlog.UnsupportedFeatureError{Feature: "columnMapping mode " + mode})
 	}
 	for _, p := range md.PartitionColumns {
-		if partitionField(schema, p) < 0 {
+		if partitionField(sch, p) < 0 {
 			return nil, fmt.Errorf("%w: %s version %d: partition column %q is not in the schema", ErrCorruptFile, store.URL(), ds.Version(), p)
 		}
 	}
 	parts := make([]string, len(md.PartitionColumns))
 	for i, p := range md.PartitionColumns {
-		parts[i] = schema.Fields[partitionField(schema, p)].Name
+		parts[i] = sch.Fields[partitionField(sch, p)].Name
 	}
 	return &Snapshot{store: store, kind: KindDelta, delta: ds, version: ds.Version(), timestamp: ds.Timestamp(),
-		schema: schema, partitions: parts, mapping: mode}, nil
+		schema: sch, partitions: parts, mapping: mode}, nil
 }
 
 // partitionField finds a partition column by logical or physical name.
-func partitionField(schema *parquetio.StructType, name string) int {
-	for i, f := range schema.Fields {
+func partitionField(sch *schema.StructType, name string) int {
+	for i, f := range sch.Fields {
 		if f.Name == name || f.PhysicalName() == name {
 			return i
 		}
 	}
-	for i, f := range schema.Fields {
+	for i, f := range sch.Fields {
 		if strings.EqualFold(f.Name, name) {
 			return i
 		}
@@ -228,7 +228,7 @@ func (s *Snapshot) Version() int64 { return s.version }
 func (s *Snapshot) Timestamp() time.Time { return s.timestamp }
 
 // Schema is the logical table schema (partition columns included).
-func (s *Snapshot) Schema() *parquetio.StructType { return s.schema }
+func (s *Snapshot) Schema() *schema.StructType { return s.schema }
 
 // PartitionColumns are the partition columns' logical names.
 func (s *Snapshot) PartitionColumns() []string { return slices.Clone(s.partitions) }

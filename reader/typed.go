@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 )
 
 // Rows reads the snapshot's rows into values of the struct type T: the
@@ -24,7 +24,7 @@ import (
 //
 // Supported mappings: string/[]byte, bool, all integer kinds (range
 // checked), floats, time.Time (timestamps, and dates at midnight UTC),
-// parquetio.Date, parquetio.Decimal (or float64, or string), nested structs
+// schema.Date, schema.Decimal (or float64, or string), nested structs
 // from struct columns, slices from arrays, maps from maps, and `any` for the
 // raw value. A value that does not fit ends the iteration with an error
 // wrapping ErrTypeMapping.
@@ -79,7 +79,7 @@ type fieldCol struct {
 }
 
 // structColumns matches T's fields to the columns of st.
-func structColumns(rt reflect.Type, st *parquetio.StructType) []fieldCol {
+func structColumns(rt reflect.Type, st *schema.StructType) []fieldCol {
 	var out []fieldCol
 	for _, sf := range reflect.VisibleFields(rt) {
 		if !sf.IsExported() || sf.Anonymous {
@@ -124,7 +124,7 @@ type structDecoder struct {
 	decs   []decodeFunc
 }
 
-func newStructDecoder(rt reflect.Type, st *parquetio.StructType) (*structDecoder, error) {
+func newStructDecoder(rt reflect.Type, st *schema.StructType) (*structDecoder, error) {
 	d := &structDecoder{fields: structColumns(rt, st)}
 	for _, fc := range d.fields {
 		ft := rt.FieldByIndex(fc.field).Type
@@ -152,15 +152,15 @@ func (d *structDecoder) decode(vals []any, dst reflect.Value) error {
 
 var (
 	timeType    = reflect.TypeFor[time.Time]()
-	dateType    = reflect.TypeFor[parquetio.Date]()
-	decimalType = reflect.TypeFor[parquetio.Decimal]()
+	dateType    = reflect.TypeFor[schema.Date]()
+	decimalType = reflect.TypeFor[schema.Decimal]()
 	bigIntType  = reflect.TypeFor[*big.Int]()
 	bytesType   = reflect.TypeFor[[]byte]()
 )
 
 // decoderFor builds the conversion of values of column type src into Go
 // type dst. col names the column in errors.
-func decoderFor(dst reflect.Type, src parquetio.DataType, col string) (decodeFunc, error) {
+func decoderFor(dst reflect.Type, src schema.DataType, col string) (decodeFunc, error) {
 	mismatch := func(v any) error {
 		return fmt.Errorf("%w: column %s: %T value %v does not fit %v", ErrTypeMapping, col, v, v, dst)
 	}
@@ -206,7 +206,7 @@ func decoderFor(dst reflect.Type, src parquetio.DataType, col string) (decodeFun
 		}
 	}
 	switch st := src.(type) {
-	case *parquetio.StructType:
+	case *schema.StructType:
 		if dst.Kind() != reflect.Struct {
 			return nil, fmt.Errorf("%w: column %s is a struct, field is %v", ErrTypeMapping, col, dst)
 		}
@@ -222,7 +222,7 @@ func decoderFor(dst reflect.Type, src parquetio.DataType, col string) (decodeFun
 			out.SetZero()
 			return sd.decode(vals, out)
 		}), nil
-	case *parquetio.ArrayType:
+	case *schema.ArrayType:
 		if dst.Kind() != reflect.Slice || dst == bytesType {
 			return nil, fmt.Errorf("%w: column %s is an array, field is %v", ErrTypeMapping, col, dst)
 		}
@@ -244,7 +244,7 @@ func decoderFor(dst reflect.Type, src parquetio.DataType, col string) (decodeFun
 			out.Set(s)
 			return nil
 		}), nil
-	case *parquetio.MapType:
+	case *schema.MapType:
 		if dst.Kind() != reflect.Map {
 			return nil, fmt.Errorf("%w: column %s is a map, field is %v", ErrTypeMapping, col, dst)
 		}
@@ -257,7 +257,7 @@ func decoderFor(dst reflect.Type, src parquetio.DataType, col string) (decodeFun
 			return nil, err
 		}
 		return nullable(func(v any, out reflect.Value) error {
-			entries, ok := v.([]parquetio.MapEntry)
+			entries, ok := v.([]schema.MapEntry)
 			if !ok {
 				return mismatch(v)
 			}
@@ -294,7 +294,7 @@ func setScalar(v any, out reflect.Value) bool {
 		return true
 	}
 	switch x := v.(type) {
-	case parquetio.Date:
+	case schema.Date:
 		switch {
 		case t == timeType:
 			out.Set(reflect.ValueOf(time.Unix(int64(x)*86400, 0).UTC()))
@@ -303,7 +303,7 @@ func setScalar(v any, out reflect.Value) bool {
 			return setInt(int64(x), out)
 		}
 		return false
-	case parquetio.Decimal:
+	case schema.Decimal:
 		if x.Unscaled == nil {
 			return false
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lakesink/lakesink/internal/parquetio"
 	"github.com/lakesink/lakesink/internal/testutil/heaptest"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/sink"
 	"github.com/lakesink/lakesink/storage"
 )
@@ -26,12 +27,12 @@ type flightRow struct {
 	Destination string `parquet:"destination"`
 }
 
-var flightSchema = &parquetio.StructType{Fields: []parquetio.StructField{
-	{Name: "date", Type: parquetio.TypeTimestamp, Nullable: true},
-	{Name: "delay", Type: parquetio.TypeLong, Nullable: true},
-	{Name: "distance", Type: parquetio.TypeLong, Nullable: true},
-	{Name: "origin", Type: parquetio.TypeString, Nullable: true},
-	{Name: "destination", Type: parquetio.TypeString, Nullable: true},
+var flightSchema = &schema.StructType{Fields: []schema.StructField{
+	{Name: "date", Type: schema.TypeTimestamp, Nullable: true},
+	{Name: "delay", Type: schema.TypeLong, Nullable: true},
+	{Name: "distance", Type: schema.TypeLong, Nullable: true},
+	{Name: "origin", Type: schema.TypeString, Nullable: true},
+	{Name: "destination", Type: schema.TypeString, Nullable: true},
 }}
 
 // loadFlights returns the 3M flight rows in chunks (one per row group of the
@@ -130,7 +131,7 @@ func BenchmarkSinkIngestFlights3M(b *testing.B) {
 		peak := heaptest.Peak(func() {
 			start := time.Now()
 			for ci, rows := range chunks {
-				if _, err := s.AddBatch(ctx, int64(ci), &sink.Batch{Schema: flightSchema, Rows: rows}); err != nil {
+				if _, err := s.AddBatch(ctx, int64(ci), &schema.Batch{Schema: flightSchema, Rows: rows}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
 	"github.com/lakesink/lakesink/internal/testutil/heaptest"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/sink"
 	"github.com/lakesink/lakesink/table"
 )
@@ -41,9 +41,9 @@ func TestBombManyPartitionsOneBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	schema := &parquetio.StructType{Fields: []parquetio.StructField{
-		{Name: "id", Type: parquetio.TypeLong, Nullable: true},
-		{Name: "part", Type: parquetio.TypeString, Nullable: true},
+	sch := &schema.StructType{Fields: []schema.StructField{
+		{Name: "id", Type: schema.TypeLong, Nullable: true},
+		{Name: "part", Type: schema.TypeString, Nullable: true},
 	}}
 	rows := make([][]any, n)
 	for i := range rows {
@@ -51,7 +51,7 @@ func TestBombManyPartitionsOneBatch(t *testing.T) {
 	}
 	var res sink.Result
 	start := time.Now()
-	peak := heaptest.Peak(func() { res, err = s.AddBatch(ctx, 0, &sink.Batch{Schema: schema, Rows: rows}) })
+	peak := heaptest.Peak(func() { res, err = s.AddBatch(ctx, 0, &schema.Batch{Schema: sch, Rows: rows}) })
 	elapsed := time.Since(start)
 	if err != nil {
 		t.Fatal(err)
@@ -81,7 +81,7 @@ func TestBombManyPartitionsOneBatch(t *testing.T) {
 }
 
 // TestBombDeepSchemaBatch: a batch whose column lies 256 Parquet levels deep
-// (255 nested nullable structs) is refused with parquetio.ErrSchema naming
+// (255 nested nullable structs) is refused with schema.ErrSchema naming
 // the column, as a *BatchError; nothing is committed and no data file is
 // written. (Before, parquet-go panicked in the writer goroutine and took the
 // process down.)
@@ -93,16 +93,16 @@ func TestBombDeepSchemaBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	var typ parquetio.DataType = parquetio.TypeLong
+	var typ schema.DataType = schema.TypeLong
 	var v any = int64(1)
 	for range 255 {
-		typ = &parquetio.StructType{Fields: []parquetio.StructField{{Name: "s", Type: typ, Nullable: true}}}
+		typ = &schema.StructType{Fields: []schema.StructField{{Name: "s", Type: typ, Nullable: true}}}
 		v = []any{v}
 	}
-	schema := &parquetio.StructType{Fields: []parquetio.StructField{{Name: "c", Type: typ, Nullable: true}}}
-	_, err = s.AddBatch(ctx, 0, &sink.Batch{Schema: schema, Rows: [][]any{{v}}})
+	sch := &schema.StructType{Fields: []schema.StructField{{Name: "c", Type: typ, Nullable: true}}}
+	_, err = s.AddBatch(ctx, 0, &schema.Batch{Schema: sch, Rows: [][]any{{v}}})
 	var be *sink.BatchError
-	if !errors.As(err, &be) || !errors.Is(err, parquetio.ErrSchema) || !strings.Contains(err.Error(), "column c.s.s") ||
+	if !errors.As(err, &be) || !errors.Is(err, schema.ErrSchema) || !strings.Contains(err.Error(), "column c.s.s") ||
 		!strings.Contains(err.Error(), "256 Parquet levels deep") {
 		t.Fatalf("AddBatch = %v, want *BatchError wrapping ErrSchema naming column c.s.s...", err)
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/table"
 )
 
@@ -167,8 +167,8 @@ func (d *Delta) Close() error {
 // every live file in the same commit. An empty batch commits only its txn.
 //
 // Errors are *BatchError naming the table and batch, wrapping the cause
-// (*parquetio.RowError for a row that does not fit: nothing is committed).
-func (d *Delta) AddBatch(ctx context.Context, batchID int64, batch *Batch) (Result, error) {
+// (*schema.RowError for a row that does not fit: nothing is committed).
+func (d *Delta) AddBatch(ctx context.Context, batchID int64, batch *schema.Batch) (Result, error) {
 	if err := d.opts.Validate(); err != nil {
 		return Result{}, &BatchError{Table: d.table.URL(), BatchID: batchID, Err: err}
 	}
@@ -196,7 +196,7 @@ func (d *Delta) AddBatch(ctx context.Context, batchID int64, batch *Batch) (Resu
 	params["queryId"] = d.opts.QueryID
 	params["epochId"] = strconv.FormatInt(batchID, 10)
 	if batch == nil {
-		batch = &Batch{}
+		batch = &schema.Batch{}
 	}
 	if d.opts.OutputMode == Update {
 		return d.mergeBatch(ctx, batchID, batch, params)
@@ -223,7 +223,7 @@ func (d *Delta) AddBatch(ctx context.Context, batchID int64, batch *Batch) (Resu
 
 // mergeBatch is AddBatch in Update mode: one table.Merge whose commit
 // (operation MERGE) holds txn{QueryID, batchID}.
-func (d *Delta) mergeBatch(ctx context.Context, batchID int64, batch *Batch, params map[string]any) (Result, error) {
+func (d *Delta) mergeBatch(ctx context.Context, batchID int64, batch *schema.Batch, params map[string]any) (Result, error) {
 	if batch.Schema == nil {
 		snap, err := d.table.Snapshot(ctx)
 		if err != nil {
@@ -233,7 +233,7 @@ func (d *Delta) mergeBatch(ctx context.Context, batchID int64, batch *Batch, par
 		if err != nil {
 			return Result{}, &BatchError{Table: d.table.URL(), BatchID: batchID, Err: err}
 		}
-		batch = &Batch{Schema: s}
+		batch = &schema.Batch{Schema: s}
 	}
 	res, err := d.table.Merge(ctx, batch, table.MergeOptions{
 		Keys:                d.opts.MergeKeys,
@@ -258,11 +258,6 @@ func (d *Delta) mergeBatch(ctx context.Context, batchID int64, batch *Batch, par
 		NumRows: res.NumInserted + res.NumUpdated, NumInserted: res.NumInserted, NumUpdated: res.NumUpdated, NumDeleted: res.NumDeleted,
 		NumRemovedFiles: res.NumFilesRemoved}, nil
 }
-
-// FromStructs turns Go structs into a Batch, the schema derived from the
-// struct's parquet tags and Go types (parquetio.FromStructs): the adapter
-// through which typed rows enter the one write path.
-func FromStructs[T any](rows []T) (*Batch, error) { return parquetio.FromStructs(rows) }
 
 // Txn is one txn action of AddTxnBatch: txn{appId: AppID, version:
 // Version}, committed only while the table's version for AppID is still
@@ -307,7 +302,7 @@ func (d *Delta) TxnVersions(ctx context.Context, prefix string) (map[string]int6
 // commit is a "STREAMING UPDATE" with outputMode Append, Options.QueryID as
 // queryId, and OperationParameters plus params. Options.OutputMode must be
 // Append. Errors are *BatchError with BatchID -1.
-func (d *Delta) AddTxnBatch(ctx context.Context, batch *Batch, txns []Txn, params map[string]string) (Result, error) {
+func (d *Delta) AddTxnBatch(ctx context.Context, batch *schema.Batch, txns []Txn, params map[string]string) (Result, error) {
 	fail := func(err error) (Result, error) {
 		return Result{}, &BatchError{Table: d.table.URL(), BatchID: -1, Err: err}
 	}
@@ -327,7 +322,7 @@ func (d *Delta) AddTxnBatch(ctx context.Context, batch *Batch, txns []Txn, param
 	p["outputMode"] = "Append"
 	p["queryId"] = d.opts.QueryID
 	if batch == nil {
-		batch = &Batch{}
+		batch = &schema.Batch{}
 	}
 	res, err := d.table.Write(ctx, batch, table.WriteOptions{
 		Txns:                txns,

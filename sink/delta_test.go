@@ -11,19 +11,20 @@ import (
 	"time"
 
 	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/sink"
 	"github.com/lakesink/lakesink/table"
 	"github.com/lakesink/lakesink/txlog"
 )
 
-var schema = &parquetio.StructType{Fields: []parquetio.StructField{
-	{Name: "id", Type: parquetio.TypeLong},
-	{Name: "origin", Type: parquetio.TypeString, Nullable: true},
-	{Name: "at", Type: parquetio.TypeTimestamp, Nullable: true},
+var sch = &schema.StructType{Fields: []schema.StructField{
+	{Name: "id", Type: schema.TypeLong},
+	{Name: "origin", Type: schema.TypeString, Nullable: true},
+	{Name: "at", Type: schema.TypeTimestamp, Nullable: true},
 }}
 
-func batch(batchID int64, n int) *sink.Batch {
-	b := &sink.Batch{Schema: schema}
+func batch(batchID int64, n int) *schema.Batch {
+	b := &schema.Batch{Schema: sch}
 	for i := 0; i < n; i++ {
 		id := batchID*1000 + int64(i)
 		b.Rows = append(b.Rows, []any{id, []string{"SFO", "JFK", ""}[i%3], time.UnixMicro(id * 1_000_001).UTC()})
@@ -39,7 +40,7 @@ func readIDs(t *testing.T, tb *table.Table) []int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &parquetio.StructType{Fields: schema.Fields[:1]}
+	want := &schema.StructType{Fields: sch.Fields[:1]}
 	var ids []int64
 	for _, a := range snap.Files() {
 		key, err := snap.FileKey(a.Path)
@@ -222,7 +223,7 @@ func TestEmptyBatchRecordsProgress(t *testing.T) {
 	if _, err := s.AddBatch(ctx, 0, batch(0, 3)); err != nil {
 		t.Fatal(err)
 	}
-	res, err := s.AddBatch(ctx, 1, &sink.Batch{Schema: schema})
+	res, err := s.AddBatch(ctx, 1, &schema.Batch{Schema: sch})
 	if err != nil || res.Skipped || res.NumFiles != 0 || res.Version != 1 {
 		t.Fatalf("empty batch: %+v, %v", res, err)
 	}
@@ -239,7 +240,7 @@ func TestBadRowFailsBatchNamingBatchRowAndField(t *testing.T) {
 	b.Rows[3][0] = "not a long"
 	_, err := s.AddBatch(ctx, 7, b)
 	var be *sink.BatchError
-	var re *parquetio.RowError
+	var re *schema.RowError
 	if !errors.As(err, &be) || be.BatchID != 7 || !errors.As(err, &re) || re.Row != 3 || re.Field != "id" {
 		t.Fatalf("err = %v, want a BatchError for batch 7 wrapping a RowError at row 3, field id", err)
 	}
@@ -253,7 +254,7 @@ func TestBadRowFailsBatchNamingBatchRowAndField(t *testing.T) {
 func TestConcurrentSinks(t *testing.T) {
 	ctx := context.Background()
 	url := "file://" + t.TempDir()
-	if _, err := table.Create(ctx, url, table.CreateOptions{Schema: schema}); err != nil {
+	if _, err := table.Create(ctx, url, table.CreateOptions{Schema: sch}); err != nil {
 		t.Fatal(err)
 	}
 	const batches = 10

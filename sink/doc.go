@@ -11,7 +11,7 @@
 //	defer s.Close()
 //	res, err := s.AddBatch(ctx, batchID, batch) // res.Skipped: already committed
 //
-// Rows enter as a *Batch (parquetio.Batch); Go structs through FromStructs.
+// Rows enter as a *schema.Batch; Go structs through schema.FromStructs.
 //
 // Concurrency: AddBatch may be called from several goroutines and several
 // processes for different query ids; conflicts are retried by the log. Two

@@ -14,7 +14,7 @@ var (
 )
 
 // BatchError is a failed batch: it names the table and the batch. Err is the
-// cause (a *parquetio.RowError names the row and field; a *txlog.ConflictError
+// cause (a *schema.RowError names the row and field; a *txlog.ConflictError
 // a lost commit).
 type BatchError struct {
 	Table   string

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/sink"
 )
 
@@ -18,11 +19,11 @@ type event struct {
 // Typed Go structs enter through FromStructs and land like any batch.
 func TestFromStructsThroughTheSink(t *testing.T) {
 	ctx := context.Background()
-	b, err := sink.FromStructs([]event{{1, "SFO", time.Unix(10, 0).UTC()}, {2, "JFK", time.Unix(20, 0).UTC()}})
+	b, err := schema.FromStructs([]event{{1, "SFO", time.Unix(10, 0).UTC()}, {2, "JFK", time.Unix(20, 0).UTC()}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f, ok := b.Schema.Field("at"); !ok || f.Type != sink.TypeTimestamp {
+	if f, ok := b.Schema.Field("at"); !ok || f.Type != schema.TypeTimestamp {
 		t.Fatalf("schema %v: want at as timestamp", b.Schema)
 	}
 	s := newSink(t, "mem://"+t.Name(), sink.Options{QueryID: "typed"})

@@ -3,11 +3,8 @@ package sink
 import (
 	"context"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 )
-
-// Batch is the one concrete batch type every sink takes (DESIGN.md, "Rows").
-type Batch = parquetio.Batch
 
 // Sink is the contract every streaming sink implements (the Delta sink in this
 // package, the Spark file sink in package filesink).
@@ -18,7 +15,7 @@ type Batch = parquetio.Batch
 // nothing of the batch is committed; the caller may retry the same batchID
 // with the same rows.
 type Sink interface {
-	AddBatch(ctx context.Context, batchID int64, batch *Batch) (Result, error)
+	AddBatch(ctx context.Context, batchID int64, batch *schema.Batch) (Result, error)
 }
 
 // Result reports what AddBatch did.

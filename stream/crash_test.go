@@ -15,6 +15,7 @@ import (
 
 	"github.com/lakesink/lakesink/filesink"
 	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/sink"
 	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/storage/faultstore"
@@ -64,7 +65,7 @@ func newLocalEnv(t *testing.T, files int) *localEnv {
 
 func (e *localEnv) options(t *testing.T, cp storage.Store) Options {
 	t.Helper()
-	src, err := source.NewFileSource(e.in, source.Options{Format: source.FormatJSON, Schema: schema})
+	src, err := source.NewFileSource(e.in, source.Options{Format: source.FormatJSON, Schema: sch})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +272,7 @@ func (e *sinkEnv) checkExactlyOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rs, err := f.ReadAll(ctx, schema, parquetio.ReadOptions{})
+		rs, err := f.ReadAll(ctx, sch, parquetio.ReadOptions{})
 		f.Close()
 		if err != nil {
 			t.Fatal(err)
@@ -350,9 +351,9 @@ func TestCrashPointsIntoSink(t *testing.T) {
 	}
 }
 
-var kafkaSchema = &parquetio.StructType{Fields: []parquetio.StructField{
-	{Name: "p", Type: parquetio.TypeLong, Nullable: true},
-	{Name: "i", Type: parquetio.TypeLong, Nullable: true},
+var kafkaSchema = &schema.StructType{Fields: []schema.StructField{
+	{Name: "p", Type: schema.TypeLong, Nullable: true},
+	{Name: "i", Type: schema.TypeLong, Nullable: true},
 }}
 
 // TestCrashPointsKafkaIntoDelta kills a query that streams a Kafka topic

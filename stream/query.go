@@ -9,19 +9,17 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/sink"
 	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/stream/checkpoint"
 	"github.com/lakesink/lakesink/stream/source"
 )
 
-// Batch is the batch type sinks take (parquetio.Batch).
-type Batch = sink.Batch
-
 // ForeachBatchFunc receives each batch in place of a Sink (Spark's
 // foreachBatch). It must be idempotent per batchID: after a crash the same
 // batch (same id, same rows) may be delivered again.
-type ForeachBatchFunc func(ctx context.Context, batchID int64, batch *Batch) error
+type ForeachBatchFunc func(ctx context.Context, batchID int64, batch *schema.Batch) error
 
 // Clock tells the time (batch timestamps, durations). Tests may fake it;
 // waiting between interval triggers uses real timers.

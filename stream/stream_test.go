@@ -14,7 +14,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/sink"
 	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/stream/checkpoint"
@@ -24,9 +24,9 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-var schema = &parquetio.StructType{Fields: []parquetio.StructField{
-	{Name: "file", Type: parquetio.TypeString, Nullable: true},
-	{Name: "n", Type: parquetio.TypeLong, Nullable: true},
+var sch = &schema.StructType{Fields: []schema.StructField{
+	{Name: "file", Type: schema.TypeString, Nullable: true},
+	{Name: "n", Type: schema.TypeLong, Nullable: true},
 }}
 
 // fakeSink is an in-memory table with Delta's txn rule: a batch id at or
@@ -50,7 +50,7 @@ func newFakeSink() *fakeSink {
 	return &fakeSink{lastBatch: -1, failBefore: map[int64]bool{}, failAfter: map[int64]bool{}, batchesSeen: map[int64][][]any{}}
 }
 
-func (s *fakeSink) AddBatch(ctx context.Context, batchID int64, b *sink.Batch) (sink.Result, error) {
+func (s *fakeSink) AddBatch(ctx context.Context, batchID int64, b *schema.Batch) (sink.Result, error) {
 	if s.delay > 0 {
 		select {
 		case <-time.After(s.delay):
@@ -110,7 +110,7 @@ func (e *env) addFiles(t *testing.T, n int) {
 
 func (e *env) options(t *testing.T) Options {
 	t.Helper()
-	src, err := source.NewFileSource(e.in, source.Options{Format: source.FormatJSON, Schema: schema})
+	src, err := source.NewFileSource(e.in, source.Options{Format: source.FormatJSON, Schema: sch})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +303,7 @@ func TestRestartWithDifferentSourceRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	other := memstore.New("other")
-	src, _ := source.NewFileSource(other, source.Options{Format: source.FormatJSON, Schema: schema})
+	src, _ := source.NewFileSource(other, source.Options{Format: source.FormatJSON, Schema: sch})
 	o := e.options(t)
 	o.Source = src
 	_, err := run(t, o)
@@ -347,8 +347,8 @@ func (fixedSource) Commit(context.Context, string) error       { return nil }
 func (fixedSource) LatestOffset(context.Context, source.ReadLimit) (string, error) {
 	return `{"logOffset":0}`, nil
 }
-func (fixedSource) GetBatch(context.Context, string, string) (*parquetio.Batch, source.BatchStats, error) {
-	return &parquetio.Batch{Schema: schema, Rows: [][]any{{"x", int64(1)}}}, source.BatchStats{}, nil
+func (fixedSource) GetBatch(context.Context, string, string) (*schema.Batch, source.BatchStats, error) {
+	return &schema.Batch{Schema: sch, Rows: [][]any{{"x", int64(1)}}}, source.BatchStats{}, nil
 }
 
 func TestSecondDriverFails(t *testing.T) {
@@ -358,7 +358,7 @@ func TestSecondDriverFails(t *testing.T) {
 		path   string
 	}{
 		{"file source log", func(e *env, wg *sync.WaitGroup) source.Source {
-			src, _ := source.NewFileSource(e.in, source.Options{Format: source.FormatJSON, Schema: schema})
+			src, _ := source.NewFileSource(e.in, source.Options{Format: source.FormatJSON, Schema: sch})
 			return &barrierSource{Source: src, wg: wg}
 		}, "sources/0/0"},
 		{"offsets", func(e *env, wg *sync.WaitGroup) source.Source {
@@ -490,7 +490,7 @@ func TestForeachBatch(t *testing.T) {
 	o.Sink, o.MaxFilesPerTrigger = nil, 2
 	var got []int64
 	var rows int
-	o.ForeachBatch = func(ctx context.Context, id int64, b *Batch) error {
+	o.ForeachBatch = func(ctx context.Context, id int64, b *schema.Batch) error {
 		got = append(got, id)
 		rows += len(b.Rows)
 		return nil

@@ -14,17 +14,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/table"
 	"github.com/lakesink/lakesink/txlog"
 )
 
-func nestedStructs(depth int) *parquetio.StructType {
-	var typ parquetio.DataType = parquetio.TypeLong
+func nestedStructs(depth int) *schema.StructType {
+	var typ schema.DataType = schema.TypeLong
 	for range depth {
-		typ = &parquetio.StructType{Fields: []parquetio.StructField{{Name: "s", Type: typ, Nullable: true}}}
+		typ = &schema.StructType{Fields: []schema.StructField{{Name: "s", Type: typ, Nullable: true}}}
 	}
-	return &parquetio.StructType{Fields: []parquetio.StructField{{Name: "c", Type: typ, Nullable: true}}}
+	return &schema.StructType{Fields: []schema.StructField{{Name: "c", Type: typ, Nullable: true}}}
 }
 
 func logKeys(t *testing.T, tb *table.Table) []string {
@@ -41,21 +41,21 @@ func logKeys(t *testing.T, tb *table.Table) []string {
 }
 
 // TestBombCreateRefusesUnwritableSchemas: Create validates the schema
-// against Parquet's limits (parquetio.ValidateForWrite) before committing
+// against Parquet's limits (schema.ValidateForWrite) before committing
 // version 0.
 func TestBombCreateRefusesUnwritableSchemas(t *testing.T) {
 	ctx := context.Background()
-	wide := &parquetio.StructType{}
+	wide := &schema.StructType{}
 	for g := range 66 {
-		inner := &parquetio.StructType{}
+		inner := &schema.StructType{}
 		for i := range 1000 {
-			inner.Fields = append(inner.Fields, parquetio.StructField{Name: fmt.Sprintf("f%d", i), Type: parquetio.TypeInteger, Nullable: true})
+			inner.Fields = append(inner.Fields, schema.StructField{Name: fmt.Sprintf("f%d", i), Type: schema.TypeInteger, Nullable: true})
 		}
-		wide.Fields = append(wide.Fields, parquetio.StructField{Name: fmt.Sprintf("g%d", g), Type: inner, Nullable: true})
+		wide.Fields = append(wide.Fields, schema.StructField{Name: fmt.Sprintf("g%d", g), Type: inner, Nullable: true})
 	}
 	for _, tc := range []struct {
 		name   string
-		schema *parquetio.StructType
+		schema *schema.StructType
 		want   string
 	}{
 		{"255 nested structs", nestedStructs(255), "256 Parquet levels deep"},
@@ -72,7 +72,7 @@ func TestBombCreateRefusesUnwritableSchemas(t *testing.T) {
 				tb.Close()
 				return
 			}
-			if !errors.Is(err, parquetio.ErrSchema) || !strings.Contains(err.Error(), tc.want) {
+			if !errors.Is(err, schema.ErrSchema) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Create = %v, want ErrSchema %q", err, tc.want)
 			}
 			tb, err = table.Open(ctx, url)
@@ -91,7 +91,7 @@ func TestBombCreateRefusesUnwritableSchemas(t *testing.T) {
 // a schemaString of 3,000 nested structs (9,000 nested JSON values, under
 // encoding/json's 10,000 limit). The log replays (its schema is not needed
 // for that), the schema is refused with ErrSchema (deeper than
-// parquetio.MaxSchemaDepth), and a write is refused before anything is
+// schema.MaxSchemaDepth), and a write is refused before anything is
 // written.
 func TestBombForeignDeepSchemaString(t *testing.T) {
 	ctx := context.Background()
@@ -124,12 +124,12 @@ func TestBombForeignDeepSchemaString(t *testing.T) {
 	if err != nil {
 		t.Fatalf("snapshot: %v", err)
 	}
-	if _, err := snap.Schema(); !errors.Is(err, parquetio.ErrSchema) || !strings.Contains(err.Error(), "nested deeper than 1000") {
+	if _, err := snap.Schema(); !errors.Is(err, schema.ErrSchema) || !strings.Contains(err.Error(), "nested deeper than 1000") {
 		t.Fatalf("Schema() = %v, want ErrSchema nested deeper than 1000", err)
 	}
 	before := logKeys(t, tb)
-	batch := &parquetio.Batch{Schema: nestedStructs(3), Rows: [][]any{{[]any{[]any{[]any{int64(1)}}}}}}
-	if _, err := tb.Write(ctx, batch, table.WriteOptions{}); !errors.Is(err, parquetio.ErrSchema) {
+	batch := &schema.Batch{Schema: nestedStructs(3), Rows: [][]any{{[]any{[]any{[]any{int64(1)}}}}}}
+	if _, err := tb.Write(ctx, batch, table.WriteOptions{}); !errors.Is(err, schema.ErrSchema) {
 		t.Fatalf("Write = %v, want ErrSchema", err)
 	}
 	if after := logKeys(t, tb); !slices.Equal(before, after) {
@@ -144,8 +144,8 @@ func TestBombForeignDeepSchemaString(t *testing.T) {
 // and nothing is written.
 func TestBombForeignUnknownFeatureAndAction(t *testing.T) {
 	ctx := context.Background()
-	schema := `{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}}]}`
-	md := fmt.Sprintf(`{"metaData":{"id":"t","format":{"provider":"parquet","options":{}},"schemaString":%q,"partitionColumns":[],"configuration":{}}}`, schema)
+	sch := `{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}}]}`
+	md := fmt.Sprintf(`{"metaData":{"id":"t","format":{"provider":"parquet","options":{}},"schemaString":%q,"partitionColumns":[],"configuration":{}}}`, sch)
 	for _, tc := range []struct {
 		name     string
 		v0, v1   string
@@ -173,8 +173,8 @@ func TestBombForeignUnknownFeatureAndAction(t *testing.T) {
 				t.Fatalf("snapshot: %v", err)
 			}
 			before := logKeys(t, tb)
-			sch, _ := parquetio.ParseSchema([]byte(schema))
-			_, werr := tb.Write(ctx, &parquetio.Batch{Schema: sch, Rows: [][]any{{int64(1)}}}, table.WriteOptions{})
+			sch, _ := schema.ParseSchema([]byte(sch))
+			_, werr := tb.Write(ctx, &schema.Batch{Schema: sch, Rows: [][]any{{int64(1)}}}, table.WriteOptions{})
 			var ufe *txlog.UnsupportedFeatureError
 			if tc.writeErr && (!errors.As(werr, &ufe) || ufe.Feature != "futureFeature") {
 				t.Fatalf("Write = %v, want *UnsupportedFeatureError futureFeature", werr)

@@ -5,23 +5,23 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 )
 
 // LiveRows reads every row of the table's latest snapshot in table column
 // order (partition values from the log), for tests below the reader.
-func LiveRows(ctx context.Context, t *Table) ([][]any, *parquetio.StructType, error) {
+func LiveRows(ctx context.Context, t *Table) ([][]any, *schema.StructType, error) {
 	snap, err := t.log.Snapshot(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	schema, err := snap.Schema()
+	sch, err := snap.Schema()
 	if err != nil {
 		return nil, nil, err
 	}
-	p := &mergePlan{schema: schema, partCols: snap.Metadata().PartitionColumns}
-	p.isPart = make([]bool, len(schema.Fields))
-	for i, f := range schema.Fields {
+	p := &mergePlan{schema: sch, partCols: snap.Metadata().PartitionColumns}
+	p.isPart = make([]bool, len(sch.Fields))
+	for i, f := range sch.Fields {
 		p.isPart[i] = slices.ContainsFunc(p.partCols, func(c string) bool { return strings.EqualFold(c, f.Name) })
 	}
 	var out [][]any
@@ -32,12 +32,12 @@ func LiveRows(ctx context.Context, t *Table) ([][]any, *parquetio.StructType, er
 		}
 		out = append(out, rows...)
 	}
-	return out, schema, nil
+	return out, sch, nil
 }
 
 // MergeWithHook is Merge with hook run once, after the first attempt has
 // written its files and before it commits.
-func MergeWithHook(ctx context.Context, t *Table, b *parquetio.Batch, o MergeOptions, hook func()) (MergeResult, error) {
+func MergeWithHook(ctx context.Context, t *Table, b *schema.Batch, o MergeOptions, hook func()) (MergeResult, error) {
 	o.beforeCommit = hook
 	return t.Merge(ctx, b, o)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lakesink/lakesink/expr"
 	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/txlog"
 )
 
@@ -152,7 +153,7 @@ const DefaultMergeAttempts = 5
 // nested key column, a bad DeleteWhen), ErrSchemaMismatch, ErrUnsupportedMode
 // (files with deletion vectors, an append-only table), txlog errors; a
 // conflict left after MaxAttempts matches txlog.ErrConcurrentModification.
-func (t *Table) Merge(ctx context.Context, batch *parquetio.Batch, o MergeOptions) (MergeResult, error) {
+func (t *Table) Merge(ctx context.Context, batch *schema.Batch, o MergeOptions) (MergeResult, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -204,8 +205,8 @@ func (t *Table) Merge(ctx context.Context, batch *parquetio.Batch, o MergeOption
 // column, not the row), unless they are keys, the sequence or partition
 // columns. A concurrent creator winning is fine: the merge then goes into
 // its table.
-func (t *Table) createForMerge(ctx context.Context, batch *parquetio.Batch, o MergeOptions) error {
-	schema := batch.Schema
+func (t *Table) createForMerge(ctx context.Context, batch *schema.Batch, o MergeOptions) error {
+	sch := batch.Schema
 	if o.DeleteWhen != "" {
 		if e, err := expr.Parse(o.DeleteWhen); err == nil {
 			drop := map[string]bool{}
@@ -217,15 +218,15 @@ func (t *Table) createForMerge(ctx context.Context, batch *parquetio.Batch, o Me
 			for _, k := range append(append(slices.Clone(o.Keys), o.SequenceBy), o.PartitionColumns...) {
 				delete(drop, strings.ToLower(k))
 			}
-			schema = &parquetio.StructType{}
+			sch = &schema.StructType{}
 			for _, f := range batch.Schema.Fields {
 				if !drop[strings.ToLower(f.Name)] {
-					schema.Fields = append(schema.Fields, f)
+					sch.Fields = append(sch.Fields, f)
 				}
 			}
 		}
 	}
-	err := t.create(ctx, CreateOptions{Schema: schema, PartitionColumns: o.PartitionColumns, Properties: o.Properties})
+	err := t.create(ctx, CreateOptions{Schema: sch, PartitionColumns: o.PartitionColumns, Properties: o.Properties})
 	if err != nil && !errors.Is(err, txlog.ErrTableExists) {
 		return err
 	}
@@ -234,7 +235,7 @@ func (t *Table) createForMerge(ctx context.Context, batch *parquetio.Batch, o Me
 
 // mergePlan is one merge's view of the table and the batch.
 type mergePlan struct {
-	schema   *parquetio.StructType
+	schema   *schema.StructType
 	partCols []string
 	isPart   []bool // per table column
 	keyIdx   []int  // table column index of each key
@@ -264,7 +265,7 @@ var ErrDuplicateKey = errors.New("table: several source rows with the same merge
 // ErrNullKey: a merge batch row has a null key column.
 var ErrNullKey = errors.New("table: null merge key")
 
-func (t *Table) planMerge(snap *txlog.Snapshot, batch *parquetio.Batch, o MergeOptions) (*mergePlan, error) {
+func (t *Table) planMerge(snap *txlog.Snapshot, batch *schema.Batch, o MergeOptions) (*mergePlan, error) {
 	md := snap.Metadata()
 	if err := txlog.CheckWriteSupported(snap.Protocol(), md); err != nil {
 		return nil, err
@@ -272,34 +273,34 @@ func (t *Table) planMerge(snap *txlog.Snapshot, batch *parquetio.Batch, o MergeO
 	if txlog.IsAppendOnly(md) {
 		return nil, fmt.Errorf("%w: merge into an append-only table (delta.appendOnly=true)", ErrUnsupportedMode)
 	}
-	schema, err := md.Schema()
+	sch, err := md.Schema()
 	if err != nil {
 		return nil, err
 	}
-	p := &mergePlan{schema: schema, partCols: md.PartitionColumns, seqIdx: -1, changes: map[string]*change{}}
-	p.isPart = make([]bool, len(schema.Fields))
-	for i, f := range schema.Fields {
+	p := &mergePlan{schema: sch, partCols: md.PartitionColumns, seqIdx: -1, changes: map[string]*change{}}
+	p.isPart = make([]bool, len(sch.Fields))
+	for i, f := range sch.Fields {
 		p.isPart[i] = slices.ContainsFunc(p.partCols, func(c string) bool { return strings.EqualFold(c, f.Name) })
 	}
-	p.srcIdx = make([]int, len(schema.Fields))
-	for i, f := range schema.Fields {
+	p.srcIdx = make([]int, len(sch.Fields))
+	for i, f := range sch.Fields {
 		p.srcIdx[i] = batch.Schema.FieldIndex(f.Name)
 		if j := p.srcIdx[i]; j >= 0 && !sameType(batch.Schema.Fields[j].Type, f.Type) {
 			return nil, fmt.Errorf("%w: column %q is %s in the batch and %s in the table", ErrSchemaMismatch, f.Name, batch.Schema.Fields[j].Type.TypeName(), f.Type.TypeName())
 		}
 	}
 	col := func(role, name string) (int, error) {
-		i := schema.FieldIndex(name)
+		i := sch.FieldIndex(name)
 		if i < 0 {
 			return -1, fmt.Errorf("%w: %s column %q is not in the table", ErrInvalidOptions, role, name)
 		}
 		if p.srcIdx[i] < 0 {
 			return -1, fmt.Errorf("%w: %s column %q is not in the batch", ErrInvalidOptions, role, name)
 		}
-		switch schema.Fields[i].Type.(type) {
-		case parquetio.PrimitiveType, parquetio.DecimalType:
+		switch sch.Fields[i].Type.(type) {
+		case schema.PrimitiveType, schema.DecimalType:
 		default:
-			return -1, fmt.Errorf("%w: %s column %q has the nested type %s", ErrInvalidOptions, role, name, schema.Fields[i].Type.TypeName())
+			return -1, fmt.Errorf("%w: %s column %q has the nested type %s", ErrInvalidOptions, role, name, sch.Fields[i].Type.TypeName())
 		}
 		return i, nil
 	}
@@ -319,14 +320,14 @@ func (t *Table) planMerge(snap *txlog.Snapshot, batch *parquetio.Batch, o MergeO
 		}
 	}
 	if len(o.UpdateColumns) == 0 {
-		for i := range schema.Fields {
+		for i := range sch.Fields {
 			if p.srcIdx[i] >= 0 {
 				p.updIdx = append(p.updIdx, i)
 			}
 		}
 	} else {
 		for _, c := range o.UpdateColumns {
-			i := schema.FieldIndex(c)
+			i := sch.FieldIndex(c)
 			if i < 0 || p.srcIdx[i] < 0 {
 				return nil, fmt.Errorf("%w: update column %q is not in both the table and the batch", ErrInvalidOptions, c)
 			}
@@ -341,9 +342,9 @@ func (t *Table) planMerge(snap *txlog.Snapshot, batch *parquetio.Batch, o MergeO
 	// Deduplicate by key: the highest sequence wins, later rows win ties.
 	for r, src := range batch.Rows {
 		if len(src) != len(batch.Schema.Fields) {
-			return nil, &parquetio.RowError{Row: r, Err: fmt.Errorf("%w: row has %d values for %d columns", parquetio.ErrRowMismatch, len(src), len(batch.Schema.Fields))}
+			return nil, &schema.RowError{Row: r, Err: fmt.Errorf("%w: row has %d values for %d columns", schema.ErrRowMismatch, len(src), len(batch.Schema.Fields))}
 		}
-		row := make([]any, len(schema.Fields))
+		row := make([]any, len(sch.Fields))
 		for i, j := range p.srcIdx {
 			if j >= 0 {
 				row[i] = src[j]
@@ -351,7 +352,7 @@ func (t *Table) planMerge(snap *txlog.Snapshot, batch *parquetio.Batch, o MergeO
 		}
 		for _, i := range p.keyIdx {
 			if row[i] == nil {
-				return nil, fmt.Errorf("%w: batch row %d: key column %q is null", ErrNullKey, r, schema.Fields[i].Name)
+				return nil, fmt.Errorf("%w: batch row %d: key column %q is null", ErrNullKey, r, sch.Fields[i].Name)
 			}
 		}
 		c := &change{row: row, srcRow: r}
@@ -393,7 +394,7 @@ func (t *Table) planMerge(snap *txlog.Snapshot, batch *parquetio.Batch, o MergeO
 	return p, nil
 }
 
-func sameType(a, b parquetio.DataType) bool { return parquetio.TypesEqual(a, b) }
+func sameType(a, b schema.DataType) bool { return schema.TypesEqual(a, b) }
 
 // seqCompare orders sequence values, null lowest.
 func seqCompare(a, b any) int {
@@ -432,7 +433,7 @@ func (p *mergePlan) keyText(row []any) string {
 			s = "'" + strings.ReplaceAll(x, "'", "''") + "'"
 		case time.Time:
 			s = x.UTC().Format(time.RFC3339Nano)
-		case parquetio.Decimal:
+		case schema.Decimal:
 			s = decimalText(x)
 		}
 		parts[n] = p.schema.Fields[i].Name + "=" + s
@@ -466,17 +467,17 @@ func encodeValue(v any) string {
 		return "f" + strconv.FormatFloat(x, 'g', -1, 64)
 	case float32:
 		return "f" + strconv.FormatFloat(float64(x), 'g', -1, 32)
-	case parquetio.Date:
+	case schema.Date:
 		return "d" + strconv.Itoa(int(x))
 	case time.Time:
 		return "t" + strconv.FormatInt(x.UnixMicro(), 10)
-	case parquetio.Decimal:
+	case schema.Decimal:
 		return "m" + decimalText(x)
 	}
 	return fmt.Sprintf("%T:%v", v, v)
 }
 
-func decimalText(d parquetio.Decimal) string {
+func decimalText(d schema.Decimal) string {
 	if d.Unscaled == nil {
 		return "0"
 	}
@@ -581,8 +582,8 @@ func (p *mergePlan) applies(c *change, rowSeq any) bool {
 
 // dataSchema is the table schema without partition columns, and the table
 // column index of each of its fields.
-func (p *mergePlan) dataSchema(only func(i int) bool) (*parquetio.StructType, []int) {
-	s := &parquetio.StructType{}
+func (p *mergePlan) dataSchema(only func(i int) bool) (*schema.StructType, []int) {
+	s := &schema.StructType{}
 	var idx []int
 	for i, f := range p.schema.Fields {
 		if p.isPart[i] || (only != nil && !only(i)) {
@@ -662,7 +663,7 @@ func numRecordsOf(stats string) (int64, bool) {
 }
 
 // mergeOnce plans and commits the merge on snap.
-func (t *Table) mergeOnce(ctx context.Context, snap *txlog.Snapshot, batch *parquetio.Batch, o MergeOptions) (MergeResult, error) {
+func (t *Table) mergeOnce(ctx context.Context, snap *txlog.Snapshot, batch *schema.Batch, o MergeOptions) (MergeResult, error) {
 	res := MergeResult{Version: snap.Version(), NumSourceRows: int64(len(batch.Rows)), NumFilesInTable: snap.NumFiles()}
 	if o.AppID != "" {
 		if v, ok := snap.TxnVersion(o.AppID); ok && o.Version <= v {
@@ -789,7 +790,7 @@ func (t *Table) mergeOnce(ctx context.Context, snap *txlog.Snapshot, batch *parq
 	}
 	var files []parquetio.WrittenFile
 	if len(out) > 0 {
-		files, err = parquetio.WriteFiles(ctx, t.store, &parquetio.Batch{Schema: p.schema, Rows: out}, wopts)
+		files, err = parquetio.WriteFiles(ctx, t.store, &schema.Batch{Schema: p.schema, Rows: out}, wopts)
 		if err != nil {
 			return res, wrap(err)
 		}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/table"
 )
 
@@ -27,13 +27,13 @@ type benchFlightRow struct {
 	Destination string `parquet:"destination"`
 }
 
-var benchFlightSchema = &parquetio.StructType{Fields: []parquetio.StructField{
-	{Name: "id", Type: parquetio.TypeLong, Nullable: false},
-	{Name: "date", Type: parquetio.TypeTimestamp, Nullable: true},
-	{Name: "delay", Type: parquetio.TypeLong, Nullable: true},
-	{Name: "distance", Type: parquetio.TypeLong, Nullable: true},
-	{Name: "origin", Type: parquetio.TypeString, Nullable: true},
-	{Name: "destination", Type: parquetio.TypeString, Nullable: true},
+var benchFlightSchema = &schema.StructType{Fields: []schema.StructField{
+	{Name: "id", Type: schema.TypeLong, Nullable: false},
+	{Name: "date", Type: schema.TypeTimestamp, Nullable: true},
+	{Name: "delay", Type: schema.TypeLong, Nullable: true},
+	{Name: "distance", Type: schema.TypeLong, Nullable: true},
+	{Name: "origin", Type: schema.TypeString, Nullable: true},
+	{Name: "destination", Type: schema.TypeString, Nullable: true},
 }}
 
 const (
@@ -66,7 +66,7 @@ func BenchmarkMergeUpsert1Percent(b *testing.B) {
 		}
 		const chunk = 250_000
 		for from := int64(0); from < benchMergeRows; from += chunk {
-			batch := &parquetio.Batch{Schema: benchFlightSchema}
+			batch := &schema.Batch{Schema: benchFlightSchema}
 			for n := from; n < from+chunk; n++ {
 				batch.Rows = append(batch.Rows, benchFlight(n, n%300-30))
 			}
@@ -75,7 +75,7 @@ func BenchmarkMergeUpsert1Percent(b *testing.B) {
 			}
 		}
 		first := int64(benchMergeRows - 2*benchMergeChanged)
-		changes := &parquetio.Batch{Schema: benchFlightSchema}
+		changes := &schema.Batch{Schema: benchFlightSchema}
 		for n := first; n < first+benchMergeChanged; n++ {
 			changes.Rows = append(changes.Rows, benchFlight(n, 999))
 		}

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/storage/faultstore"
 	"github.com/lakesink/lakesink/table"
@@ -33,8 +33,8 @@ func TestMergeCrashPoints(t *testing.T) {
 		createKV(t, tb, true, 6) // ids 0..5 in p0, p1
 		st.Close()
 	}
-	op := parquetio.StructField{Name: "op", Type: parquetio.TypeString, Nullable: true}
-	batch := &parquetio.Batch{Schema: kvSchema(op), Rows: [][]any{
+	op := schema.StructField{Name: "op", Type: schema.TypeString, Nullable: true}
+	batch := &schema.Batch{Schema: kvSchema(op), Rows: [][]any{
 		{int64(1), "p1", "new", int64(2), "u"},
 		{int64(2), "p0", nil, int64(2), "d"},
 		{int64(4), "p0", "moved", int64(2), "u"},

@@ -9,17 +9,18 @@ import (
 	"testing"
 
 	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/table"
 	"github.com/lakesink/lakesink/txlog"
 )
 
 // kvSchema: id (key), part (partition), v, seq.
-func kvSchema(extra ...parquetio.StructField) *parquetio.StructType {
-	return &parquetio.StructType{Fields: append([]parquetio.StructField{
-		{Name: "id", Type: parquetio.TypeLong, Nullable: false},
-		{Name: "part", Type: parquetio.TypeString, Nullable: true},
-		{Name: "v", Type: parquetio.TypeString, Nullable: true},
-		{Name: "seq", Type: parquetio.TypeLong, Nullable: true},
+func kvSchema(extra ...schema.StructField) *schema.StructType {
+	return &schema.StructType{Fields: append([]schema.StructField{
+		{Name: "id", Type: schema.TypeLong, Nullable: false},
+		{Name: "part", Type: schema.TypeString, Nullable: true},
+		{Name: "v", Type: schema.TypeString, Nullable: true},
+		{Name: "seq", Type: schema.TypeLong, Nullable: true},
 	}, extra...)}
 }
 
@@ -44,7 +45,7 @@ func createKV(t *testing.T, tb *table.Table, partitioned bool, n int) {
 	if partitioned {
 		pc = []string{"part"}
 	}
-	b := &parquetio.Batch{Schema: kvSchema()}
+	b := &schema.Batch{Schema: kvSchema()}
 	for i := range n {
 		b.Rows = append(b.Rows, []any{int64(i), fmt.Sprint("p", i%2), "old", int64(1)})
 	}
@@ -57,8 +58,8 @@ func TestMergeUpsertDeleteAndCommitInfo(t *testing.T) {
 	ctx := context.Background()
 	tb := open(t)
 	createKV(t, tb, true, 4) // 0..3 in p0/p1
-	op := parquetio.StructField{Name: "op", Type: parquetio.TypeString, Nullable: true}
-	b := &parquetio.Batch{Schema: kvSchema(op), Rows: [][]any{
+	op := schema.StructField{Name: "op", Type: schema.TypeString, Nullable: true}
+	b := &schema.Batch{Schema: kvSchema(op), Rows: [][]any{
 		{int64(1), "p1", "new", int64(2), "u"}, // update
 		{int64(2), "p0", nil, int64(2), "d"},   // delete
 		{int64(9), "p1", "ins", int64(2), "c"}, // insert
@@ -109,7 +110,7 @@ func TestMergeSequence(t *testing.T) {
 	tb := open(t)
 	createKV(t, tb, false, 2)
 	opts := table.MergeOptions{Keys: []string{"id"}, SequenceBy: "seq"}
-	b := &parquetio.Batch{Schema: kvSchema(), Rows: [][]any{
+	b := &schema.Batch{Schema: kvSchema(), Rows: [][]any{
 		{int64(0), "p0", "s5", int64(5)},
 		{int64(0), "p0", "s3", int64(3)}, // older within the batch: loses
 		{int64(1), "p1", "s0", int64(0)}, // older than the table's 1: not applied
@@ -127,7 +128,7 @@ func TestMergeSequence(t *testing.T) {
 		t.Fatalf("result %+v", res)
 	}
 	// A late change for key 0 (seq 4 < 5) changes nothing, and rewrites nothing.
-	res, err = tb.Merge(ctx, &parquetio.Batch{Schema: kvSchema(), Rows: [][]any{{int64(0), "p0", "late", int64(4)}}}, opts)
+	res, err = tb.Merge(ctx, &schema.Batch{Schema: kvSchema(), Rows: [][]any{{int64(0), "p0", "late", int64(4)}}}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +140,7 @@ func TestMergeSequence(t *testing.T) {
 func TestMergeDuplicateKeyRefused(t *testing.T) {
 	tb := open(t)
 	createKV(t, tb, false, 1)
-	b := &parquetio.Batch{Schema: kvSchema(), Rows: [][]any{{int64(7), "p", "a", nil}, {int64(7), "p", "b", nil}}}
+	b := &schema.Batch{Schema: kvSchema(), Rows: [][]any{{int64(7), "p", "a", nil}, {int64(7), "p", "b", nil}}}
 	_, err := tb.Merge(context.Background(), b, table.MergeOptions{Keys: []string{"id"}})
 	if !errors.Is(err, table.ErrDuplicateKey) || !strings.Contains(err.Error(), "id=7") {
 		t.Fatalf("err %v, want ErrDuplicateKey naming id=7", err)
@@ -159,7 +160,7 @@ func TestMergePrunesByStats(t *testing.T) {
 	ctx := context.Background()
 	tb := open(t)
 	for f := range 10 {
-		b := &parquetio.Batch{Schema: kvSchema()}
+		b := &schema.Batch{Schema: kvSchema()}
 		for i := f * 100; i < f*100+100; i++ {
 			b.Rows = append(b.Rows, []any{int64(i), "p", "old", int64(1)})
 		}
@@ -167,7 +168,7 @@ func TestMergePrunesByStats(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	b := &parquetio.Batch{Schema: kvSchema(), Rows: [][]any{{int64(305), "p", "new", int64(2)}, {int64(350), "p", "new", int64(2)}, {int64(5000), "p", "ins", int64(2)}}}
+	b := &schema.Batch{Schema: kvSchema(), Rows: [][]any{{int64(305), "p", "new", int64(2)}, {int64(350), "p", "new", int64(2)}, {int64(5000), "p", "ins", int64(2)}}}
 	res, err := tb.Merge(ctx, b, table.MergeOptions{Keys: []string{"id"}})
 	if err != nil {
 		t.Fatal(err)
@@ -193,9 +194,9 @@ func TestMergeRetriesAfterOptimize(t *testing.T) {
 	// Rewrite the file's rows into a new file (as OPTIMIZE would) between
 	// the merge's read and its commit: commit it from a hook on the first
 	// attempt by racing with a pre-computed plan.
-	rows, schema, _ := table.LiveRows(ctx, tb)
+	rows, sch, _ := table.LiveRows(ctx, tb)
 	opt := func() {
-		files, err := parquetio.WriteFiles(ctx, tb.Store(), &parquetio.Batch{Schema: schema, Rows: rows}, parquetio.WriteOptions{})
+		files, err := parquetio.WriteFiles(ctx, tb.Store(), &schema.Batch{Schema: sch, Rows: rows}, parquetio.WriteOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -207,7 +208,7 @@ func TestMergeRetriesAfterOptimize(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	res, err := table.MergeWithHook(ctx, tb, &parquetio.Batch{Schema: kvSchema(), Rows: [][]any{{int64(1), "p", "new", int64(2)}}},
+	res, err := table.MergeWithHook(ctx, tb, &schema.Batch{Schema: kvSchema(), Rows: [][]any{{int64(1), "p", "new", int64(2)}}},
 		table.MergeOptions{Keys: []string{"id"}}, opt)
 	if err != nil {
 		t.Fatal(err)
@@ -226,8 +227,8 @@ func TestMergeRetriesAfterOptimize(t *testing.T) {
 func TestMergeCreatesTableWithoutChangeColumns(t *testing.T) {
 	ctx := context.Background()
 	tb := open(t)
-	op := parquetio.StructField{Name: "op", Type: parquetio.TypeString, Nullable: true}
-	b := &parquetio.Batch{Schema: kvSchema(op), Rows: [][]any{
+	op := schema.StructField{Name: "op", Type: schema.TypeString, Nullable: true}
+	b := &schema.Batch{Schema: kvSchema(op), Rows: [][]any{
 		{int64(1), "p", "a", nil, "c"},
 		{int64(1), "p", "b", nil, "u"},
 		{int64(2), "p", "x", nil, "c"},

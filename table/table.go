@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/txlog"
 )
@@ -158,9 +158,9 @@ func (t *Table) History(ctx context.Context, limit int) ([]txlog.CommitEntry, er
 
 // CreateOptions describe a new table.
 type CreateOptions struct {
-	Schema           *parquetio.StructType // required
-	PartitionColumns []string              // top-level columns of Schema, in directory order
-	Properties       map[string]string     // table properties (delta.*), written as metaData.configuration
+	Schema           *schema.StructType // required
+	PartitionColumns []string           // top-level columns of Schema, in directory order
+	Properties       map[string]string  // table properties (delta.*), written as metaData.configuration
 	Name             string
 	Description      string
 }
@@ -171,7 +171,7 @@ func (o CreateOptions) Validate() error {
 	if o.Schema == nil || len(o.Schema.Fields) == 0 {
 		errs = append(errs, fmt.Errorf("%w: a schema with at least one column is required", ErrInvalidOptions))
 	} else {
-		if err := parquetio.ValidateForWrite(o.Schema); err != nil {
+		if err := schema.ValidateForWrite(o.Schema); err != nil {
 			errs = append(errs, err)
 		}
 		seen := map[string]bool{}
@@ -184,7 +184,7 @@ func (o CreateOptions) Validate() error {
 				errs = append(errs, fmt.Errorf("%w: partition column %q given twice", ErrInvalidOptions, c))
 			default:
 				switch f.Type.(type) {
-				case *parquetio.StructType, *parquetio.ArrayType, *parquetio.MapType:
+				case *schema.StructType, *schema.ArrayType, *schema.MapType:
 					errs = append(errs, fmt.Errorf("%w: partition column %q has a nested type %s", ErrInvalidOptions, c, f.Type.TypeName()))
 				}
 			}

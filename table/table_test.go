@@ -8,21 +8,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/table"
 	"github.com/lakesink/lakesink/txlog"
 )
 
-func schema() *parquetio.StructType {
-	return &parquetio.StructType{Fields: []parquetio.StructField{
-		{Name: "id", Type: parquetio.TypeLong, Nullable: false},
-		{Name: "city", Type: parquetio.TypeString, Nullable: true},
-		{Name: "at", Type: parquetio.TypeTimestamp, Nullable: true},
+func sch() *schema.StructType {
+	return &schema.StructType{Fields: []schema.StructField{
+		{Name: "id", Type: schema.TypeLong, Nullable: false},
+		{Name: "city", Type: schema.TypeString, Nullable: true},
+		{Name: "at", Type: schema.TypeTimestamp, Nullable: true},
 	}}
 }
 
-func rows(from, n int) *parquetio.Batch {
-	b := &parquetio.Batch{Schema: schema()}
+func rows(from, n int) *schema.Batch {
+	b := &schema.Batch{Schema: sch()}
 	cities := []string{"SFO", "LAX", "a b/c"}
 	for i := from; i < from+n; i++ {
 		b.Rows = append(b.Rows, []any{int64(i), cities[i%3], time.Unix(int64(i), 0).UTC()})
@@ -61,7 +61,7 @@ func numRecords(t *testing.T, tb *table.Table) (files int, records int64) {
 func TestCreateThenExistsAndRefusesSecondCreate(t *testing.T) {
 	ctx := context.Background()
 	url := "mem://" + t.Name()
-	tb, err := table.Create(ctx, url, table.CreateOptions{Schema: schema(), PartitionColumns: []string{"city"}, Properties: map[string]string{"delta.appendOnly": "false"}, Name: "events"})
+	tb, err := table.Create(ctx, url, table.CreateOptions{Schema: sch(), PartitionColumns: []string{"city"}, Properties: map[string]string{"delta.appendOnly": "false"}, Name: "events"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestCreateThenExistsAndRefusesSecondCreate(t *testing.T) {
 	if p := snap.Protocol(); p.MinReaderVersion != 1 || p.MinWriterVersion != 2 {
 		t.Fatalf("plain table protocol = %+v, want reader 1 writer 2", p)
 	}
-	if _, err := table.Create(ctx, url, table.CreateOptions{Schema: schema()}); !errors.Is(err, txlog.ErrTableExists) {
+	if _, err := table.Create(ctx, url, table.CreateOptions{Schema: sch()}); !errors.Is(err, txlog.ErrTableExists) {
 		t.Fatalf("second create: %v, want ErrTableExists", err)
 	}
 }
@@ -84,11 +84,11 @@ func TestCreateThenExistsAndRefusesSecondCreate(t *testing.T) {
 func TestCreateValidation(t *testing.T) {
 	cases := map[string]table.CreateOptions{
 		"no schema":             {},
-		"unknown partition col": {Schema: schema(), PartitionColumns: []string{"nope"}},
-		"duplicate partition":   {Schema: schema(), PartitionColumns: []string{"city", "city"}},
+		"unknown partition col": {Schema: sch(), PartitionColumns: []string{"nope"}},
+		"duplicate partition":   {Schema: sch(), PartitionColumns: []string{"city", "city"}},
 		// Regression: a typo in a Delta property was accepted and ignored later.
-		"bad checkpoint interval": {Schema: schema(), Properties: map[string]string{"delta.checkpointInterval": "abc"}},
-		"bad target file size":    {Schema: schema(), Properties: map[string]string{"delta.targetFileSize": "big"}},
+		"bad checkpoint interval": {Schema: sch(), Properties: map[string]string{"delta.checkpointInterval": "abc"}},
+		"bad target file size":    {Schema: sch(), Properties: map[string]string{"delta.targetFileSize": "big"}},
 	}
 	for name, o := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -200,9 +200,9 @@ func TestSchemaMismatchAndMerge(t *testing.T) {
 	if _, err := tb.Write(ctx, rows(0, 2), table.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	wider := schema()
-	wider.Fields = append(wider.Fields, parquetio.StructField{Name: "extra", Type: parquetio.TypeDouble, Nullable: true})
-	b := &parquetio.Batch{Schema: wider, Rows: [][]any{{int64(5), "SFO", nil, 1.5}}}
+	wider := sch()
+	wider.Fields = append(wider.Fields, schema.StructField{Name: "extra", Type: schema.TypeDouble, Nullable: true})
+	b := &schema.Batch{Schema: wider, Rows: [][]any{{int64(5), "SFO", nil, 1.5}}}
 	if _, err := tb.Write(ctx, b, table.WriteOptions{}); !errors.Is(err, table.ErrSchemaMismatch) || !strings.Contains(err.Error(), `"extra"`) {
 		t.Fatalf("new column without merge: %v, want ErrSchemaMismatch naming extra", err)
 	}
@@ -217,7 +217,7 @@ func TestSchemaMismatchAndMerge(t *testing.T) {
 	if _, ok := s.Field("extra"); !ok {
 		t.Fatalf("merged schema lacks extra: %+v", s)
 	}
-	wrongType := &parquetio.Batch{Schema: &parquetio.StructType{Fields: []parquetio.StructField{{Name: "id", Type: parquetio.TypeString, Nullable: false}}}, Rows: [][]any{{"x"}}}
+	wrongType := &schema.Batch{Schema: &schema.StructType{Fields: []schema.StructField{{Name: "id", Type: schema.TypeString, Nullable: false}}}, Rows: [][]any{{"x"}}}
 	if _, err := tb.Write(ctx, wrongType, table.WriteOptions{}); !errors.Is(err, table.ErrSchemaMismatch) {
 		t.Fatalf("type change: %v, want ErrSchemaMismatch", err)
 	}
@@ -232,7 +232,7 @@ func TestRowThatDoesNotFitCommitsNothing(t *testing.T) {
 	b := rows(0, 3)
 	b.Rows[2][0] = nil // id is not nullable
 	_, err := tb.Write(ctx, b, table.WriteOptions{AppID: "q", Version: 0})
-	var re *parquetio.RowError
+	var re *schema.RowError
 	if !errors.As(err, &re) || re.Row != 2 || re.Field != "id" {
 		t.Fatalf("err = %v, want RowError at row 2 field id", err)
 	}
@@ -251,7 +251,7 @@ func TestEmptyBatchCommitsTxnOnly(t *testing.T) {
 	if _, err := tb.Write(ctx, rows(0, 2), table.WriteOptions{AppID: "q", Version: 0}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := tb.Write(ctx, &parquetio.Batch{}, table.WriteOptions{AppID: "q", Version: 1})
+	res, err := tb.Write(ctx, &schema.Batch{}, table.WriteOptions{AppID: "q", Version: 1})
 	if err != nil || res.NumFiles != 0 || res.Version != 1 {
 		t.Fatalf("empty batch = %+v, %v", res, err)
 	}
@@ -263,7 +263,7 @@ func TestEmptyBatchCommitsTxnOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fresh.Write(ctx, &parquetio.Batch{}, table.WriteOptions{}); !errors.Is(err, table.ErrInvalidOptions) {
+	if _, err := fresh.Write(ctx, &schema.Batch{}, table.WriteOptions{}); !errors.Is(err, table.ErrInvalidOptions) {
 		t.Fatalf("empty batch without schema on a missing table: %v, want ErrInvalidOptions", err)
 	}
 }
@@ -332,7 +332,7 @@ func TestConcurrentCreateByWriteAppends(t *testing.T) {
 func TestTargetFileSizePropertyWithUnit(t *testing.T) {
 	ctx := context.Background()
 	url := fmt.Sprintf("mem://%s", t.Name())
-	tb, err := table.Create(ctx, url, table.CreateOptions{Schema: schema(), Properties: map[string]string{"delta.targetFileSize": "16kb"}})
+	tb, err := table.Create(ctx, url, table.CreateOptions{Schema: sch(), Properties: map[string]string{"delta.targetFileSize": "16kb"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,22 +354,22 @@ func TestTargetFileSizePropertyWithUnit(t *testing.T) {
 func TestMergeSchemaNestedField(t *testing.T) {
 	ctx := context.Background()
 	tb := open(t)
-	st := func(names ...string) *parquetio.StructType {
-		s := &parquetio.StructType{}
+	st := func(names ...string) *schema.StructType {
+		s := &schema.StructType{}
 		for _, n := range names {
-			s.Fields = append(s.Fields, parquetio.StructField{Name: n, Type: parquetio.TypeString, Nullable: true})
+			s.Fields = append(s.Fields, schema.StructField{Name: n, Type: schema.TypeString, Nullable: true})
 		}
-		return &parquetio.StructType{Fields: []parquetio.StructField{
-			{Name: "id", Type: parquetio.TypeLong, Nullable: true}, {Name: "s", Type: s, Nullable: true}}}
+		return &schema.StructType{Fields: []schema.StructField{
+			{Name: "id", Type: schema.TypeLong, Nullable: true}, {Name: "s", Type: s, Nullable: true}}}
 	}
-	if _, err := tb.Write(ctx, &parquetio.Batch{Schema: st("a"), Rows: [][]any{{int64(1), []any{"x"}}}}, table.WriteOptions{}); err != nil {
+	if _, err := tb.Write(ctx, &schema.Batch{Schema: st("a"), Rows: [][]any{{int64(1), []any{"x"}}}}, table.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	wider := &parquetio.Batch{Schema: st("a", "b"), Rows: [][]any{{int64(2), []any{"y", "z"}}}}
+	wider := &schema.Batch{Schema: st("a", "b"), Rows: [][]any{{int64(2), []any{"y", "z"}}}}
 	if _, err := tb.Write(ctx, wider, table.WriteOptions{}); !errors.Is(err, table.ErrSchemaMismatch) {
 		t.Fatalf("nested field without merge: %v, want ErrSchemaMismatch", err)
 	}
-	reordered := &parquetio.Batch{Schema: st("b", "a"), Rows: [][]any{{int64(2), []any{"z", "y"}}}}
+	reordered := &schema.Batch{Schema: st("b", "a"), Rows: [][]any{{int64(2), []any{"z", "y"}}}}
 	if _, err := tb.Write(ctx, reordered, table.WriteOptions{MergeSchema: true}); !errors.Is(err, table.ErrSchemaMismatch) {
 		t.Fatalf("nested fields in another order: %v, want ErrSchemaMismatch", err)
 	}
@@ -381,7 +381,7 @@ func TestMergeSchemaNestedField(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f, _ := s.Field("s"); !parquetio.TypesEqual(f.Type, st("a", "b").Fields[1].Type) || snap.Version() != 1 {
+	if f, _ := s.Field("s"); !schema.TypesEqual(f.Type, st("a", "b").Fields[1].Type) || snap.Version() != 1 {
 		t.Fatalf("version %d schema %+v; want version 1 with s struct<a,b>", snap.Version(), s)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/txlog"
 )
 
@@ -150,11 +151,11 @@ type WriteResult struct {
 // (txlog.Transaction.Commit); a concurrent writer that committed the same
 // (AppID, Version) first turns this write into a skip.
 //
-// Errors: *parquetio.RowError (a row that does not fit; nothing written),
+// Errors: *schema.RowError (a row that does not fit; nothing written),
 // ErrSchemaMismatch, txlog.ErrUnsupportedFeature (a writer feature we do not
 // honour), *txlog.ConflictError, txlog.ErrCommitStateUnknown. On error no
 // commit names the files written; they are invisible and VACUUM removes them.
-func (t *Table) Write(ctx context.Context, batch *parquetio.Batch, o WriteOptions) (WriteResult, error) {
+func (t *Table) Write(ctx context.Context, batch *schema.Batch, o WriteOptions) (WriteResult, error) {
 	if o.Mode == "" {
 		o.Mode = Append
 	}
@@ -168,7 +169,7 @@ func (t *Table) Write(ctx context.Context, batch *parquetio.Batch, o WriteOption
 		o.Operation = "WRITE"
 	}
 	if batch == nil {
-		batch = &parquetio.Batch{}
+		batch = &schema.Batch{}
 	}
 	if batch.Schema == nil && len(batch.Rows) > 0 {
 		return WriteResult{}, fmt.Errorf("%w: batch of %d rows without a schema", ErrInvalidOptions, len(batch.Rows))
@@ -203,7 +204,7 @@ func (t *Table) Write(ctx context.Context, batch *parquetio.Batch, o WriteOption
 
 	var (
 		newTable  []txlog.Action
-		schema    *parquetio.StructType
+		sch       *schema.StructType
 		partCols  []string
 		config    map[string]string
 		mdChanged *txlog.Metadata
@@ -217,24 +218,24 @@ func (t *Table) Write(ctx context.Context, batch *parquetio.Batch, o WriteOption
 		if err != nil {
 			return WriteResult{}, fmt.Errorf("table: write %s: %w", t.URL(), err)
 		}
-		batch = &parquetio.Batch{Schema: s}
+		batch = &schema.Batch{Schema: s}
 	}
 	if snap == nil {
 		newTable, err = newTableActions(CreateOptions{Schema: batch.Schema, PartitionColumns: o.PartitionColumns, Properties: o.Properties}, o.Now())
 		if err != nil {
 			return WriteResult{}, fmt.Errorf("table: create %s: %w", t.URL(), err)
 		}
-		schema, partCols, config = batch.Schema, o.PartitionColumns, o.Properties
+		sch, partCols, config = batch.Schema, o.PartitionColumns, o.Properties
 	} else {
 		if err := txlog.CheckWriteSupported(snap.Protocol(), snap.Metadata()); err != nil {
 			return WriteResult{}, fmt.Errorf("table: write %s: %w", t.URL(), err)
 		}
 		md := snap.Metadata()
-		if schema, err = md.Schema(); err != nil {
+		if sch, err = md.Schema(); err != nil {
 			return WriteResult{}, fmt.Errorf("table: write %s: %w", t.URL(), err)
 		}
 		partCols, config = md.PartitionColumns, md.Configuration
-		merged, changed, err := fitSchema(schema, batch.Schema, o.MergeSchema)
+		merged, changed, err := fitSchema(sch, batch.Schema, o.MergeSchema)
 		if err != nil {
 			return WriteResult{}, fmt.Errorf("table: write %s: %w", t.URL(), err)
 		}
@@ -245,13 +246,13 @@ func (t *Table) Write(ctx context.Context, batch *parquetio.Batch, o WriteOption
 			}
 			md.SchemaString = string(js)
 			mdChanged = &md
-			schema = merged
+			sch = merged
 		}
 		if txlog.IsAppendOnly(md) && o.Mode == Overwrite {
 			return WriteResult{}, fmt.Errorf("table: write %s: %w: overwrite of an append-only table (delta.appendOnly=true)", t.URL(), ErrUnsupportedMode)
 		}
 	}
-	rows, err := conform(batch, schema)
+	rows, err := conform(batch, sch)
 	if err != nil {
 		return WriteResult{}, fmt.Errorf("table: write %s: %w", t.URL(), err)
 	}

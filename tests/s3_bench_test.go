@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lakesink/lakesink/internal/testutil/s3test"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/sink"
 )
 
@@ -44,7 +45,7 @@ func runSinkBench(b *testing.B, url string, commits, bigBatches, bigRows int) s3
 	var f s3BenchFigures
 	f.commitLatency = time.Since(start) / time.Duration(commits)
 
-	batches := make([]*sink.Batch, bigBatches)
+	batches := make([]*schema.Batch, bigBatches)
 	for i := range batches {
 		batches[i] = writerBatch("bench", next+int64(i), bigRows)
 	}

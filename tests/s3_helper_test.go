@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
 	"github.com/lakesink/lakesink/reader"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/sink"
 	"github.com/lakesink/lakesink/storage"
 )
@@ -52,17 +52,17 @@ type writerResult struct {
 	Rows    int64 `json:"rows"`
 }
 
-var writerSchema = &parquetio.StructType{Fields: []parquetio.StructField{
-	{Name: "query", Type: parquetio.TypeString, Nullable: false},
-	{Name: "batch", Type: parquetio.TypeLong, Nullable: false},
-	{Name: "seq", Type: parquetio.TypeLong, Nullable: false},
-	{Name: "payload", Type: parquetio.TypeString, Nullable: true},
+var writerSchema = &schema.StructType{Fields: []schema.StructField{
+	{Name: "query", Type: schema.TypeString, Nullable: false},
+	{Name: "batch", Type: schema.TypeLong, Nullable: false},
+	{Name: "seq", Type: schema.TypeLong, Nullable: false},
+	{Name: "payload", Type: schema.TypeString, Nullable: true},
 }}
 
 // writerBatch is the batch a writer of queryID sends as batchID: the same
 // rows every time (a rerun of a micro-batch has the same input).
-func writerBatch(queryID string, batchID int64, rows int) *sink.Batch {
-	b := &sink.Batch{Schema: writerSchema}
+func writerBatch(queryID string, batchID int64, rows int) *schema.Batch {
+	b := &schema.Batch{Schema: writerSchema}
 	for i := range rows {
 		b.Rows = append(b.Rows, []any{queryID, batchID, int64(i), fmt.Sprintf("%s/%d/%d", queryID, batchID, i)})
 	}

@@ -18,8 +18,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/lakesink/lakesink/compaction"
-	"github.com/lakesink/lakesink/internal/parquetio"
 	"github.com/lakesink/lakesink/reader"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/sink"
 	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/storage/faultstore"
@@ -64,10 +64,10 @@ const (
 
 // The soak table: id (unique per input row), file (the input file), p (the
 // partition, id mod 4).
-var soakSchema = &parquetio.StructType{Fields: []parquetio.StructField{
-	{Name: "id", Type: parquetio.TypeLong, Nullable: false},
-	{Name: "file", Type: parquetio.TypeString, Nullable: true},
-	{Name: "p", Type: parquetio.TypeString, Nullable: true},
+var soakSchema = &schema.StructType{Fields: []schema.StructField{
+	{Name: "id", Type: schema.TypeLong, Nullable: false},
+	{Name: "file", Type: schema.TypeString, Nullable: true},
+	{Name: "p", Type: schema.TypeString, Nullable: true},
 }}
 
 // TestSoak is the fault soak (issue #9). One table, on a store that fails
@@ -482,7 +482,7 @@ type recSink struct {
 	timeout time.Duration
 }
 
-func (r *recSink) AddBatch(ctx context.Context, batchID int64, b *sink.Batch) (sink.Result, error) {
+func (r *recSink) AddBatch(ctx context.Context, batchID int64, b *schema.Batch) (sink.Result, error) {
 	s := r.s
 	s.c.batchCalls.Add(1)
 	ids, err := batchIDs(b)
@@ -509,7 +509,7 @@ func (r *recSink) AddBatch(ctx context.Context, batchID int64, b *sink.Batch) (s
 	return res, err
 }
 
-func batchIDs(b *sink.Batch) ([]int64, error) {
+func batchIDs(b *schema.Batch) ([]int64, error) {
 	col := -1
 	for i, f := range b.Schema.Fields {
 		if f.Name == "id" {

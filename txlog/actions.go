@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 )
 
 // Actions of the Delta log (PROTOCOL.md, "Actions"). Each JSON line of a
@@ -827,8 +827,8 @@ func isJSONNull(raw json.RawMessage) bool {
 }
 
 // Schema parses SchemaString (PROTOCOL.md, "Schema Serialization Format").
-func (m Metadata) Schema() (*parquetio.StructType, error) {
-	s, err := parquetio.ParseSchema([]byte(m.SchemaString))
+func (m Metadata) Schema() (*schema.StructType, error) {
+	s, err := schema.ParseSchema([]byte(m.SchemaString))
 	if err != nil {
 		return nil, fmt.Errorf("txlog: table %s schemaString: %w", m.ID, err)
 	}

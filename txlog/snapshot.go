@@ -14,7 +14,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 )
 
 // Snapshot is the state of a table at one version, the result of Action
@@ -466,4 +466,4 @@ func (l *Log) readCommitInfo(ctx context.Context, lf logFile) (CommitInfo, error
 }
 
 // Schema parses the table schema of this snapshot.
-func (s *Snapshot) Schema() (*parquetio.StructType, error) { return s.metadata.Schema() }
+func (s *Snapshot) Schema() (*schema.StructType, error) { return s.metadata.Schema() }

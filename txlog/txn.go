@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/storage"
 )
 
@@ -148,7 +148,7 @@ func NewTableProtocol(schemaString string) Protocol {
 }
 
 func containsTimestampNTZ(schemaString string) bool {
-	st, err := parquetio.ParseSchema([]byte(schemaString))
+	st, err := schema.ParseSchema([]byte(schemaString))
 	if err != nil {
 		// unparseable here: be conservative, any "timestamp_ntz" literal counts
 		return slices.Contains(splitQuoted(schemaString), "timestamp_ntz")
@@ -156,19 +156,19 @@ func containsTimestampNTZ(schemaString string) bool {
 	return typeHasNTZ(st)
 }
 
-func typeHasNTZ(t parquetio.DataType) bool {
+func typeHasNTZ(t schema.DataType) bool {
 	switch x := t.(type) {
-	case parquetio.PrimitiveType:
-		return x == parquetio.TypeTimestampNTZ
-	case *parquetio.StructType:
+	case schema.PrimitiveType:
+		return x == schema.TypeTimestampNTZ
+	case *schema.StructType:
 		for _, f := range x.Fields {
 			if typeHasNTZ(f.Type) {
 				return true
 			}
 		}
-	case *parquetio.ArrayType:
+	case *schema.ArrayType:
 		return typeHasNTZ(x.ElementType)
-	case *parquetio.MapType:
+	case *schema.MapType:
 		return typeHasNTZ(x.KeyType) || typeHasNTZ(x.ValueType)
 	}
 	return false

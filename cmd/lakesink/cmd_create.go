@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/table"
 )
 
@@ -58,7 +58,7 @@ EXIT STATUS
 }
 
 // loadSchema reads a Delta schema from inline JSON or a file.
-func loadSchema(s string) (*parquetio.StructType, error) {
+func loadSchema(s string) (*schema.StructType, error) {
 	data := []byte(s)
 	if !strings.HasPrefix(strings.TrimSpace(s), "{") {
 		b, err := os.ReadFile(s)
@@ -67,7 +67,7 @@ func loadSchema(s string) (*parquetio.StructType, error) {
 		}
 		data = b
 	}
-	return parquetio.ParseSchema(data)
+	return schema.ParseSchema(data)
 }
 
 func parseProperties(kvs []string) (map[string]string, error) {
@@ -83,7 +83,7 @@ func parseProperties(kvs []string) (map[string]string, error) {
 }
 
 func runCreate(ctx context.Context, p *printer, url string, o CreateOptions) error {
-	schema, err := loadSchema(o.Schema)
+	sch, err := loadSchema(o.Schema)
 	if err != nil {
 		return err
 	}
@@ -91,7 +91,7 @@ func runCreate(ctx context.Context, p *printer, url string, o CreateOptions) err
 	if err != nil {
 		return err
 	}
-	t, err := table.Create(ctx, url, table.CreateOptions{Schema: schema, PartitionColumns: o.PartitionBy, Properties: props, Name: o.Name, Description: o.Description})
+	t, err := table.Create(ctx, url, table.CreateOptions{Schema: sch, PartitionColumns: o.PartitionBy, Properties: props, Name: o.Name, Description: o.Description})
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/lakesink/lakesink/compaction"
 	"github.com/lakesink/lakesink/filesink"
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/sink"
 	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/stream"
@@ -184,9 +184,9 @@ func runIngest(ctx context.Context, p *printer, o IngestOptions) error {
 	if err != nil {
 		return err
 	}
-	var schema *parquetio.StructType
+	var sch *schema.StructType
 	if o.Schema != "" {
-		if schema, err = loadSchema(o.Schema); err != nil {
+		if sch, err = loadSchema(o.Schema); err != nil {
 			return err
 		}
 	}
@@ -238,8 +238,8 @@ func runIngest(ctx context.Context, p *printer, o IngestOptions) error {
 		}
 		defer t.Close()
 		if snap, err := t.Snapshot(ctx); err == nil {
-			if schema == nil {
-				if schema, err = snap.Schema(); err != nil {
+			if sch == nil {
+				if sch, err = snap.Schema(); err != nil {
 					return err
 				}
 			}
@@ -285,15 +285,15 @@ func runIngest(ctx context.Context, p *printer, o IngestOptions) error {
 	}
 
 	srcOpts := source.DefaultOptions(source.Format(o.Format))
-	srcOpts.Schema = schema
-	if err := checkCDC(o, schema); err != nil {
+	srcOpts.Schema = sch
+	if err := checkCDC(o, sch); err != nil {
 		return err
 	}
 	if o.CDCFormat != "" {
-		_, srcOpts.Schema, lazy.transform = cdcDecoding(schema, o.SequenceBy)
+		_, srcOpts.Schema, lazy.transform = cdcDecoding(sch, o.SequenceBy)
 	}
 	srcOpts.SchemaEvolution = evolution
-	if o.Schema == "" && evolution == source.SchemaEvolutionFailOnNewColumns && o.CDCFormat == "" && readsMissingColumns(schema, o.DeleteWhen) {
+	if o.Schema == "" && evolution == source.SchemaEvolutionFailOnNewColumns && o.CDCFormat == "" && readsMissingColumns(sch, o.DeleteWhen) {
 		// --delete-when reads an input column the table does not have (op):
 		// decode the table's columns plus the input's own.
 		srcOpts.SchemaEvolution = source.SchemaEvolutionAddNewColumns
@@ -428,18 +428,18 @@ func ingestSchemaEvolution(o IngestOptions) (source.SchemaEvolutionMode, error) 
 // given schema: the envelope schema to decode, and the transform into change
 // rows. With --sequence-by ts_ms the event's ts_ms becomes a table column
 // (and is not expected inside after).
-func cdcDecoding(schema *parquetio.StructType, sequenceBy string) (*parquetio.StructType, *parquetio.StructType, func(*sink.Batch) (*sink.Batch, error)) {
-	row := schema
+func cdcDecoding(sch *schema.StructType, sequenceBy string) (*schema.StructType, *schema.StructType, func(*schema.Batch) (*schema.Batch, error)) {
+	row := sch
 	withTs := strings.EqualFold(sequenceBy, source.DebeziumTsColumn)
 	if i := row.FieldIndex(source.DebeziumTsColumn); withTs && i >= 0 {
-		row = &parquetio.StructType{Fields: slices.Delete(slices.Clone(row.Fields), i, i+1)}
+		row = &schema.StructType{Fields: slices.Delete(slices.Clone(row.Fields), i, i+1)}
 	}
-	return row, source.DebeziumSchema(row), func(b *sink.Batch) (*sink.Batch, error) { return source.DebeziumChanges(b, row, withTs) }
+	return row, source.DebeziumSchema(row), func(b *schema.Batch) (*schema.Batch, error) { return source.DebeziumChanges(b, row, withTs) }
 }
 
 // checkCDC checks the update-mode flags that the sink cannot: --cdc-format
 // needs the row schema (--schema, or the table's) and update mode.
-func checkCDC(o IngestOptions, schema *parquetio.StructType) error {
+func checkCDC(o IngestOptions, sch *schema.StructType) error {
 	switch o.CDCFormat {
 	case "":
 		return nil
@@ -453,7 +453,7 @@ func checkCDC(o IngestOptions, schema *parquetio.StructType) error {
 	if o.DeleteWhen != "" {
 		return fmt.Errorf("--delete-when: with --cdc-format %s deletes are the events with op 'd'", o.CDCFormat)
 	}
-	if schema == nil {
+	if sch == nil {
 		return fmt.Errorf("--cdc-format %s needs --schema (the schema of the events' after rows) or an existing --table", o.CDCFormat)
 	}
 	return nil
@@ -489,7 +489,7 @@ type lazySink struct {
 	afterCommitDelay time.Duration
 	rejects          *rejects // nil without --bad-records-path
 	chk              storage.Store
-	transform        func(*sink.Batch) (*sink.Batch, error) // --cdc-format: change events to change rows
+	transform        func(*schema.Batch) (*schema.Batch, error) // --cdc-format: change events to change rows
 
 	mu      sync.Mutex
 	sink    sink.Sink
@@ -508,7 +508,7 @@ func (l *lazySink) checkFresh(ctx context.Context, queryID string, fresh bool) e
 	return nil
 }
 
-func (l *lazySink) AddBatch(ctx context.Context, batchID int64, b *sink.Batch) (sink.Result, error) {
+func (l *lazySink) AddBatch(ctx context.Context, batchID int64, b *schema.Batch) (sink.Result, error) {
 	l.mu.Lock()
 	s := l.sink
 	l.mu.Unlock()
@@ -601,13 +601,13 @@ func fileSinkFirstBatch(ctx context.Context, chk, out storage.Store, opts filesi
 }
 
 // rejectsSchema is the schema of the --bad-records-path table.
-var rejectsSchema = &parquetio.StructType{Fields: []parquetio.StructField{
-	{Name: "batchId", Type: parquetio.TypeLong, Nullable: false},
-	{Name: "file", Type: parquetio.TypeString, Nullable: true},
-	{Name: "line", Type: parquetio.TypeLong, Nullable: true},
-	{Name: "field", Type: parquetio.TypeString, Nullable: true},
-	{Name: "reason", Type: parquetio.TypeString, Nullable: true},
-	{Name: "record", Type: parquetio.TypeString, Nullable: true},
+var rejectsSchema = &schema.StructType{Fields: []schema.StructField{
+	{Name: "batchId", Type: schema.TypeLong, Nullable: false},
+	{Name: "file", Type: schema.TypeString, Nullable: true},
+	{Name: "line", Type: schema.TypeLong, Nullable: true},
+	{Name: "field", Type: schema.TypeString, Nullable: true},
+	{Name: "reason", Type: schema.TypeString, Nullable: true},
+	{Name: "record", Type: schema.TypeString, Nullable: true},
 }}
 
 // rejects collects the records of the batch being read that do not fit the
@@ -640,7 +640,7 @@ func (r *rejects) flush(ctx context.Context, queryID string, batchID int64) erro
 	for _, row := range rows {
 		row[0] = batchID
 	}
-	_, err := r.table.Write(ctx, &parquetio.Batch{Schema: rejectsSchema, Rows: rows}, table.WriteOptions{
+	_, err := r.table.Write(ctx, &schema.Batch{Schema: rejectsSchema, Rows: rows}, table.WriteOptions{
 		AppID: queryID + "-bad-records", Version: batchID, Operation: "STREAMING UPDATE",
 		OperationParameters: map[string]any{"outputMode": "Append", "queryId": queryID, "epochId": fmt.Sprint(batchID), "badRecords": "true"},
 	})

@@ -11,7 +11,7 @@ import (
 
 	"github.com/lakesink/lakesink/compaction"
 	"github.com/lakesink/lakesink/expr"
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/stream/source"
 	"github.com/lakesink/lakesink/table"
@@ -105,27 +105,27 @@ func runMerge(ctx context.Context, p *printer, url string, o MergeOptions) error
 		return err
 	}
 	defer t.Close()
-	var schema *parquetio.StructType
+	var sch *schema.StructType
 	if o.Schema != "" {
-		if schema, err = loadSchema(o.Schema); err != nil {
+		if sch, err = loadSchema(o.Schema); err != nil {
 			return err
 		}
 	} else if snap, err := t.Snapshot(ctx); err == nil {
-		if schema, err = snap.Schema(); err != nil {
+		if sch, err = snap.Schema(); err != nil {
 			return err
 		}
 	}
 	deleteWhen := o.DeleteWhen
-	var transform func(*parquetio.Batch) (*parquetio.Batch, error)
-	decodeSchema := schema
+	var transform func(*schema.Batch) (*schema.Batch, error)
+	decodeSchema := sch
 	if o.CDCFormat != "" {
-		if err := checkCDC(IngestOptions{CDCFormat: o.CDCFormat, OutputMode: "update", DeleteWhen: o.DeleteWhen}, schema); err != nil {
+		if err := checkCDC(IngestOptions{CDCFormat: o.CDCFormat, OutputMode: "update", DeleteWhen: o.DeleteWhen}, sch); err != nil {
 			return err
 		}
-		_, decodeSchema, transform = cdcDecoding(schema, o.SequenceBy)
+		_, decodeSchema, transform = cdcDecoding(sch, o.SequenceBy)
 		deleteWhen = source.DebeziumDeleteWhen
 	}
-	evolve := o.Schema == "" && readsMissingColumns(schema, deleteWhen)
+	evolve := o.Schema == "" && readsMissingColumns(sch, deleteWhen)
 	batch, err := readOneFile(ctx, o.Source, o.Format, decodeSchema, o.TimestampFormat, evolve)
 	if err != nil {
 		return err
@@ -164,7 +164,7 @@ type mergeSummary struct {
 
 // readOneFile decodes one input file with the file source's decoders.
 // With evolve, columns the file has beyond schema are inferred and kept.
-func readOneFile(ctx context.Context, fileURL, format string, schema *parquetio.StructType, tsFormat string, evolve bool) (*parquetio.Batch, error) {
+func readOneFile(ctx context.Context, fileURL, format string, sch *schema.StructType, tsFormat string, evolve bool) (*schema.Batch, error) {
 	base, query := fileURL, ""
 	if i := strings.IndexByte(base, '?'); i >= 0 {
 		base, query = base[:i], base[i:]
@@ -186,7 +186,7 @@ func readOneFile(ctx context.Context, fileURL, format string, schema *parquetio.
 		return nil, fmt.Errorf("--source: %w", err)
 	}
 	opts := source.DefaultOptions(source.Format(format))
-	opts.Schema = schema
+	opts.Schema = sch
 	opts.TimestampFormat = tsFormat
 	if evolve {
 		opts.SchemaEvolution = source.SchemaEvolutionAddNewColumns
@@ -221,8 +221,8 @@ func readOneFile(ctx context.Context, fileURL, format string, schema *parquetio.
 // readsMissingColumns: the delete predicate reads a column that schema (the
 // table's) lacks, such as an op column of the input only; the input is then
 // decoded with the table's schema plus its own extra columns.
-func readsMissingColumns(schema *parquetio.StructType, deleteWhen string) bool {
-	if schema == nil || deleteWhen == "" {
+func readsMissingColumns(sch *schema.StructType, deleteWhen string) bool {
+	if sch == nil || deleteWhen == "" {
 		return false
 	}
 	e, err := expr.Parse(deleteWhen)
@@ -230,7 +230,7 @@ func readsMissingColumns(schema *parquetio.StructType, deleteWhen string) bool {
 		return false // the merge reports the syntax error
 	}
 	for _, c := range expr.Columns(e) {
-		if len(c.Path) > 0 && schema.FieldIndex(c.Path[0]) < 0 {
+		if len(c.Path) > 0 && sch.FieldIndex(c.Path[0]) < 0 {
 			return true
 		}
 	}

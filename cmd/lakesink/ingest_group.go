@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/lakesink/lakesink/compaction"
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/sink"
 	"github.com/lakesink/lakesink/stream"
 	"github.com/lakesink/lakesink/stream/kafka"
@@ -65,15 +65,15 @@ func runGroupIngest(ctx context.Context, p *printer, o IngestOptions, cm *comman
 		return err
 	}
 	defer t.Close()
-	var schema *parquetio.StructType
+	var sch *schema.StructType
 	if o.Schema != "" {
-		if schema, err = loadSchema(o.Schema); err != nil {
+		if sch, err = loadSchema(o.Schema); err != nil {
 			return err
 		}
 	}
 	if snap, err := t.Snapshot(ctx); err == nil {
-		if schema == nil {
-			if schema, err = snap.Schema(); err != nil {
+		if sch == nil {
+			if sch, err = snap.Schema(); err != nil {
 				return err
 			}
 		}
@@ -83,7 +83,7 @@ func runGroupIngest(ctx context.Context, p *printer, o IngestOptions, cm *comman
 		}
 	}
 	srcOpts := source.DefaultOptions(source.Format("json"))
-	srcOpts.Schema = schema
+	srcOpts.Schema = sch
 	srcOpts.TimestampFormat = o.TimestampFormat
 	if o.BadRecordsPath != "" {
 		return fmt.Errorf("--bad-records-path is not supported with --kafka-group yet")

@@ -9,11 +9,12 @@ import (
 	"testing"
 
 	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/storage"
 )
 
 // writeParquetInput writes rows of schema as the Parquet file dir/name.
-func writeParquetInput(t *testing.T, dir, name string, schema *parquetio.StructType, rows [][]any) {
+func writeParquetInput(t *testing.T, dir, name string, sch *schema.StructType, rows [][]any) {
 	t.Helper()
 	ctx := context.Background()
 	st, err := storage.Open(ctx, dir)
@@ -21,7 +22,7 @@ func writeParquetInput(t *testing.T, dir, name string, schema *parquetio.StructT
 		t.Fatal(err)
 	}
 	defer st.Close()
-	w, err := parquetio.NewFileWriter(ctx, st, name, schema, parquetio.DefaultWriteOptions())
+	w, err := parquetio.NewFileWriter(ctx, st, name, sch, parquetio.DefaultWriteOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,9 +54,9 @@ func scanLines(t *testing.T, tbl string) []string {
 // table is unchanged; with it the table gains the column, nullable, and the
 // new values land; --schema-evolution-mode none drops them on request.
 func TestIngestMergeSchemaAddsNewColumns(t *testing.T) {
-	narrow := &parquetio.StructType{Fields: []parquetio.StructField{{Name: "id", Type: parquetio.TypeLong, Nullable: true}}}
-	wide := &parquetio.StructType{Fields: []parquetio.StructField{
-		{Name: "id", Type: parquetio.TypeLong, Nullable: true}, {Name: "extra", Type: parquetio.TypeString, Nullable: true}}}
+	narrow := &schema.StructType{Fields: []schema.StructField{{Name: "id", Type: schema.TypeLong, Nullable: true}}}
+	wide := &schema.StructType{Fields: []schema.StructField{
+		{Name: "id", Type: schema.TypeLong, Nullable: true}, {Name: "extra", Type: schema.TypeString, Nullable: true}}}
 	inputs := []struct {
 		format     string
 		first, new string // file names

@@ -14,25 +14,87 @@ import (
 
 const module = "github.com/lakesink/lakesink"
 
-// allowed lists, for each layer of DESIGN.md's package table, the project
-// packages it may import (subpackages of a layer belong to it).
-var allowed = map[string][]string{
-	"storage":             {},
-	"metrics":             {},
-	"internal/parquetio":  {"storage"},
-	"expr":                {"internal/parquetio"},
-	"txlog":               {"storage", "internal/parquetio"},
-	"table":               {"txlog", "storage", "internal/parquetio", "expr"},
-	"sink":                {"table", "txlog", "storage", "internal/parquetio", "expr"},
-	"filesink":            {"sink", "storage", "internal/parquetio"},
-	"reader":              {"table", "txlog", "filesink", "storage", "internal/parquetio", "expr"},
-	"compaction":          {"table", "txlog", "reader", "filesink", "sink", "storage", "internal/parquetio", "expr", "metrics"},
-	"stream":              {"sink", "filesink", "storage", "internal/parquetio", "expr", "metrics"},
-	"cmd":                 nil, // everything
+// tooling lists the layers that are not in DESIGN.md's package table: repository
+// checks and test helpers (nil: may import anything).
+var tooling = map[string][]string{
 	"internal/lint":       {},
 	"internal/benchtable": {},
 	"internal/testutil":   nil,
 	"tests":               nil,
+}
+
+// designTable reads the package table of docs/design.md ("## Packages": one
+// row per layer, its package in backticks first, then what it owns, then the
+// layers it may import) into layer -> allowed imports, nil meaning
+// "everything". Names in the third column that are not layers (gocloud.dev,
+// parquet-go, ...) are outside the module and ignored here; "parquetio"
+// names internal/parquetio.
+func designTable(t *testing.T, root string) map[string][]string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(root, "docs", "design.md"))
+	if err != nil {
+		t.Fatalf("read the package table: %v", err)
+	}
+	_, rest, ok := strings.Cut(string(data), "\n## Packages")
+	if !ok {
+		t.Fatal("docs/design.md has no \"## Packages\" section")
+	}
+	type row struct {
+		layer string
+		may   []string
+	}
+	var rows []row
+	for _, line := range strings.Split(rest, "\n") {
+		if strings.HasPrefix(line, "## ") {
+			break
+		}
+		cells := strings.Split(strings.Trim(strings.TrimSpace(line), "|"), "|")
+		if len(cells) != 3 || !strings.HasPrefix(strings.TrimSpace(cells[0]), "`") {
+			continue
+		}
+		name := strings.TrimSpace(cells[0])[1:]
+		name, _, _ = strings.Cut(name, "`")
+		var may []string
+		for _, m := range strings.Split(cells[2], ",") {
+			m = strings.TrimSpace(strings.ReplaceAll(m, "`", ""))
+			m, _, _ = strings.Cut(m, " (") // "sink (interface only)"
+			if m == "everything" {
+				may = nil
+				break
+			}
+			if m == "parquetio" {
+				m = "internal/parquetio"
+			}
+			may = append(may, m)
+		}
+		if may == nil && !strings.Contains(cells[2], "everything") {
+			may = []string{}
+		}
+		rows = append(rows, row{name, may})
+	}
+	if len(rows) < 5 {
+		t.Fatalf("docs/design.md: package table has %d rows", len(rows))
+	}
+	allowed := map[string][]string{}
+	for _, r := range rows {
+		allowed[r.layer] = r.may
+	}
+	for _, r := range rows { // keep only the names that are layers
+		if r.may == nil {
+			continue
+		}
+		layers := []string{}
+		for _, m := range r.may {
+			if _, ok := allowed[m]; ok {
+				layers = append(layers, m)
+			}
+		}
+		allowed[r.layer] = layers
+	}
+	for l, may := range tooling {
+		allowed[l] = may
+	}
+	return allowed
 }
 
 func repoRoot(t *testing.T) string {
@@ -48,7 +110,7 @@ func repoRoot(t *testing.T) string {
 }
 
 // layerOf maps a package directory (relative, slash form) to its layer.
-func layerOf(rel string) (string, bool) {
+func layerOf(allowed map[string][]string, rel string) (string, bool) {
 	best := ""
 	for layer := range allowed {
 		if rel == layer || strings.HasPrefix(rel, layer+"/") {
@@ -107,7 +169,7 @@ func parseAll(t *testing.T, root string) []goFile {
 
 // below reports whether layer target lies below layer (reachable through
 // allowed imports, directly or not).
-func below(layer, target string) bool {
+func below(allowed map[string][]string, layer, target string) bool {
 	seen := map[string]bool{}
 	var walk func(string) bool
 	walk = func(l string) bool {
@@ -133,11 +195,12 @@ func below(layer, target string) bool {
 // table its sink wrote through table, which stream reaches through sink).
 func TestImportsFlowDownward(t *testing.T) {
 	root := repoRoot(t)
+	allowed := designTable(t, root)
 	for _, f := range parseAll(t, root) {
-		layer, ok := layerOf(f.pkg)
+		layer, ok := layerOf(allowed, f.pkg)
 		if !ok {
 			if f.pkg != "." {
-				t.Errorf("%s: package directory %q is not a layer of DESIGN.md (add it to internal/lint)", f.rel, f.pkg)
+				t.Errorf("%s: package directory %q is not a layer of docs/design.md's package table", f.rel, f.pkg)
 			}
 			continue
 		}
@@ -151,11 +214,11 @@ func TestImportsFlowDownward(t *testing.T) {
 				continue
 			}
 			target := strings.TrimPrefix(path, module+"/")
-			tl, _ := layerOf(target)
+			tl, _ := layerOf(allowed, target)
 			if tl == layer {
 				continue
 			}
-			if f.test && (tl == "internal/testutil" || strings.HasPrefix(target, "internal/storage/") || below(layer, tl)) {
+			if f.test && (tl == "internal/testutil" || tl == "storage" || below(allowed, layer, tl)) {
 				continue
 			}
 			okImp := false
@@ -165,7 +228,7 @@ func TestImportsFlowDownward(t *testing.T) {
 				}
 			}
 			if !okImp {
-				t.Errorf("%s imports %s: layer %q may import only %v (DESIGN.md, Packages)", f.rel, path, layer, may)
+				t.Errorf("%s imports %s: layer %q may import only %v (docs/design.md, Packages)", f.rel, path, layer, may)
 			}
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/storage"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/snappy"
@@ -36,7 +37,7 @@ type flightRow struct {
 
 var airports = []string{"SFO", "LAX", "JFK", "ORD", "ATL", "DFW", "DEN", "SEA", "BOS", "MIA"}
 
-func flightRows(n int) ([]flightRow, *Batch) {
+func flightRows(n int) ([]flightRow, *schema.Batch) {
 	structs := make([]flightRow, n)
 	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i := range structs {
@@ -48,7 +49,7 @@ func flightRows(n int) ([]flightRow, *Batch) {
 			Dest:     airports[(i/7)%len(airports)],
 		}
 	}
-	b, err := FromStructs(structs)
+	b, err := schema.FromStructs(structs)
 	if err != nil {
 		panic(err)
 	}

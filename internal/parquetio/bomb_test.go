@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/lakesink/lakesink/internal/testutil/heaptest"
+	"github.com/lakesink/lakesink/schema"
 )
 
 func bombFull() bool { return os.Getenv("LAKESINK_BOMB_FULL") == "1" }
@@ -55,7 +56,7 @@ func nestValue(depth int, kind string) any {
 	var v any = int64(7)
 	for range depth {
 		if kind == "map" {
-			v = []MapEntry{{Key: "k", Value: v}}
+			v = []schema.MapEntry{{Key: "k", Value: v}}
 		} else {
 			v = []any{v}
 		}
@@ -88,11 +89,11 @@ func TestBombDeepSchema(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, depth := range []int{tc.maxOK, tc.maxOK + 1} {
-				s, err := ParseSchema([]byte(nest(depth, tc.open, tc.close)))
+				s, err := schema.ParseSchema([]byte(nest(depth, tc.open, tc.close)))
 				if err != nil {
 					t.Fatalf("depth %d: parse: %v", depth, err)
 				}
-				batch := &Batch{Schema: s, Rows: [][]any{{nestValue(depth, tc.kind)}}}
+				batch := &schema.Batch{Schema: s, Rows: [][]any{{nestValue(depth, tc.kind)}}}
 				st := newMemStore()
 				files, err := WriteFiles(ctx, st, batch, WriteOptions{})
 				if depth == tc.maxOK {
@@ -109,13 +110,13 @@ func TestBombDeepSchema(t *testing.T) {
 					}
 					continue
 				}
-				if !errors.Is(err, ErrSchema) || !strings.Contains(err.Error(), "lies 256 Parquet levels deep") && !strings.Contains(err.Error(), "lies 257 Parquet levels deep") || !strings.Contains(err.Error(), "column c.") {
+				if !errors.Is(err, schema.ErrSchema) || !strings.Contains(err.Error(), "lies 256 Parquet levels deep") && !strings.Contains(err.Error(), "lies 257 Parquet levels deep") || !strings.Contains(err.Error(), "column c.") {
 					t.Fatalf("depth %d: WriteFiles = %v, want ErrSchema naming column c and its depth", depth, err)
 				}
-				if verr := ValidateForWrite(s); !errors.Is(verr, ErrSchema) {
+				if verr := schema.ValidateForWrite(s); !errors.Is(verr, schema.ErrSchema) {
 					t.Fatalf("depth %d: ValidateForWrite = %v", depth, verr)
 				}
-				if _, perr := ParquetSchema(s, SchemaOptions{}); !errors.Is(perr, ErrSchema) {
+				if _, perr := ParquetSchema(s, SchemaOptions{}); !errors.Is(perr, schema.ErrSchema) {
 					t.Fatalf("depth %d: ParquetSchema = %v", depth, perr)
 				}
 				if len(st.objects) != 0 {
@@ -125,19 +126,19 @@ func TestBombDeepSchema(t *testing.T) {
 		})
 	}
 
-	for _, depth := range []int{MaxSchemaDepth + 1, 3000, 100_000} {
+	for _, depth := range []int{schema.MaxSchemaDepth + 1, 3000, 100_000} {
 		for _, shape := range []struct{ name, open, close string }{
 			{"structs", structOpen, structClose}, {"arrays", arrayNull, oneClose},
 		} {
 			t.Run(fmt.Sprintf("parse %d %s", depth, shape.name), func(t *testing.T) {
 				js := []byte(nest(depth, shape.open, shape.close))
 				var err error
-				peak := heaptest.Peak(func() { _, err = ParseSchema(js) })
+				peak := heaptest.Peak(func() { _, err = schema.ParseSchema(js) })
 				// encoding/json stops at 10,000 nested JSON values; below
 				// that MaxSchemaDepth does. Either way ErrSchema, and the
 				// heap stays a small multiple of the input (parsed into
 				// map[string]any first): bound 40× the input + 16 MiB.
-				if !errors.Is(err, ErrSchema) || !(strings.Contains(err.Error(), "nested deeper than 1000") || strings.Contains(err.Error(), "exceeded max depth")) {
+				if !errors.Is(err, schema.ErrSchema) || !(strings.Contains(err.Error(), "nested deeper than 1000") || strings.Contains(err.Error(), "exceeded max depth")) {
 					t.Fatalf("err = %v, want ErrSchema for nesting", err)
 				}
 				if bound := uint64(40*len(js) + 16*mib); peak > bound {
@@ -150,14 +151,14 @@ func TestBombDeepSchema(t *testing.T) {
 	t.Run("constructed beyond MaxSchemaDepth", func(t *testing.T) {
 		// A schema built in Go (not parsed) 5,000 arrays deep: refused by
 		// the cheap walk before any column path is built.
-		var typ DataType = TypeLong
+		var typ schema.DataType = schema.TypeLong
 		for range 5000 {
-			typ = &ArrayType{ElementType: typ}
+			typ = &schema.ArrayType{ElementType: typ}
 		}
-		s := &StructType{Fields: []StructField{{Name: "c", Type: typ}}}
+		s := &schema.StructType{Fields: []schema.StructField{{Name: "c", Type: typ}}}
 		var err error
-		peak := heaptest.Peak(func() { err = ValidateForWrite(s) })
-		if !errors.Is(err, ErrSchema) || !strings.Contains(err.Error(), "nested deeper than 1000") {
+		peak := heaptest.Peak(func() { err = schema.ValidateForWrite(s) })
+		if !errors.Is(err, schema.ErrSchema) || !strings.Contains(err.Error(), "nested deeper than 1000") {
 			t.Fatalf("err = %v", err)
 		}
 		if peak > 16*mib {
@@ -171,38 +172,38 @@ func TestBombDeepSchema(t *testing.T) {
 // parquet-go panic; exactly the limit writes.
 func TestBombWideSchema(t *testing.T) {
 	ctx := context.Background()
-	wide := func(n int) *StructType {
+	wide := func(n int) *schema.StructType {
 		// 1,000 structs of leaves, so that the schema is wide but each
 		// struct has a modest field list.
-		s := &StructType{}
+		s := &schema.StructType{}
 		for g := 0; n > 0; g++ {
 			k := min(n, 1000)
-			inner := &StructType{Fields: make([]StructField, k)}
+			inner := &schema.StructType{Fields: make([]schema.StructField, k)}
 			for i := range k {
-				inner.Fields[i] = StructField{Name: fmt.Sprintf("f%d", i), Type: TypeInteger, Nullable: true}
+				inner.Fields[i] = schema.StructField{Name: fmt.Sprintf("f%d", i), Type: schema.TypeInteger, Nullable: true}
 			}
-			s.Fields = append(s.Fields, StructField{Name: fmt.Sprintf("g%d", g), Type: inner, Nullable: true})
+			s.Fields = append(s.Fields, schema.StructField{Name: fmt.Sprintf("g%d", g), Type: inner, Nullable: true})
 			n -= k
 		}
 		return s
 	}
-	s := wide(MaxLeafColumns + 1)
-	err := ValidateForWrite(s)
-	if !errors.Is(err, ErrSchema) || !strings.Contains(err.Error(), "more than 65535 leaf columns") || !strings.Contains(err.Error(), "column g65.f535") {
+	s := wide(schema.MaxLeafColumns + 1)
+	err := schema.ValidateForWrite(s)
+	if !errors.Is(err, schema.ErrSchema) || !strings.Contains(err.Error(), "more than 65535 leaf columns") || !strings.Contains(err.Error(), "column g65.f535") {
 		t.Fatalf("65,536 leaves: %v", err)
 	}
 	st := newMemStore()
-	if _, err := WriteFiles(ctx, st, &Batch{Schema: s, Rows: [][]any{make([]any, len(s.Fields))}}, WriteOptions{}); !errors.Is(err, ErrSchema) {
+	if _, err := WriteFiles(ctx, st, &schema.Batch{Schema: s, Rows: [][]any{make([]any, len(s.Fields))}}, WriteOptions{}); !errors.Is(err, schema.ErrSchema) {
 		t.Fatalf("WriteFiles with 65,536 leaves: %v", err)
 	}
 	if !bombFull() {
 		return // writing 65,535 columns takes ~10 s
 	}
-	s = wide(MaxLeafColumns)
+	s = wide(schema.MaxLeafColumns)
 	start := time.Now()
 	var files []WrittenFile
 	peak := heaptest.Peak(func() {
-		files, err = WriteFiles(ctx, st, &Batch{Schema: s, Rows: [][]any{make([]any, len(s.Fields))}}, WriteOptions{})
+		files, err = WriteFiles(ctx, st, &schema.Batch{Schema: s, Rows: [][]any{make([]any, len(s.Fields))}}, WriteOptions{})
 	})
 	if err != nil || len(files) != 1 {
 		t.Fatalf("65,535 leaves: %v", err)
@@ -225,9 +226,9 @@ func TestBombManyPartitions(t *testing.T) {
 		n = 100_000
 	}
 	ctx := context.Background()
-	schema := &StructType{Fields: []StructField{
-		{Name: "id", Type: TypeLong, Nullable: true},
-		{Name: "part", Type: TypeString, Nullable: true},
+	sch := &schema.StructType{Fields: []schema.StructField{
+		{Name: "id", Type: schema.TypeLong, Nullable: true},
+		{Name: "part", Type: schema.TypeString, Nullable: true},
 	}}
 	rows := make([][]any, n)
 	for i := range rows {
@@ -238,7 +239,7 @@ func TestBombManyPartitions(t *testing.T) {
 	var err error
 	start := time.Now()
 	peak := heaptest.Peak(func() {
-		files, err = WriteFiles(ctx, st, &Batch{Schema: schema, Rows: rows}, WriteOptions{PartitionColumns: []string{"part"}})
+		files, err = WriteFiles(ctx, st, &schema.Batch{Schema: sch, Rows: rows}, WriteOptions{PartitionColumns: []string{"part"}})
 	})
 	elapsed := time.Since(start)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/lakesink/lakesink/schema"
 	"github.com/parquet-go/parquet-go/compress/gzip"
 	"github.com/parquet-go/parquet-go/compress/lz4"
 )
@@ -20,9 +21,9 @@ func TestCodecsCompress(t *testing.T) {
 	if c, _, _ := codecOf("lz4"); c.(*lz4.Codec).Level != lz4.Fastest {
 		t.Errorf("lz4 level %v, want the fast block compressor", c.(*lz4.Codec).Level)
 	}
-	schema := &StructType{Fields: []StructField{
-		{Name: "id", Type: TypeLong, Nullable: true},
-		{Name: "s", Type: TypeString, Nullable: true},
+	sch := &schema.StructType{Fields: []schema.StructField{
+		{Name: "id", Type: schema.TypeLong, Nullable: true},
+		{Name: "s", Type: schema.TypeString, Nullable: true},
 	}}
 	rows := make([][]any, 20_000)
 	for i := range rows {
@@ -32,7 +33,7 @@ func TestCodecsCompress(t *testing.T) {
 	size := map[string]int64{}
 	for _, codec := range []string{"none", "snappy", "gzip", "zstd", "lz4"} {
 		st := newMemStore()
-		files, err := WriteFiles(ctx, st, &Batch{Schema: schema, Rows: rows}, WriteOptions{Compression: codec})
+		files, err := WriteFiles(ctx, st, &schema.Batch{Schema: sch, Rows: rows}, WriteOptions{Compression: codec})
 		if err != nil {
 			t.Fatalf("%s: %v", codec, err)
 		}
@@ -41,7 +42,7 @@ func TestCodecsCompress(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", codec, err)
 		}
-		back, err := f.ReadAll(ctx, schema, ReadOptions{})
+		back, err := f.ReadAll(ctx, sch, ReadOptions{})
 		if err != nil || len(back) != len(rows) || back[777][1] != rows[777][1] {
 			t.Fatalf("%s: read back %d rows, err %v", codec, len(back), err)
 		}

@@ -1,12 +1,10 @@
-// Package parquetio is the row model and Parquet layer shared by the Delta
-// sink, the file sink, the reader and compaction.
+// Package parquetio is the Parquet layer shared by the Delta sink, the file
+// sink, the reader and compaction. The row model it writes and reads (the
+// schema types, schema.Batch and the Go value of each type) is package
+// schema's.
 //
 // It owns:
 //
-//   - the Delta/Spark schema model (types.go) and its JSON form
-//     (PROTOCOL.md, "Schema Serialization Format"): ParseSchema,
-//     (*StructType).MarshalJSON/UnmarshalJSON, Field/FieldIndex, MergeSchema,
-//     TypesEqual, ValidateForWrite;
 //   - the Delta → Parquet schema mapping as Spark writes it (ParquetSchema);
 //   - writing a Batch to Parquet data files (WriteFiles, or FileWriter to
 //     stream one file): every record is validated against the schema first
@@ -21,18 +19,17 @@
 //     representation, for a requested schema (OpenFile, File.ReadRowGroup,
 //     File.RowGroups), including what Spark and older writers produce: INT96
 //     and millisecond timestamps, decimals in INT32/INT64/FIXED/BINARY,
-//     legacy 2-level lists and bare repeated fields, maps, nested structs;
-//   - the typed-struct adapter FromStructs[T] / SchemaOf[T].
+//     legacy 2-level lists and bare repeated fields, maps, nested structs.
 //
 // Lifecycle:
 //
-//	schema, err := parquetio.ParseSchema([]byte(metadata.SchemaString))
-//	files, err := parquetio.WriteFiles(ctx, store, &parquetio.Batch{Schema: schema, Rows: rows},
+//	sch, err := schema.ParseSchema([]byte(metadata.SchemaString))
+//	files, err := parquetio.WriteFiles(ctx, store, &schema.Batch{Schema: sch, Rows: rows},
 //		parquetio.WriteOptions{PartitionColumns: []string{"date"}})
 //	// commit: one add action per file (files[i].Path, .PartitionValues, .Size,
 //	// .Stats, .ModificationTime)
 //	f, err := parquetio.OpenFile(ctx, store, files[0].Path, files[0].Size)
-//	for rows, err := range f.RowGroups(ctx, schema, parquetio.ReadOptions{}) { ... }
+//	for rows, err := range f.RowGroups(ctx, sch, parquetio.ReadOptions{}) { ... }
 //
 // Paths: WrittenFile.Path is a plain storage key ("a=x%2Fy/part-….parquet":
 // the partition directory is Hive-escaped once, as on disk). A Delta add
@@ -46,8 +43,8 @@
 // on its own goroutine; columns are independent until the row group is
 // flushed, so the file's bytes do not depend on the lanes (TestLanesWriteTheSameFile).
 //
-// Limits (hostile input): ParseSchema refuses types nested deeper than
-// MaxSchemaDepth (1000); ValidateForWrite (called by WriteFiles,
+// Limits (hostile input): schema.ParseSchema refuses types nested deeper than
+// schema.MaxSchemaDepth (1000); schema.ValidateForWrite (called by WriteFiles,
 // ParquetSchema and table creation) refuses a leaf column more than
 // MaxColumnDepth (255) Parquet elements deep — 254 nested structs, or 127
 // nested arrays or maps — and more than MaxLeafColumns (65,535) leaves,

@@ -3,10 +3,6 @@ package parquetio
 import "errors"
 
 var (
-	// ErrSchema: a schema is invalid or cannot be mapped (to Parquet, from JSON).
-	ErrSchema = errors.New("parquetio: invalid schema")
-	// ErrRowMismatch: a record does not fit the schema. Wrapped by *RowError.
-	ErrRowMismatch = errors.New("parquetio: record does not fit the schema")
 	// ErrCorruptFile: a Parquet file cannot be read.
 	ErrCorruptFile = errors.New("parquetio: corrupt or unreadable Parquet file")
 	// ErrUnsupported: a Parquet physical/logical type or encoding we cannot read.

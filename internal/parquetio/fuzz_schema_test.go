@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"github.com/lakesink/lakesink/schema"
 	"os"
 	"reflect"
 	"testing"
@@ -37,9 +38,9 @@ func FuzzParseSchema(f *testing.F) {
 		fh.Close()
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s, err := ParseSchema(data)
+		s, err := schema.ParseSchema(data)
 		if err != nil {
-			if !errors.Is(err, ErrSchema) {
+			if !errors.Is(err, schema.ErrSchema) {
 				t.Fatalf("error does not wrap ErrSchema: %v", err)
 			}
 			return
@@ -51,11 +52,11 @@ func FuzzParseSchema(f *testing.F) {
 		if err != nil {
 			t.Fatalf("MarshalJSON of an accepted schema: %v (input %q)", err, data)
 		}
-		s2, err := ParseSchema(enc)
+		s2, err := schema.ParseSchema(enc)
 		if err != nil {
 			t.Fatalf("re-parse of %s: %v (input %q)", enc, err, data)
 		}
-		if !TypesEqual(s, s2) {
+		if !schema.TypesEqual(s, s2) {
 			t.Fatalf("round trip changed the schema:\n in: %s\nout: %s", s, s2)
 		}
 		if !metadataEqual(s, s2) {
@@ -72,10 +73,10 @@ func FuzzParseSchema(f *testing.F) {
 }
 
 // metadataEqual compares the field metadata of two structurally equal types.
-func metadataEqual(a, b DataType) bool {
+func metadataEqual(a, b schema.DataType) bool {
 	switch a := a.(type) {
-	case *StructType:
-		b := b.(*StructType)
+	case *schema.StructType:
+		b := b.(*schema.StructType)
 		for i := range a.Fields {
 			ma, mb := a.Fields[i].Metadata, b.Fields[i].Metadata
 			if len(ma) != 0 || len(mb) != 0 {
@@ -87,10 +88,10 @@ func metadataEqual(a, b DataType) bool {
 				return false
 			}
 		}
-	case *ArrayType:
-		return metadataEqual(a.ElementType, b.(*ArrayType).ElementType)
-	case *MapType:
-		bm := b.(*MapType)
+	case *schema.ArrayType:
+		return metadataEqual(a.ElementType, b.(*schema.ArrayType).ElementType)
+	case *schema.MapType:
+		bm := b.(*schema.MapType)
 		return metadataEqual(a.KeyType, bm.KeyType) && metadataEqual(a.ValueType, bm.ValueType)
 	}
 	return true

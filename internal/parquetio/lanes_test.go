@@ -8,18 +8,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lakesink/lakesink/schema"
 	"github.com/parquet-go/parquet-go"
 )
 
 // lanesSchema mixes primitive, nested and nullable fields so that lanes own
 // columns of every shape.
-var lanesSchema = &StructType{Fields: []StructField{
-	{Name: "id", Type: TypeLong, Nullable: false},
-	{Name: "name", Type: TypeString, Nullable: true},
-	{Name: "ts", Type: TypeTimestamp, Nullable: true},
-	{Name: "tags", Type: &ArrayType{ElementType: TypeString, ContainsNull: true}, Nullable: true},
-	{Name: "score", Type: TypeDouble, Nullable: true},
-	{Name: "point", Type: &StructType{Fields: []StructField{{Name: "x", Type: TypeInteger, Nullable: true}, {Name: "y", Type: TypeInteger, Nullable: true}}}, Nullable: true},
+var lanesSchema = &schema.StructType{Fields: []schema.StructField{
+	{Name: "id", Type: schema.TypeLong, Nullable: false},
+	{Name: "name", Type: schema.TypeString, Nullable: true},
+	{Name: "ts", Type: schema.TypeTimestamp, Nullable: true},
+	{Name: "tags", Type: &schema.ArrayType{ElementType: schema.TypeString, ContainsNull: true}, Nullable: true},
+	{Name: "score", Type: schema.TypeDouble, Nullable: true},
+	{Name: "point", Type: &schema.StructType{Fields: []schema.StructField{{Name: "x", Type: schema.TypeInteger, Nullable: true}, {Name: "y", Type: schema.TypeInteger, Nullable: true}}}, Nullable: true},
 }}
 
 func lanesRows(n int) [][]any {
@@ -90,7 +91,7 @@ func TestLanesWriteTheSameFile(t *testing.T) {
 	// And the file reads back.
 	ctx := context.Background()
 	st := newMemStore()
-	files, err := WriteFiles(ctx, st, &Batch{Schema: lanesSchema, Rows: rows}, WriteOptions{})
+	files, err := WriteFiles(ctx, st, &schema.Batch{Schema: lanesSchema, Rows: rows}, WriteOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +131,7 @@ func TestLanesRowErrorLowestRowThenField(t *testing.T) {
 	for _, lanes := range [][][]int{{{0, 1, 2, 3, 4, 5}}, {{4, 5}, {0, 1, 2, 3}}, {{5}, {1}, {0, 2, 3, 4}}} {
 		lay.lanes = lanes
 		err := validateColumns(lay, rows, []int{0, 1, 2, 3, 4, 5})
-		var re *RowError
+		var re *schema.RowError
 		if !errors.As(err, &re) || re.Row != 3000 || re.Field != "name" {
 			t.Errorf("lanes %v: err = %v, want row 3000 field name", lanes, err)
 		}
@@ -166,12 +167,12 @@ func TestSplitLanes(t *testing.T) {
 // the best split, where the greedy one gives {origin, date, distance} |
 // {destination, delay}.
 func TestSplitLanesBalancesFlights(t *testing.T) {
-	s := &StructType{Fields: []StructField{
-		{Name: "date", Type: TypeTimestamp, Nullable: true},
-		{Name: "delay", Type: TypeLong, Nullable: true},
-		{Name: "distance", Type: TypeLong, Nullable: true},
-		{Name: "origin", Type: TypeString, Nullable: true},
-		{Name: "destination", Type: TypeString, Nullable: true},
+	s := &schema.StructType{Fields: []schema.StructField{
+		{Name: "date", Type: schema.TypeTimestamp, Nullable: true},
+		{Name: "delay", Type: schema.TypeLong, Nullable: true},
+		{Name: "distance", Type: schema.TypeLong, Nullable: true},
+		{Name: "origin", Type: schema.TypeString, Nullable: true},
+		{Name: "destination", Type: schema.TypeString, Nullable: true},
 	}}
 	p, err := compilePlan(s, 32, false)
 	if err != nil {

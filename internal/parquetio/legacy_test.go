@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lakesink/lakesink/schema"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/deprecated"
 )
@@ -38,7 +39,7 @@ func TestReadLegacyEncodings(t *testing.T) {
 		field("rep", parquet.Repeated(parquet.Leaf(parquet.Int32Type))),
 		field("ntzms", parquet.Optional(parquet.TimestampAdjusted(parquet.Millisecond, false))),
 	)
-	schema := parquet.NewSchema("spark_schema", root)
+	sch := parquet.NewSchema("spark_schema", root)
 	nanos := uint64(3600 * 1e9)
 	i96 := deprecated.Int96{uint32(nanos), uint32(nanos >> 32), 2440589}
 	null := func(rep, def, col int) parquet.Value { return parquet.Value{}.Level(rep, def, col) }
@@ -61,7 +62,7 @@ func TestReadLegacyEncodings(t *testing.T) {
 		},
 	}
 	var buf bytes.Buffer
-	w := parquet.NewWriter(&buf, schema)
+	w := parquet.NewWriter(&buf, sch)
 	if _, err := w.WriteRows(rows); err != nil {
 		t.Fatal(err)
 	}
@@ -74,17 +75,17 @@ func TestReadLegacyEncodings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantSchema := &StructType{Fields: []StructField{
-		{Name: "i96", Type: TypeTimestamp, Nullable: true},
-		{Name: "ms", Type: TypeTimestamp, Nullable: true},
-		{Name: "dbin", Type: DecimalType{10, 2}, Nullable: true},
-		{Name: "l2", Type: &ArrayType{ElementType: TypeInteger}, Nullable: true},
-		{Name: "l2s", Type: &ArrayType{ElementType: &StructType{Fields: []StructField{
-			{Name: "a", Type: TypeString}, {Name: "b", Type: TypeInteger, Nullable: true}}}}, Nullable: true},
-		{Name: "rep", Type: &ArrayType{ElementType: TypeInteger}},
-		{Name: "ntzms", Type: TypeTimestampNTZ, Nullable: true},
+	wantSchema := &schema.StructType{Fields: []schema.StructField{
+		{Name: "i96", Type: schema.TypeTimestamp, Nullable: true},
+		{Name: "ms", Type: schema.TypeTimestamp, Nullable: true},
+		{Name: "dbin", Type: schema.DecimalType{Precision: 10, Scale: 2}, Nullable: true},
+		{Name: "l2", Type: &schema.ArrayType{ElementType: schema.TypeInteger}, Nullable: true},
+		{Name: "l2s", Type: &schema.ArrayType{ElementType: &schema.StructType{Fields: []schema.StructField{
+			{Name: "a", Type: schema.TypeString}, {Name: "b", Type: schema.TypeInteger, Nullable: true}}}}, Nullable: true},
+		{Name: "rep", Type: &schema.ArrayType{ElementType: schema.TypeInteger}},
+		{Name: "ntzms", Type: schema.TypeTimestampNTZ, Nullable: true},
 	}}
-	if !TypesEqual(f.Schema(), wantSchema) {
+	if !schema.TypesEqual(f.Schema(), wantSchema) {
 		t.Fatalf("schema\n got %s\nwant %s", f.Schema(), wantSchema)
 	}
 	got, err := f.ReadAll(context.Background(), wantSchema, ReadOptions{})
@@ -94,9 +95,7 @@ func TestReadLegacyEncodings(t *testing.T) {
 	want := [][]any{
 		{
 			time.Date(1970, 1, 2, 1, 0, 0, 0, time.UTC),
-			time.UnixMilli(1500).UTC(),
-			Decimal{Unscaled: big.NewInt(-12345), Scale: 2},
-			[]any{int32(1), int32(2)},
+			time.UnixMilli(1500).UTC(), schema.Decimal{Unscaled: big.NewInt(-12345), Scale: 2}, []any{int32(1), int32(2)},
 			[]any{[]any{"x", nil}, []any{"y", int32(7)}},
 			[]any{int32(5), int32(6)},
 			time.UnixMilli(-1).UTC(),
@@ -109,15 +108,15 @@ func TestReadLegacyEncodings(t *testing.T) {
 		}
 	}
 	// Reading a long as a wider request and a decimal at another scale.
-	widen := &StructType{Fields: []StructField{
-		{Name: "dbin", Type: DecimalType{12, 4}, Nullable: true},
-		{Name: "rep", Type: &ArrayType{ElementType: TypeLong}},
+	widen := &schema.StructType{Fields: []schema.StructField{
+		{Name: "dbin", Type: schema.DecimalType{Precision: 12, Scale: 4}, Nullable: true},
+		{Name: "rep", Type: &schema.ArrayType{ElementType: schema.TypeLong}},
 	}}
 	got2, err := f.ReadAll(context.Background(), widen, ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !valuesEqual(got2[0][0], Decimal{Unscaled: big.NewInt(-1234500), Scale: 4}) || !valuesEqual(got2[0][1], []any{int64(5), int64(6)}) {
+	if !valuesEqual(got2[0][0], schema.Decimal{Unscaled: big.NewInt(-1234500), Scale: 4}) || !valuesEqual(got2[0][1], []any{int64(5), int64(6)}) {
 		t.Errorf("widened row = %#v", got2[0])
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lakesink/lakesink/schema"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -39,19 +40,30 @@ func TestSetLevelsPaths(t *testing.T) {
 // a schema nested past 255 definition levels is a clear ErrSchema, never a
 // silently wrapped level (or a parquet-go panic).
 func TestPlanRefusesLevelsParquetCannotHold(t *testing.T) {
-	var typ DataType = TypeLong
+	var typ schema.DataType = schema.TypeLong
 	for range 300 {
-		typ = &StructType{Fields: []StructField{{Name: "a", Type: typ, Nullable: true}}}
+		typ = &schema.StructType{Fields: []schema.StructField{{Name: "a", Type: typ, Nullable: true}}}
 	}
-	_, err := compilePlan(&StructType{Fields: []StructField{{Name: "deep", Type: typ, Nullable: true}}}, 32, false)
-	if !errors.Is(err, ErrSchema) || !strings.Contains(err.Error(), "definition level") {
+	_, err := compilePlan(&schema.StructType{Fields: []schema.StructField{{Name: "deep", Type: typ, Nullable: true}}}, 32, false)
+	if !errors.Is(err, schema.ErrSchema) || !strings.Contains(err.Error(), "definition level") {
 		t.Fatalf("err = %v, want ErrSchema naming the definition level", err)
 	}
-	var ok DataType = TypeLong
+	var ok schema.DataType = schema.TypeLong
 	for range 200 {
-		ok = &StructType{Fields: []StructField{{Name: "a", Type: ok, Nullable: true}}}
+		ok = &schema.StructType{Fields: []schema.StructField{{Name: "a", Type: ok, Nullable: true}}}
 	}
-	if _, err := compilePlan(&StructType{Fields: []StructField{{Name: "deep", Type: ok, Nullable: true}}}, 32, false); err != nil {
+	if _, err := compilePlan(&schema.StructType{Fields: []schema.StructField{{Name: "deep", Type: ok, Nullable: true}}}, 32, false); err != nil {
 		t.Fatalf("200 levels: %v", err)
+	}
+}
+
+// TestSchemaLimitsMatchParquetGo pins package schema's Parquet limits (which
+// schema states without importing parquet-go) to parquet-go's own.
+func TestSchemaLimitsMatchParquetGo(t *testing.T) {
+	if schema.MaxColumnDepth != parquet.MaxColumnDepth {
+		t.Errorf("schema.MaxColumnDepth = %d, parquet-go's MaxColumnDepth = %d", schema.MaxColumnDepth, parquet.MaxColumnDepth)
+	}
+	if schema.MaxLeafColumns != parquet.MaxColumnIndex+1 {
+		t.Errorf("schema.MaxLeafColumns = %d, parquet-go's MaxColumnIndex+1 = %d", schema.MaxLeafColumns, parquet.MaxColumnIndex+1)
 	}
 }

@@ -3,6 +3,7 @@ package parquetio
 import (
 	"errors"
 	"fmt"
+	"github.com/lakesink/lakesink/schema"
 	"math"
 	"math/big"
 	"strconv"
@@ -165,84 +166,84 @@ const (
 // "2001-01-31 10:00:00.123456" in UTC (timestamp_ntz: its wall clock),
 // decimals plain, strings verbatim, binary as its bytes. nil (and the empty
 // string, which Spark stores as null) yields nil. Errors wrap ErrRowMismatch.
-func SerializePartitionValue(v any, t DataType) (*string, error) {
+func SerializePartitionValue(v any, t schema.DataType) (*string, error) {
 	if v == nil {
 		return nil, nil
 	}
 	var s string
 	bad := func() (*string, error) {
-		return nil, fmt.Errorf("%w: partition value %v (%T) is not a %s", ErrRowMismatch, v, v, typeString(t))
+		return nil, fmt.Errorf("%w: partition value %v (%T) is not a %s", schema.ErrRowMismatch, v, v, schema.FormatType(t))
 	}
 	switch t := t.(type) {
-	case PrimitiveType:
+	case schema.PrimitiveType:
 		switch t {
-		case TypeString:
+		case schema.TypeString:
 			x, ok := v.(string)
 			if !ok {
 				return bad()
 			}
 			s = x
-		case TypeLong:
+		case schema.TypeLong:
 			x, ok := v.(int64)
 			if !ok {
 				return bad()
 			}
 			s = strconv.FormatInt(x, 10)
-		case TypeInteger:
+		case schema.TypeInteger:
 			x, ok := v.(int32)
 			if !ok {
 				return bad()
 			}
 			s = strconv.FormatInt(int64(x), 10)
-		case TypeShort:
+		case schema.TypeShort:
 			x, ok := v.(int16)
 			if !ok {
 				return bad()
 			}
 			s = strconv.FormatInt(int64(x), 10)
-		case TypeByte:
+		case schema.TypeByte:
 			x, ok := v.(int8)
 			if !ok {
 				return bad()
 			}
 			s = strconv.FormatInt(int64(x), 10)
-		case TypeFloat:
+		case schema.TypeFloat:
 			x, ok := v.(float32)
 			if !ok {
 				return bad()
 			}
 			s = formatJavaFloat(float64(x), 32)
-		case TypeDouble:
+		case schema.TypeDouble:
 			x, ok := v.(float64)
 			if !ok {
 				return bad()
 			}
 			s = formatJavaFloat(x, 64)
-		case TypeBoolean:
+		case schema.TypeBoolean:
 			x, ok := v.(bool)
 			if !ok {
 				return bad()
 			}
 			s = strconv.FormatBool(x)
-		case TypeBinary:
+		case schema.TypeBinary:
 			x, ok := v.([]byte)
 			if !ok {
 				return bad()
 			}
 			s = string(x)
-		case TypeDate:
-			x, ok := v.(Date)
+		case schema.TypeDate:
+			x, ok := v.(schema.Date)
 			if !ok {
 				return bad()
 			}
 			s = x.String()
-		case TypeTimestamp:
+		case schema.TypeTimestamp:
 			x, ok := v.(time.Time)
 			if !ok {
 				return bad()
 			}
 			s = x.UTC().Format(partitionTimestampLayout)
-		case TypeTimestampNTZ:
+		case schema.TypeTimestampNTZ:
 			x, ok := v.(time.Time)
 			if !ok {
 				return bad()
@@ -251,14 +252,14 @@ func SerializePartitionValue(v any, t DataType) (*string, error) {
 		default:
 			return bad()
 		}
-	case DecimalType:
-		x, ok := v.(Decimal)
+	case schema.DecimalType:
+		x, ok := v.(schema.Decimal)
 		if !ok || x.Unscaled == nil {
 			return bad()
 		}
 		s = x.String()
 	default:
-		return nil, fmt.Errorf("%w: %s cannot be a partition column type", ErrSchema, typeString(t))
+		return nil, fmt.Errorf("%w: %s cannot be a partition column type", schema.ErrSchema, schema.FormatType(t))
 	}
 	if s == "" {
 		return nil, nil
@@ -283,64 +284,64 @@ func formatJavaFloat(f float64, bits int) string {
 // value of type t; nil (and "" for non-string types) yields nil. Timestamps
 // accept "2001-01-31 10:00:00[.ffffff]" (UTC) and RFC 3339 forms. Errors wrap
 // ErrRowMismatch.
-func ParsePartitionValue(s *string, t DataType) (any, error) {
+func ParsePartitionValue(s *string, t schema.DataType) (any, error) {
 	if s == nil {
 		return nil, nil
 	}
 	v := *s
 	if v == "" {
-		if t == TypeString {
+		if t == schema.TypeString {
 			return nil, nil
 		}
 		return nil, nil
 	}
 	bad := func(err error) (any, error) {
-		return nil, fmt.Errorf("%w: partition value %q is not a %s: %v", ErrRowMismatch, v, typeString(t), err)
+		return nil, fmt.Errorf("%w: partition value %q is not a %s: %v", schema.ErrRowMismatch, v, schema.FormatType(t), err)
 	}
 	switch t := t.(type) {
-	case PrimitiveType:
+	case schema.PrimitiveType:
 		switch t {
-		case TypeString:
+		case schema.TypeString:
 			return v, nil
-		case TypeBinary:
+		case schema.TypeBinary:
 			return []byte(v), nil
-		case TypeLong:
+		case schema.TypeLong:
 			x, err := strconv.ParseInt(v, 10, 64)
 			if err != nil {
 				return bad(err)
 			}
 			return x, nil
-		case TypeInteger:
+		case schema.TypeInteger:
 			x, err := strconv.ParseInt(v, 10, 32)
 			if err != nil {
 				return bad(err)
 			}
 			return int32(x), nil
-		case TypeShort:
+		case schema.TypeShort:
 			x, err := strconv.ParseInt(v, 10, 16)
 			if err != nil {
 				return bad(err)
 			}
 			return int16(x), nil
-		case TypeByte:
+		case schema.TypeByte:
 			x, err := strconv.ParseInt(v, 10, 8)
 			if err != nil {
 				return bad(err)
 			}
 			return int8(x), nil
-		case TypeFloat:
+		case schema.TypeFloat:
 			x, err := parseJavaFloat(v, 32)
 			if err != nil {
 				return bad(err)
 			}
 			return float32(x), nil
-		case TypeDouble:
+		case schema.TypeDouble:
 			x, err := parseJavaFloat(v, 64)
 			if err != nil {
 				return bad(err)
 			}
 			return x, nil
-		case TypeBoolean:
+		case schema.TypeBoolean:
 			switch strings.ToLower(v) {
 			case "true":
 				return true, nil
@@ -348,27 +349,27 @@ func ParsePartitionValue(s *string, t DataType) (any, error) {
 				return false, nil
 			}
 			return bad(errors.New("want true or false"))
-		case TypeDate:
-			d, err := ParseDate(v)
+		case schema.TypeDate:
+			d, err := schema.ParseDate(v)
 			if err != nil {
 				return bad(err)
 			}
 			return d, nil
-		case TypeTimestamp, TypeTimestampNTZ:
+		case schema.TypeTimestamp, schema.TypeTimestampNTZ:
 			ts, err := parsePartitionTimestamp(v)
 			if err != nil {
 				return bad(err)
 			}
 			return ts, nil
 		}
-	case DecimalType:
-		d, err := ParseDecimal(v, t.Scale)
+	case schema.DecimalType:
+		d, err := schema.ParseDecimal(v, t.Scale)
 		if err != nil {
 			return bad(err)
 		}
 		return d, nil
 	}
-	return nil, fmt.Errorf("%w: %s cannot be a partition column type", ErrSchema, typeString(t))
+	return nil, fmt.Errorf("%w: %s cannot be a partition column type", schema.ErrSchema, schema.FormatType(t))
 }
 
 func parseJavaFloat(v string, bits int) (float64, error) {
@@ -397,63 +398,6 @@ func parsePartitionTimestamp(v string) (time.Time, error) {
 		}
 	}
 	return time.Time{}, fmt.Errorf("unrecognised timestamp %q", v)
-}
-
-// String formats the date as YYYY-MM-DD.
-func (d Date) String() string { return d.Time().Format(dateLayout) }
-
-// Time is midnight UTC of the date.
-func (d Date) Time() time.Time { return time.Unix(int64(d)*86400, 0).UTC() }
-
-// DateOf returns the calendar date of t in t's location.
-func DateOf(t time.Time) Date {
-	y, m, dd := t.Date()
-	return Date(time.Date(y, m, dd, 0, 0, 0, 0, time.UTC).Unix() / 86400)
-}
-
-// ParseDate parses YYYY-MM-DD.
-func ParseDate(s string) (Date, error) {
-	t, err := time.Parse(dateLayout, s)
-	if err != nil {
-		return 0, err
-	}
-	return DateOf(t), nil
-}
-
-// String renders the decimal plainly with exactly Scale fractional digits
-// ("-12.340"), as Java's BigDecimal.toPlainString.
-func (d Decimal) String() string {
-	if d.Unscaled == nil {
-		return "<nil>"
-	}
-	neg := d.Unscaled.Sign() < 0
-	digits := new(big.Int).Abs(d.Unscaled).String()
-	if d.Scale > 0 {
-		if len(digits) <= d.Scale {
-			digits = strings.Repeat("0", d.Scale-len(digits)+1) + digits
-		}
-		digits = digits[:len(digits)-d.Scale] + "." + digits[len(digits)-d.Scale:]
-	} else if d.Scale < 0 {
-		digits += strings.Repeat("0", -d.Scale)
-	}
-	if neg {
-		return "-" + digits
-	}
-	return digits
-}
-
-// ParseDecimal parses a plain decimal string ("-12.34", "1e3" is refused)
-// into a Decimal with the given scale; digits beyond scale must be zero.
-func ParseDecimal(s string, scale int) (Decimal, error) {
-	r, ok := new(big.Rat).SetString(s)
-	if !ok || strings.ContainsAny(s, "eE/") {
-		return Decimal{}, fmt.Errorf("invalid decimal %q", s)
-	}
-	r.Mul(r, new(big.Rat).SetInt(pow10(scale)))
-	if !r.IsInt() {
-		return Decimal{}, fmt.Errorf("decimal %q has more than %d fractional digits", s, scale)
-	}
-	return Decimal{Unscaled: new(big.Int).Set(r.Num()), Scale: scale}, nil
 }
 
 var pow10Cache = func() [39]*big.Int {

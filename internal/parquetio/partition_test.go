@@ -2,6 +2,7 @@ package parquetio
 
 import (
 	"errors"
+	"github.com/lakesink/lakesink/schema"
 	"math"
 	"math/big"
 	"reflect"
@@ -150,26 +151,26 @@ func TestPartitionValueRoundTrip(t *testing.T) {
 	cases := []struct {
 		name string
 		v    any
-		t    DataType
+		t    schema.DataType
 		want string
 	}{
-		{"string", "a b/c", TypeString, "a b/c"},
-		{"long", int64(-42), TypeLong, "-42"},
-		{"integer", int32(7), TypeInteger, "7"},
-		{"short", int16(-3), TypeShort, "-3"},
-		{"byte", int8(5), TypeByte, "5"},
-		{"double", 1.5, TypeDouble, "1.5"},
-		{"double integral", 2.0, TypeDouble, "2.0"},
-		{"float", float32(0.1), TypeFloat, "0.1"},
-		{"double NaN", math.NaN(), TypeDouble, "NaN"},
-		{"bool", true, TypeBoolean, "true"},
-		{"date", Date(11353), TypeDate, "2001-01-31"},
-		{"timestamp", ts, TypeTimestamp, "2001-01-31 10:00:00.123456"},
-		{"timestamp from other zone", ts.In(time.FixedZone("X", 3600)), TypeTimestamp, "2001-01-31 10:00:00.123456"},
-		{"timestamp_ntz wall clock", time.Date(2001, 1, 31, 10, 0, 0, 0, time.FixedZone("X", 3600)), TypeTimestampNTZ, "2001-01-31 10:00:00.000000"},
-		{"decimal", Decimal{Unscaled: big.NewInt(-1234), Scale: 3}, DecimalType{10, 3}, "-1.234"},
-		{"decimal small", Decimal{Unscaled: big.NewInt(5), Scale: 3}, DecimalType{10, 3}, "0.005"},
-		{"binary", []byte("ab"), TypeBinary, "ab"},
+		{"string", "a b/c", schema.TypeString, "a b/c"},
+		{"long", int64(-42), schema.TypeLong, "-42"},
+		{"integer", int32(7), schema.TypeInteger, "7"},
+		{"short", int16(-3), schema.TypeShort, "-3"},
+		{"byte", int8(5), schema.TypeByte, "5"},
+		{"double", 1.5, schema.TypeDouble, "1.5"},
+		{"double integral", 2.0, schema.TypeDouble, "2.0"},
+		{"float", float32(0.1), schema.TypeFloat, "0.1"},
+		{"double NaN", math.NaN(), schema.TypeDouble, "NaN"},
+		{"bool", true, schema.TypeBoolean, "true"},
+		{"date", schema.Date(11353), schema.TypeDate, "2001-01-31"},
+		{"timestamp", ts, schema.TypeTimestamp, "2001-01-31 10:00:00.123456"},
+		{"timestamp from other zone", ts.In(time.FixedZone("X", 3600)), schema.TypeTimestamp, "2001-01-31 10:00:00.123456"},
+		{"timestamp_ntz wall clock", time.Date(2001, 1, 31, 10, 0, 0, 0, time.FixedZone("X", 3600)), schema.TypeTimestampNTZ, "2001-01-31 10:00:00.000000"},
+		{"decimal", schema.Decimal{Unscaled: big.NewInt(-1234), Scale: 3}, schema.DecimalType{Precision: 10, Scale: 3}, "-1.234"},
+		{"decimal small", schema.Decimal{Unscaled: big.NewInt(5), Scale: 3}, schema.DecimalType{Precision: 10, Scale: 3}, "0.005"},
+		{"binary", []byte("ab"), schema.TypeBinary, "ab"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -185,7 +186,7 @@ func TestPartitionValueRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := c.v
-			if c.t == TypeTimestampNTZ {
+			if c.t == schema.TypeTimestampNTZ {
 				want = ntzWall(c.v.(time.Time))
 			}
 			if f, ok := want.(float64); ok && math.IsNaN(f) {
@@ -200,24 +201,24 @@ func TestPartitionValueRoundTrip(t *testing.T) {
 		})
 	}
 	for _, v := range []any{nil, "", []byte{}} {
-		typ := DataType(TypeString)
+		typ := schema.DataType(schema.TypeString)
 		if _, ok := v.([]byte); ok {
-			typ = TypeBinary
+			typ = schema.TypeBinary
 		}
 		if s, err := SerializePartitionValue(v, typ); err != nil || s != nil {
 			t.Errorf("SerializePartitionValue(%#v) = %v, %v; want nil (null)", v, s, err)
 		}
 	}
-	if _, err := SerializePartitionValue(int32(1), TypeLong); !errors.Is(err, ErrRowMismatch) {
+	if _, err := SerializePartitionValue(int32(1), schema.TypeLong); !errors.Is(err, schema.ErrRowMismatch) {
 		t.Errorf("wrong type err = %v", err)
 	}
 	for _, in := range []string{"2001-01-31 10:00:00", "2001-01-31T10:00:00.000000Z", "2001-01-31T11:00:00+01:00"} {
-		v, err := ParsePartitionValue(sp(in), TypeTimestamp)
+		v, err := ParsePartitionValue(sp(in), schema.TypeTimestamp)
 		if err != nil || !v.(time.Time).Equal(time.Date(2001, 1, 31, 10, 0, 0, 0, time.UTC)) {
 			t.Errorf("ParsePartitionValue(%q) = %v, %v", in, v, err)
 		}
 	}
-	if _, err := ParsePartitionValue(sp("x"), TypeLong); !errors.Is(err, ErrRowMismatch) || !strings.Contains(err.Error(), `"x"`) {
+	if _, err := ParsePartitionValue(sp("x"), schema.TypeLong); !errors.Is(err, schema.ErrRowMismatch) || !strings.Contains(err.Error(), `"x"`) {
 		t.Errorf("bad long err = %v", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/lakesink/lakesink/schema"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress"
 	"github.com/parquet-go/parquet-go/encoding"
@@ -34,8 +35,8 @@ const sparkRootName = "spark_schema"
 // struct→group, array→3-level LIST (list/element), map→MAP
 // (key_value/key/value). Nullable fields are optional, others required. Field
 // order is kept. Errors wrap ErrSchema and name the column.
-func ParquetSchema(s *StructType, opts SchemaOptions) (*parquet.Schema, error) {
-	if err := ValidateForWrite(s); err != nil {
+func ParquetSchema(s *schema.StructType, opts SchemaOptions) (*parquet.Schema, error) {
+	if err := schema.ValidateForWrite(s); err != nil {
 		return nil, err
 	}
 	root, err := structNode(s, opts, "")
@@ -45,7 +46,7 @@ func ParquetSchema(s *StructType, opts SchemaOptions) (*parquet.Schema, error) {
 	return parquet.NewSchema(sparkRootName, root), nil
 }
 
-func structNode(s *StructType, opts SchemaOptions, path string) (parquet.Node, error) {
+func structNode(s *schema.StructType, opts SchemaOptions, path string) (parquet.Node, error) {
 	g := &groupNode{fields: make([]parquet.Field, 0, len(s.Fields))}
 	for _, f := range s.Fields {
 		fp := joinPath(path, f.Name)
@@ -70,38 +71,38 @@ func structNode(s *StructType, opts SchemaOptions, path string) (parquet.Node, e
 	return g, nil
 }
 
-func typeNode(t DataType, opts SchemaOptions, path string) (parquet.Node, error) {
+func typeNode(t schema.DataType, opts SchemaOptions, path string) (parquet.Node, error) {
 	switch t := t.(type) {
-	case PrimitiveType:
+	case schema.PrimitiveType:
 		switch t {
-		case TypeString:
+		case schema.TypeString:
 			return parquet.String(), nil
-		case TypeLong:
+		case schema.TypeLong:
 			return parquet.Leaf(parquet.Int64Type), nil
-		case TypeInteger:
+		case schema.TypeInteger:
 			return parquet.Leaf(parquet.Int32Type), nil
-		case TypeShort:
+		case schema.TypeShort:
 			return parquet.Int(16), nil
-		case TypeByte:
+		case schema.TypeByte:
 			return parquet.Int(8), nil
-		case TypeFloat:
+		case schema.TypeFloat:
 			return parquet.Leaf(parquet.FloatType), nil
-		case TypeDouble:
+		case schema.TypeDouble:
 			return parquet.Leaf(parquet.DoubleType), nil
-		case TypeBoolean:
+		case schema.TypeBoolean:
 			return parquet.Leaf(parquet.BooleanType), nil
-		case TypeBinary:
+		case schema.TypeBinary:
 			return parquet.Leaf(parquet.ByteArrayType), nil
-		case TypeDate:
+		case schema.TypeDate:
 			return parquet.Date(), nil
-		case TypeTimestamp:
+		case schema.TypeTimestamp:
 			return parquet.TimestampAdjusted(parquet.Microsecond, true), nil
-		case TypeTimestampNTZ:
+		case schema.TypeTimestampNTZ:
 			return parquet.TimestampAdjusted(parquet.Microsecond, false), nil
 		}
-		return nil, fmt.Errorf("%w: column %s: type %s cannot be written to Parquet", ErrSchema, path, string(t))
-	case DecimalType:
-		if err := checkDecimal(t); err != nil {
+		return nil, fmt.Errorf("%w: column %s: type %s cannot be written to Parquet", schema.ErrSchema, path, string(t))
+	case schema.DecimalType:
+		if err := schema.ValidateDecimal(t); err != nil {
 			return nil, fmt.Errorf("column %s: %w", path, err)
 		}
 		switch {
@@ -112,9 +113,9 @@ func typeNode(t DataType, opts SchemaOptions, path string) (parquet.Node, error)
 		default:
 			return parquet.Decimal(t.Scale, t.Precision, parquet.FixedLenByteArrayType(decimalBytes(t.Precision))), nil
 		}
-	case *StructType:
+	case *schema.StructType:
 		return structNode(t, opts, path)
-	case *ArrayType:
+	case *schema.ArrayType:
 		en, err := typeNode(t.ElementType, opts, joinPath(path, "element"))
 		if err != nil {
 			return nil, err
@@ -125,7 +126,7 @@ func typeNode(t DataType, opts SchemaOptions, path string) (parquet.Node, error)
 			en = parquet.Required(en)
 		}
 		return parquet.List(en), nil
-	case *MapType:
+	case *schema.MapType:
 		kn, err := typeNode(t.KeyType, opts, joinPath(path, "key"))
 		if err != nil {
 			return nil, err
@@ -141,7 +142,7 @@ func typeNode(t DataType, opts SchemaOptions, path string) (parquet.Node, error)
 		}
 		return parquet.Map(kn, vn), nil
 	}
-	return nil, fmt.Errorf("%w: column %s: unknown type %T", ErrSchema, path, t)
+	return nil, fmt.Errorf("%w: column %s: unknown type %T", schema.ErrSchema, path, t)
 }
 
 // decimalBytes is the minimal FIXED_LEN_BYTE_ARRAY width holding any unscaled
@@ -196,3 +197,10 @@ type namedField struct {
 
 func (f *namedField) Name() string                      { return f.name }
 func (f *namedField) Value(reflect.Value) reflect.Value { return reflect.Value{} }
+
+func joinPath(parent, name string) string {
+	if parent == "" {
+		return name
+	}
+	return parent + "." + name
+}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/storage"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/deprecated"
@@ -41,7 +42,7 @@ type File struct {
 	pf     *parquet.File
 	root   *fnode
 	leaves []*fnode
-	schema *StructType
+	schema *schema.StructType
 }
 
 // fnode is one element of the file's Parquet schema.
@@ -142,7 +143,7 @@ func (f *File) buildTree() error {
 	build = func(def, rep, depth int) (*fnode, error) {
 		// parquet-go opens no file deeper than MaxColumnDepth; the bound
 		// also keeps this recursion shallow on a hostile footer.
-		if pos >= len(els) || depth > MaxColumnDepth {
+		if pos >= len(els) || depth > schema.MaxColumnDepth {
 			return nil, fmt.Errorf("%w: %s: malformed schema", ErrCorruptFile, f.path)
 		}
 		el := &els[pos]
@@ -182,18 +183,18 @@ func (f *File) buildTree() error {
 		return err
 	}
 	f.root = root
-	st := &StructType{}
+	st := &schema.StructType{}
 	for _, c := range root.children {
 		t, err := fileType(c)
 		if err != nil {
 			return fmt.Errorf("%s: column %s: %w", f.path, c.name, err)
 		}
 		if c.repeated() { // bare repeated field: a list of required elements
-			t = &ArrayType{ElementType: t}
+			t = &schema.ArrayType{ElementType: t}
 		}
-		sf := StructField{Name: c.name, Type: t, Nullable: c.optional()}
+		sf := schema.StructField{Name: c.name, Type: t, Nullable: c.optional()}
 		if c.el.FieldID != 0 {
-			sf.Metadata = map[string]any{MetaColumnMappingID: int64(c.el.FieldID)}
+			sf.Metadata = map[string]any{schema.MetaColumnMappingID: int64(c.el.FieldID)}
 		}
 		st.Fields = append(st.Fields, sf)
 	}
@@ -205,7 +206,7 @@ func (f *File) buildTree() error {
 // conversion: INT96 and TIMESTAMP(isAdjustedToUTC=true) are timestamp,
 // TIMESTAMP(false) is timestamp_ntz, DECIMAL of any physical type is
 // decimal(p,s), LIST/MAP (and legacy 2-level forms) are array/map).
-func (f *File) Schema() *StructType { return f.schema }
+func (f *File) Schema() *schema.StructType { return f.schema }
 
 // NumRows is the number of records in the file.
 func (f *File) NumRows() int64 { return f.pf.NumRows() }
@@ -227,84 +228,84 @@ func (f *File) Close() error {
 
 // fileType converts a file schema node (ignoring its own repetition) to a
 // Delta type.
-func fileType(n *fnode) (DataType, error) {
+func fileType(n *fnode) (schema.DataType, error) {
 	el := n.el
 	lt := el.LogicalType.Value
 	ct, hasCT := el.ConvertedType.Get()
 	if len(n.children) == 0 && el.Type.Valid {
 		switch lt := lt.(type) {
 		case *format.StringType, *format.EnumType, *format.JsonType:
-			return TypeString, nil
+			return schema.TypeString, nil
 		case *format.DateType:
-			return TypeDate, nil
+			return schema.TypeDate, nil
 		case *format.TimestampType:
 			if lt.IsAdjustedToUTC {
-				return TypeTimestamp, nil
+				return schema.TypeTimestamp, nil
 			}
-			return TypeTimestampNTZ, nil
+			return schema.TypeTimestampNTZ, nil
 		case *format.DecimalType:
-			return DecimalType{Precision: int(lt.Precision), Scale: int(lt.Scale)}, nil
+			return schema.DecimalType{Precision: int(lt.Precision), Scale: int(lt.Scale)}, nil
 		case *format.IntType:
 			switch lt.BitWidth {
 			case 8:
 				if lt.IsSigned {
-					return TypeByte, nil
+					return schema.TypeByte, nil
 				}
-				return TypeShort, nil
+				return schema.TypeShort, nil
 			case 16:
 				if lt.IsSigned {
-					return TypeShort, nil
+					return schema.TypeShort, nil
 				}
-				return TypeInteger, nil
+				return schema.TypeInteger, nil
 			case 32:
 				if lt.IsSigned {
-					return TypeInteger, nil
+					return schema.TypeInteger, nil
 				}
-				return TypeLong, nil
+				return schema.TypeLong, nil
 			case 64:
 				if lt.IsSigned {
-					return TypeLong, nil
+					return schema.TypeLong, nil
 				}
-				return DecimalType{Precision: 20, Scale: 0}, nil
+				return schema.DecimalType{Precision: 20, Scale: 0}, nil
 			}
 		}
 		if hasCT {
 			switch ct {
 			case deprecated.UTF8, deprecated.Enum, deprecated.Json:
-				return TypeString, nil
+				return schema.TypeString, nil
 			case deprecated.Date:
-				return TypeDate, nil
+				return schema.TypeDate, nil
 			case deprecated.TimestampMillis, deprecated.TimestampMicros:
-				return TypeTimestamp, nil
+				return schema.TypeTimestamp, nil
 			case deprecated.Decimal:
-				return DecimalType{Precision: int(el.Precision.V), Scale: int(el.Scale.V)}, nil
+				return schema.DecimalType{Precision: int(el.Precision.V), Scale: int(el.Scale.V)}, nil
 			case deprecated.Int8:
-				return TypeByte, nil
+				return schema.TypeByte, nil
 			case deprecated.Int16:
-				return TypeShort, nil
+				return schema.TypeShort, nil
 			case deprecated.Uint8:
-				return TypeShort, nil
+				return schema.TypeShort, nil
 			case deprecated.Uint16:
-				return TypeInteger, nil
+				return schema.TypeInteger, nil
 			case deprecated.Uint32:
-				return TypeLong, nil
+				return schema.TypeLong, nil
 			}
 		}
 		switch el.Type.V {
 		case format.Boolean:
-			return TypeBoolean, nil
+			return schema.TypeBoolean, nil
 		case format.Int32:
-			return TypeInteger, nil
+			return schema.TypeInteger, nil
 		case format.Int64:
-			return TypeLong, nil
+			return schema.TypeLong, nil
 		case format.Int96:
-			return TypeTimestamp, nil
+			return schema.TypeTimestamp, nil
 		case format.Float:
-			return TypeFloat, nil
+			return schema.TypeFloat, nil
 		case format.Double:
-			return TypeDouble, nil
+			return schema.TypeDouble, nil
 		case format.ByteArray, format.FixedLenByteArray:
-			return TypeBinary, nil
+			return schema.TypeBinary, nil
 		}
 		return nil, fmt.Errorf("%w: physical type %v", ErrUnsupported, el.Type.V)
 	}
@@ -314,7 +315,7 @@ func fileType(n *fnode) (DataType, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &ArrayType{ElementType: t, ContainsNull: elemNullable}, nil
+		return &schema.ArrayType{ElementType: t, ContainsNull: elemNullable}, nil
 	}
 	if isMapNode(n) {
 		kv := n.children[0]
@@ -325,7 +326,7 @@ func fileType(n *fnode) (DataType, error) {
 		if err != nil {
 			return nil, err
 		}
-		var vt DataType = TypeBinary
+		var vt schema.DataType = schema.TypeBinary
 		vnull := true
 		if len(kv.children) > 1 {
 			if vt, err = fileType(kv.children[1]); err != nil {
@@ -333,20 +334,20 @@ func fileType(n *fnode) (DataType, error) {
 			}
 			vnull = !kv.children[1].isRequired()
 		}
-		return &MapType{KeyType: kt, ValueType: vt, ValueContainsNull: vnull}, nil
+		return &schema.MapType{KeyType: kt, ValueType: vt, ValueContainsNull: vnull}, nil
 	}
-	st := &StructType{}
+	st := &schema.StructType{}
 	for _, c := range n.children {
 		t, err := fileType(c)
 		if err != nil {
 			return nil, err
 		}
 		if c.repeated() {
-			t = &ArrayType{ElementType: t}
+			t = &schema.ArrayType{ElementType: t}
 		}
-		sf := StructField{Name: c.name, Type: t, Nullable: c.optional()}
+		sf := schema.StructField{Name: c.name, Type: t, Nullable: c.optional()}
 		if c.el.FieldID != 0 {
-			sf.Metadata = map[string]any{MetaColumnMappingID: int64(c.el.FieldID)}
+			sf.Metadata = map[string]any{schema.MetaColumnMappingID: int64(c.el.FieldID)}
 		}
 		st.Fields = append(st.Fields, sf)
 	}
@@ -425,7 +426,7 @@ func (r *segReaderAt) ReadAt(p []byte, off int64) (int, error) {
 }
 
 // RowGroups iterates the row groups, decoding each with ReadRowGroup.
-func (f *File) RowGroups(ctx context.Context, want *StructType, opts ReadOptions) iter.Seq2[[][]any, error] {
+func (f *File) RowGroups(ctx context.Context, want *schema.StructType, opts ReadOptions) iter.Seq2[[][]any, error] {
 	return func(yield func([][]any, error) bool) {
 		for i := range f.NumRowGroups() {
 			rows, err := f.ReadRowGroup(ctx, i, want, opts)
@@ -437,7 +438,7 @@ func (f *File) RowGroups(ctx context.Context, want *StructType, opts ReadOptions
 }
 
 // ReadAll reads every row of the file (tests and small files).
-func (f *File) ReadAll(ctx context.Context, want *StructType, opts ReadOptions) ([][]any, error) {
+func (f *File) ReadAll(ctx context.Context, want *schema.StructType, opts ReadOptions) ([][]any, error) {
 	var all [][]any
 	for rows, err := range f.RowGroups(ctx, want, opts) {
 		if err != nil {
@@ -549,7 +550,7 @@ type readPlan struct {
 	convs  map[int]convFunc
 }
 
-func (f *File) readPlan(want *StructType, opts ReadOptions) (*readPlan, []int, error) {
+func (f *File) readPlan(want *schema.StructType, opts ReadOptions) (*readPlan, []int, error) {
 	p := &readPlan{convs: map[int]convFunc{}}
 	for _, wf := range want.Fields {
 		fn := matchField(f.root, wf, opts)
@@ -571,7 +572,7 @@ func (f *File) readPlan(want *StructType, opts ReadOptions) (*readPlan, []int, e
 	return p, cols, nil
 }
 
-func matchField(parent *fnode, wf StructField, opts ReadOptions) *fnode {
+func matchField(parent *fnode, wf schema.StructField, opts ReadOptions) *fnode {
 	if opts.ByFieldID {
 		if id, ok := wf.ColumnMappingID(); ok {
 			for _, c := range parent.children {
@@ -600,11 +601,11 @@ func matchField(parent *fnode, wf StructField, opts ReadOptions) *fnode {
 
 // bind matches a requested type to file node n. bareRepeated: n is a
 // repeated field standing for a whole list (legacy form without LIST).
-func (f *File) bind(n *fnode, want DataType, p *readPlan, opts ReadOptions, bareRepeated bool) (*rnode, error) {
+func (f *File) bind(n *fnode, want schema.DataType, p *readPlan, opts ReadOptions, bareRepeated bool) (*rnode, error) {
 	if bareRepeated {
-		at, ok := want.(*ArrayType)
+		at, ok := want.(*schema.ArrayType)
 		if !ok {
-			return nil, fmt.Errorf("%w: repeated column read as %s", ErrUnsupported, typeString(want))
+			return nil, fmt.Errorf("%w: repeated column read as %s", ErrUnsupported, schema.FormatType(want))
 		}
 		elem, err := f.bind(n, at.ElementType, p, opts, false)
 		if err != nil {
@@ -615,9 +616,9 @@ func (f *File) bind(n *fnode, want DataType, p *readPlan, opts ReadOptions, bare
 	}
 	r := &rnode{optional: n.optional(), def: n.def}
 	switch wt := want.(type) {
-	case PrimitiveType, DecimalType:
+	case schema.PrimitiveType, schema.DecimalType:
 		if len(n.children) > 0 {
-			return nil, fmt.Errorf("%w: group read as %s", ErrUnsupported, typeString(want))
+			return nil, fmt.Errorf("%w: group read as %s", ErrUnsupported, schema.FormatType(want))
 		}
 		conv, err := converter(wt, n)
 		if err != nil {
@@ -629,7 +630,7 @@ func (f *File) bind(n *fnode, want DataType, p *readPlan, opts ReadOptions, bare
 		r.cols = []int{n.leaf}
 		p.convs[n.leaf] = conv
 		return r, nil
-	case *StructType:
+	case *schema.StructType:
 		if len(n.children) == 0 {
 			return nil, fmt.Errorf("%w: primitive read as struct", ErrUnsupported)
 		}
@@ -663,7 +664,7 @@ func (f *File) bind(n *fnode, want DataType, p *readPlan, opts ReadOptions, bare
 			r.cols = append(r.cols, leaf.leaf)
 		}
 		return r, nil
-	case *ArrayType:
+	case *schema.ArrayType:
 		if !isListNode(n) {
 			return nil, fmt.Errorf("%w: %s read as array", ErrUnsupported, n.name)
 		}
@@ -682,7 +683,7 @@ func (f *File) bind(n *fnode, want DataType, p *readPlan, opts ReadOptions, bare
 		r.anchor = elem.anchor
 		r.cols = elem.cols
 		return r, nil
-	case *MapType:
+	case *schema.MapType:
 		if !isMapNode(n) {
 			return nil, fmt.Errorf("%w: %s read as map", ErrUnsupported, n.name)
 		}
@@ -753,10 +754,10 @@ func assemble(n *rnode, curs map[int]*cursor) (any, error) {
 			if n.kind == nkList {
 				return []any{}, nil
 			}
-			return []MapEntry{}, nil
+			return []schema.MapEntry{}, nil
 		}
 		var list []any
-		var entries []MapEntry
+		var entries []schema.MapEntry
 		for {
 			if n.kind == nkList {
 				v, err := assemble(n.children[0], curs)
@@ -773,7 +774,7 @@ func assemble(n *rnode, curs map[int]*cursor) (any, error) {
 				if err != nil {
 					return nil, err
 				}
-				entries = append(entries, MapEntry{Key: k, Value: v})
+				entries = append(entries, schema.MapEntry{Key: k, Value: v})
 			}
 			if !a.more() || int(a.reps[a.pos]) != n.rep {
 				break
@@ -811,15 +812,15 @@ func advanceAnchorOnly(n *rnode, curs map[int]*cursor) {
 
 // converter builds the conversion from the file leaf's physical values to the
 // requested Delta type.
-func converter(want DataType, n *fnode) (convFunc, error) {
+func converter(want schema.DataType, n *fnode) (convFunc, error) {
 	el := n.el
 	phys, _ := el.Type.Get()
 	mismatch := func() (convFunc, error) {
 		ft, _ := fileType(n)
-		return nil, fmt.Errorf("%w: cannot read %s (%v) as %s", ErrUnsupported, typeString(ft), phys, typeString(want))
+		return nil, fmt.Errorf("%w: cannot read %s (%v) as %s", ErrUnsupported, schema.FormatType(ft), phys, schema.FormatType(want))
 	}
 	switch w := want.(type) {
-	case DecimalType:
+	case schema.DecimalType:
 		scale := 0
 		if dt, ok := el.LogicalType.Value.(*format.DecimalType); ok {
 			scale = int(dt.Scale)
@@ -827,13 +828,13 @@ func converter(want DataType, n *fnode) (convFunc, error) {
 			scale = int(el.Scale.V)
 		}
 		toDec := func(u *big.Int) (any, error) {
-			d := Decimal{Unscaled: u, Scale: scale}
+			d := schema.Decimal{Unscaled: u, Scale: scale}
 			if scale != w.Scale {
 				r, err := rescale(d, w.Scale)
 				if err != nil {
 					return nil, err
 				}
-				d = Decimal{Unscaled: r, Scale: w.Scale}
+				d = schema.Decimal{Unscaled: r, Scale: w.Scale}
 			}
 			return d, nil
 		}
@@ -846,9 +847,9 @@ func converter(want DataType, n *fnode) (convFunc, error) {
 			return func(v parquet.Value) (any, error) { return toDec(fromTwosComplement(v.ByteArray())) }, nil
 		}
 		return mismatch()
-	case PrimitiveType:
+	case schema.PrimitiveType:
 		switch w {
-		case TypeString:
+		case schema.TypeString:
 			if phys == format.ByteArray || phys == format.FixedLenByteArray {
 				// Runs of equal strings (sorted or low-cardinality columns)
 				// share one string and one boxed value.
@@ -864,11 +865,11 @@ func converter(want DataType, n *fnode) (convFunc, error) {
 					return lastAny, nil
 				}, nil
 			}
-		case TypeBinary:
+		case schema.TypeBinary:
 			if phys == format.ByteArray || phys == format.FixedLenByteArray {
 				return func(v parquet.Value) (any, error) { return bytes.Clone(v.ByteArray()), nil }, nil
 			}
-		case TypeLong:
+		case schema.TypeLong:
 			switch phys {
 			case format.Int64:
 				return func(v parquet.Value) (any, error) { return v.Int64(), nil }, nil
@@ -878,38 +879,38 @@ func converter(want DataType, n *fnode) (convFunc, error) {
 				}
 				return func(v parquet.Value) (any, error) { return int64(v.Int32()), nil }, nil
 			}
-		case TypeInteger:
+		case schema.TypeInteger:
 			if phys == format.Int32 {
 				return func(v parquet.Value) (any, error) { return v.Int32(), nil }, nil
 			}
-		case TypeShort:
+		case schema.TypeShort:
 			if phys == format.Int32 {
 				return func(v parquet.Value) (any, error) { return int16(v.Int32()), nil }, nil
 			}
-		case TypeByte:
+		case schema.TypeByte:
 			if phys == format.Int32 {
 				return func(v parquet.Value) (any, error) { return int8(v.Int32()), nil }, nil
 			}
-		case TypeFloat:
+		case schema.TypeFloat:
 			if phys == format.Float {
 				return func(v parquet.Value) (any, error) { return v.Float(), nil }, nil
 			}
-		case TypeDouble:
+		case schema.TypeDouble:
 			switch phys {
 			case format.Double:
 				return func(v parquet.Value) (any, error) { return v.Double(), nil }, nil
 			case format.Float:
 				return func(v parquet.Value) (any, error) { return float64(v.Float()), nil }, nil
 			}
-		case TypeBoolean:
+		case schema.TypeBoolean:
 			if phys == format.Boolean {
 				return func(v parquet.Value) (any, error) { return v.Boolean(), nil }, nil
 			}
-		case TypeDate:
+		case schema.TypeDate:
 			if phys == format.Int32 {
-				return func(v parquet.Value) (any, error) { return Date(v.Int32()), nil }, nil
+				return func(v parquet.Value) (any, error) { return schema.Date(v.Int32()), nil }, nil
 			}
-		case TypeTimestamp, TypeTimestampNTZ:
+		case schema.TypeTimestamp, schema.TypeTimestampNTZ:
 			switch phys {
 			case format.Int96:
 				return func(v parquet.Value) (any, error) { return int96Time(v.Int96()), nil }, nil

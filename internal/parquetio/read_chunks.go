@@ -7,6 +7,7 @@ import (
 	"iter"
 	"strings"
 
+	"github.com/lakesink/lakesink/schema"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -20,7 +21,7 @@ import (
 //
 // The decoded rows take several times the row group's uncompressed size;
 // use RowGroupChunks to bound memory for large row groups.
-func (f *File) ReadRowGroup(ctx context.Context, i int, want *StructType, opts ReadOptions) ([][]any, error) {
+func (f *File) ReadRowGroup(ctx context.Context, i int, want *schema.StructType, opts ReadOptions) ([][]any, error) {
 	var out [][]any
 	for rows, err := range f.RowGroupChunks(ctx, i, want, opts, 0) {
 		if err != nil {
@@ -46,7 +47,7 @@ func (f *File) ReadRowGroup(ctx context.Context, i int, want *StructType, opts R
 // size. Each chunk has its own backing array. An empty row group yields
 // nothing. After an error the iteration stops. The File must not be used for
 // another read until the iteration ends (it holds the row group's bytes).
-func (f *File) RowGroupChunks(ctx context.Context, i int, want *StructType, opts ReadOptions, maxRows int) iter.Seq2[[][]any, error] {
+func (f *File) RowGroupChunks(ctx context.Context, i int, want *schema.StructType, opts ReadOptions, maxRows int) iter.Seq2[[][]any, error] {
 	return func(yield func([][]any, error) bool) {
 		rd, err := f.openRowGroup(ctx, i, want, opts)
 		if err != nil {
@@ -72,7 +73,7 @@ func (f *File) RowGroupChunks(ctx context.Context, i int, want *StructType, opts
 
 // Chunks iterates every row group of the file with RowGroupChunks, yielding
 // chunks of at most maxRows records (a chunk never spans row groups).
-func (f *File) Chunks(ctx context.Context, want *StructType, opts ReadOptions, maxRows int) iter.Seq2[[][]any, error] {
+func (f *File) Chunks(ctx context.Context, want *schema.StructType, opts ReadOptions, maxRows int) iter.Seq2[[][]any, error] {
 	return func(yield func([][]any, error) bool) {
 		for i := range f.NumRowGroups() {
 			for rows, err := range f.RowGroupChunks(ctx, i, want, opts, maxRows) {
@@ -88,7 +89,7 @@ func (f *File) Chunks(ctx context.Context, want *StructType, opts ReadOptions, m
 type rgReader struct {
 	f       *File
 	rg      int
-	want    *StructType
+	want    *schema.StructType
 	plan    *readPlan
 	cols    []int
 	flat    map[int]int // top-level primitive column -> field index
@@ -98,7 +99,7 @@ type rgReader struct {
 	done    int             // records yielded
 }
 
-func (f *File) openRowGroup(ctx context.Context, i int, want *StructType, opts ReadOptions) (_ *rgReader, err error) {
+func (f *File) openRowGroup(ctx context.Context, i int, want *schema.StructType, opts ReadOptions) (_ *rgReader, err error) {
 	defer recoverCorrupt(f.path, &err)
 	rgs := f.pf.RowGroups()
 	if i < 0 || i >= len(rgs) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lakesink/lakesink/schema"
 	"math"
 	"testing"
 )
@@ -28,7 +29,7 @@ func writeChunkFile(t *testing.T, rows [][]any, opts WriteOptions) *File {
 	t.Helper()
 	ctx := context.Background()
 	st := newMemStore()
-	files, err := WriteFiles(ctx, st, &Batch{Schema: fullSchema(), Rows: rows}, opts)
+	files, err := WriteFiles(ctx, st, &schema.Batch{Schema: fullSchema(), Rows: rows}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func writeChunkFile(t *testing.T, rows [][]any, opts WriteOptions) *File {
 
 // collect reads every chunk, checking each has at most max rows and only the
 // last chunk of a row group is short.
-func collect(t *testing.T, f *File, want *StructType, opts ReadOptions, max int) ([][]any, int) {
+func collect(t *testing.T, f *File, want *schema.StructType, opts ReadOptions, max int) ([][]any, int) {
 	t.Helper()
 	var all [][]any
 	chunks := 0
@@ -61,7 +62,7 @@ func collect(t *testing.T, f *File, want *StructType, opts ReadOptions, max int)
 	return all, chunks
 }
 
-func assertRows(t *testing.T, got, want [][]any, names *StructType) {
+func assertRows(t *testing.T, got, want [][]any, names *schema.StructType) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("%d rows, want %d", len(got), len(want))
@@ -81,7 +82,7 @@ func assertRows(t *testing.T, got, want [][]any, names *StructType) {
 func TestRowGroupChunksAllTypes(t *testing.T) {
 	const n = 10_007
 	rows := chunkRows(n)
-	schema := fullSchema()
+	sch := fullSchema()
 	cases := []struct {
 		name      string
 		opts      WriteOptions
@@ -97,15 +98,15 @@ func TestRowGroupChunksAllTypes(t *testing.T) {
 			if f.NumRowGroups() != c.rowGroups {
 				t.Fatalf("%d row groups, want %d", f.NumRowGroups(), c.rowGroups)
 			}
-			all, err := f.ReadAll(context.Background(), schema, ReadOptions{})
+			all, err := f.ReadAll(context.Background(), sch, ReadOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			assertRows(t, all, rows, schema)
+			assertRows(t, all, rows, sch)
 			for _, max := range []int{1, 7, 1000, 4096, n + 5, 0} {
 				t.Run(fmt.Sprintf("max %d", max), func(t *testing.T) {
-					got, chunks := collect(t, f, schema, ReadOptions{}, max)
-					assertRows(t, got, all, schema)
+					got, chunks := collect(t, f, sch, ReadOptions{}, max)
+					assertRows(t, got, all, sch)
 					wantChunks := 0
 					for i := range f.NumRowGroups() {
 						rg := int(f.pf.RowGroups()[i].NumRows())
@@ -130,10 +131,10 @@ func TestRowGroupChunksProjectionAndMissing(t *testing.T) {
 	full := fullSchema()
 	// Reordered nested and flat fields plus columns the file lacks.
 	idx := []int{18, 1, 17, -1, 0, 15, -1}
-	want := &StructType{}
+	want := &schema.StructType{}
 	for k, i := range idx {
 		if i < 0 {
-			want.Fields = append(want.Fields, StructField{Name: fmt.Sprintf("absent%d", k), Type: &ArrayType{ElementType: TypeLong, ContainsNull: true}, Nullable: true})
+			want.Fields = append(want.Fields, schema.StructField{Name: fmt.Sprintf("absent%d", k), Type: &schema.ArrayType{ElementType: schema.TypeLong, ContainsNull: true}, Nullable: true})
 			continue
 		}
 		want.Fields = append(want.Fields, full.Fields[i])
@@ -152,7 +153,7 @@ func TestRowGroupChunksProjectionAndMissing(t *testing.T) {
 		assertRows(t, got, exp, want)
 	}
 	// Only missing columns: every value null, chunking still by row count.
-	none := &StructType{Fields: []StructField{{Name: "nope", Type: TypeLong, Nullable: true}}}
+	none := &schema.StructType{Fields: []schema.StructField{{Name: "nope", Type: schema.TypeLong, Nullable: true}}}
 	got, chunks := collect(t, f, none, ReadOptions{}, 1000)
 	if len(got) != len(rows) || chunks != 5 {
 		t.Fatalf("%d rows in %d chunks", len(got), chunks)
@@ -165,15 +166,15 @@ func TestRowGroupChunksProjectionAndMissing(t *testing.T) {
 }
 
 func TestRowGroupChunksNestedFixture(t *testing.T) {
-	schema, _ := logInfo(t, "testdata/dat/nested_types.json")
+	sch, _ := logInfo(t, "testdata/dat/nested_types.json")
 	f := openFixture(t, "testdata/dat/nested_types.parquet")
-	all, err := f.ReadAll(context.Background(), schema, ReadOptions{})
+	all, err := f.ReadAll(context.Background(), sch, ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, max := range []int{1, 2, 3} {
-		got, _ := collect(t, f, schema, ReadOptions{}, max)
-		assertRows(t, got, all, schema)
+		got, _ := collect(t, f, sch, ReadOptions{}, max)
+		assertRows(t, got, all, sch)
 	}
 }
 
@@ -181,22 +182,22 @@ func TestRowGroupChunksEarlyStopAndErrors(t *testing.T) {
 	ctx := context.Background()
 	rows := chunkRows(3000)
 	f := writeChunkFile(t, rows, WriteOptions{RowGroupSizeBytes: 1 << 30, TargetFileSizeBytes: 1 << 30})
-	schema := fullSchema()
+	sch := fullSchema()
 	// Stopping early releases the row group; the File reads again afterwards.
-	for got, err := range f.RowGroupChunks(ctx, 0, schema, ReadOptions{}, 100) {
+	for got, err := range f.RowGroupChunks(ctx, 0, sch, ReadOptions{}, 100) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		assertRows(t, got, rows[:100], schema)
+		assertRows(t, got, rows[:100], sch)
 		break
 	}
-	again, err := f.ReadRowGroup(ctx, 0, schema, ReadOptions{})
+	again, err := f.ReadRowGroup(ctx, 0, sch, ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	assertRows(t, again, rows, schema)
+	assertRows(t, again, rows, sch)
 	// Out-of-range row group and cancelled context are errors.
-	for _, err := range f.RowGroupChunks(ctx, 1, schema, ReadOptions{}, 100) {
+	for _, err := range f.RowGroupChunks(ctx, 1, sch, ReadOptions{}, 100) {
 		if err == nil {
 			t.Fatal("row group 1 of 1: no error")
 		}
@@ -204,7 +205,7 @@ func TestRowGroupChunksEarlyStopAndErrors(t *testing.T) {
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
 	var gotErr error
-	for _, err := range f.RowGroupChunks(cctx, 0, schema, ReadOptions{}, 100) {
+	for _, err := range f.RowGroupChunks(cctx, 0, sch, ReadOptions{}, 100) {
 		gotErr = err
 	}
 	if !errors.Is(gotErr, context.Canceled) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/lakesink/lakesink/schema"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -29,14 +30,14 @@ func loadFixture(t *testing.T, file, name string) *memStore {
 }
 
 // logInfo returns the schema and first add action of a copied _delta_log commit.
-func logInfo(t *testing.T, file string) (*StructType, map[string]any) {
+func logInfo(t *testing.T, file string) (*schema.StructType, map[string]any) {
 	t.Helper()
 	f, err := os.Open(file)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var schema *StructType
+	var sch *schema.StructType
 	var add map[string]any
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -46,17 +47,17 @@ func logInfo(t *testing.T, file string) (*StructType, map[string]any) {
 			continue
 		}
 		if md, ok := a["metaData"].(map[string]any); ok {
-			s, err := ParseSchema([]byte(md["schemaString"].(string)))
+			s, err := schema.ParseSchema([]byte(md["schemaString"].(string)))
 			if err != nil {
 				t.Fatal(err)
 			}
-			schema = s
+			sch = s
 		}
 		if ad, ok := a["add"].(map[string]any); ok && add == nil {
 			add = ad
 		}
 	}
-	return schema, add
+	return sch, add
 }
 
 func openFixture(t *testing.T, file string) *File {
@@ -70,12 +71,12 @@ func openFixture(t *testing.T, file string) *File {
 }
 
 func TestReadAllPrimitiveTypes(t *testing.T) {
-	schema, _ := logInfo(t, "testdata/dat/all_primitive_types.json")
+	sch, _ := logInfo(t, "testdata/dat/all_primitive_types.json")
 	f := openFixture(t, "testdata/dat/all_primitive_types.parquet")
-	if !TypesEqual(f.Schema(), schema) {
-		t.Errorf("file schema %s\nlog schema %s", f.Schema(), schema)
+	if !schema.TypesEqual(f.Schema(), sch) {
+		t.Errorf("file schema %s\nlog schema %s", f.Schema(), sch)
 	}
-	rows, err := f.ReadAll(context.Background(), schema, ReadOptions{})
+	rows, err := f.ReadAll(context.Background(), sch, ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,16 +89,14 @@ func TestReadAllPrimitiveTypes(t *testing.T) {
 	for i, r := range rows {
 		want := []any{
 			string(rune('0' + i)), int64(i), int32(i), int16(i), int8(i), float32(i), float64(i),
-			i%2 == 0, []byte(string(rune('0' + i))),
-			Decimal{Unscaled: big.NewInt(int64(10000 + 1000*i)), Scale: 3},
-			Date(i), time.Unix(int64(3600*i), 0).UTC(),
+			i%2 == 0, []byte(string(rune('0' + i))), schema.Decimal{Unscaled: big.NewInt(int64(10000 + 1000*i)), Scale: 3}, schema.Date(i), time.Unix(int64(3600*i), 0).UTC(),
 		}
 		for j := range want {
 			if j == 7 || j == 8 {
 				continue // bool and binary patterns are not in the stats; checked by type below
 			}
 			if !valuesEqual(r[j], want[j]) {
-				t.Errorf("row %d col %s: got %#v want %#v", i, schema.Fields[j].Name, r[j], want[j])
+				t.Errorf("row %d col %s: got %#v want %#v", i, sch.Fields[j].Name, r[j], want[j])
 			}
 		}
 		if _, ok := r[7].(bool); !ok {
@@ -110,12 +109,12 @@ func TestReadAllPrimitiveTypes(t *testing.T) {
 }
 
 func TestReadNestedTypes(t *testing.T) {
-	schema, _ := logInfo(t, "testdata/dat/nested_types.json")
+	sch, _ := logInfo(t, "testdata/dat/nested_types.json")
 	f := openFixture(t, "testdata/dat/nested_types.parquet")
-	if !TypesEqual(f.Schema(), schema) {
-		t.Errorf("file schema %s\nlog schema %s", f.Schema(), schema)
+	if !schema.TypesEqual(f.Schema(), sch) {
+		t.Errorf("file schema %s\nlog schema %s", f.Schema(), sch)
 	}
-	rows, err := f.ReadAll(context.Background(), schema, ReadOptions{})
+	rows, err := f.ReadAll(context.Background(), sch, ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +136,7 @@ func TestReadNestedTypes(t *testing.T) {
 				t.Errorf("pk %d: array %v", pk, arr)
 			}
 		}
-		m := r[3].([]MapEntry)
+		m := r[3].([]schema.MapEntry)
 		if len(m) != int(pk) {
 			t.Errorf("pk %d: map %v", pk, m)
 		}
@@ -148,9 +147,9 @@ func TestReadNestedTypes(t *testing.T) {
 		}
 	}
 	// Projection: only the map, and a missing column reading as null.
-	want := &StructType{Fields: []StructField{
-		{Name: "map", Type: schema.Fields[3].Type, Nullable: true},
-		{Name: "absent", Type: TypeLong, Nullable: true},
+	want := &schema.StructType{Fields: []schema.StructField{
+		{Name: "map", Type: sch.Fields[3].Type, Nullable: true},
+		{Name: "absent", Type: schema.TypeLong, Nullable: true},
 	}}
 	rows2, err := f.ReadAll(context.Background(), want, ReadOptions{})
 	if err != nil {
@@ -183,15 +182,15 @@ func TestReadCheckpointParquet(t *testing.T) {
 			if len(path) < 10 {
 				t.Errorf("add path %q", path)
 			}
-			if _, ok := a[1].([]MapEntry); !ok {
+			if _, ok := a[1].([]schema.MapEntry); !ok {
 				t.Errorf("add.partitionValues = %T", a[1])
 			}
 		}
 		if m, ok := r[metaIdx].([]any); ok {
 			metas++
-			mt := f.Schema().Fields[metaIdx].Type.(*StructType)
+			mt := f.Schema().Fields[metaIdx].Type.(*schema.StructType)
 			si := mt.FieldIndex("schemaString")
-			if _, err := ParseSchema([]byte(m[si].(string))); err != nil {
+			if _, err := schema.ParseSchema([]byte(m[si].(string))); err != nil {
 				t.Errorf("schemaString in checkpoint: %v", err)
 			}
 		}
@@ -202,9 +201,9 @@ func TestReadCheckpointParquet(t *testing.T) {
 }
 
 func TestReadEdgeTimestamps(t *testing.T) {
-	schema, _ := logInfo(t, "testdata/deltars/edge_timestamps.json")
+	sch, _ := logInfo(t, "testdata/deltars/edge_timestamps.json")
 	f := openFixture(t, "testdata/deltars/edge_timestamps.parquet")
-	rows, err := f.ReadAll(context.Background(), schema, ReadOptions{})
+	rows, err := f.ReadAll(context.Background(), sch, ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,9 +215,9 @@ func TestReadEdgeTimestamps(t *testing.T) {
 }
 
 func TestReadColumnMappingByPhysicalName(t *testing.T) {
-	schema, add := logInfo(t, "testdata/deltars/column_mapping.json")
+	sch, add := logInfo(t, "testdata/deltars/column_mapping.json")
 	f := openFixture(t, "testdata/deltars/column_mapping.parquet")
-	data := &StructType{Fields: []StructField{schema.Fields[1]}} // "Super Name"; the other is the partition column
+	data := &schema.StructType{Fields: []schema.StructField{sch.Fields[1]}} // "Super Name"; the other is the partition column
 	byLogical, err := f.ReadAll(context.Background(), data, ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -257,8 +256,8 @@ func TestReadColumnMappingByPhysicalName(t *testing.T) {
 // valuesEqual compares Batch values (Decimal by value, times by instant).
 func valuesEqual(a, b any) bool {
 	switch x := a.(type) {
-	case Decimal:
-		y, ok := b.(Decimal)
+	case schema.Decimal:
+		y, ok := b.(schema.Decimal)
 		return ok && x.Scale == y.Scale && x.Unscaled.Cmp(y.Unscaled) == 0
 	case time.Time:
 		y, ok := b.(time.Time)
@@ -274,8 +273,8 @@ func valuesEqual(a, b any) bool {
 			}
 		}
 		return true
-	case []MapEntry:
-		y, ok := b.([]MapEntry)
+	case []schema.MapEntry:
+		y, ok := b.([]schema.MapEntry)
 		if !ok || len(x) != len(y) {
 			return false
 		}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/lakesink/lakesink/schema"
 	"os"
 	"reflect"
 	"strings"
@@ -29,7 +30,7 @@ func TestSchemaJSONRoundTripCorpus(t *testing.T) {
 			continue
 		}
 		n++
-		s, err := ParseSchema(line)
+		s, err := schema.ParseSchema(line)
 		if err != nil {
 			t.Fatalf("schema %d: %v\n%s", n, err, line)
 		}
@@ -54,11 +55,11 @@ func TestSchemaJSONRoundTripCorpus(t *testing.T) {
 }
 
 func TestSchemaMarshalFieldOrder(t *testing.T) {
-	s := &StructType{Fields: []StructField{
-		{Name: "b", Type: TypeLong, Nullable: true},
-		{Name: "a", Type: DecimalType{Precision: 10, Scale: 2}, Nullable: false,
-			Metadata: map[string]any{MetaColumnMappingID: json.Number("5"), MetaColumnMappingPhysicalName: "col-x"}},
-		{Name: "m", Type: &MapType{KeyType: TypeString, ValueType: &ArrayType{ElementType: TypeTimestampNTZ, ContainsNull: true}, ValueContainsNull: false}, Nullable: true},
+	s := &schema.StructType{Fields: []schema.StructField{
+		{Name: "b", Type: schema.TypeLong, Nullable: true},
+		{Name: "a", Type: schema.DecimalType{Precision: 10, Scale: 2}, Nullable: false,
+			Metadata: map[string]any{schema.MetaColumnMappingID: json.Number("5"), schema.MetaColumnMappingPhysicalName: "col-x"}},
+		{Name: "m", Type: &schema.MapType{KeyType: schema.TypeString, ValueType: &schema.ArrayType{ElementType: schema.TypeTimestampNTZ, ContainsNull: true}, ValueContainsNull: false}, Nullable: true},
 	}}
 	got, err := s.MarshalJSON()
 	if err != nil {
@@ -70,11 +71,11 @@ func TestSchemaMarshalFieldOrder(t *testing.T) {
 	if string(got) != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
-	back, err := ParseSchema(got)
+	back, err := schema.ParseSchema(got)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !TypesEqual(s, back) {
+	if !schema.TypesEqual(s, back) {
 		t.Fatalf("parse back differs: %s", back)
 	}
 	if f, ok := back.Field("A"); !ok || f.PhysicalName() != "col-x" {
@@ -101,8 +102,8 @@ func TestParseSchemaErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := ParseSchema([]byte(c.in))
-			if !errors.Is(err, ErrSchema) {
+			_, err := schema.ParseSchema([]byte(c.in))
+			if !errors.Is(err, schema.ErrSchema) {
 				t.Fatalf("err = %v, want ErrSchema", err)
 			}
 			if !strings.Contains(err.Error(), c.wantIn) {
@@ -113,62 +114,62 @@ func TestParseSchemaErrors(t *testing.T) {
 }
 
 func TestVariantParsesButIsNotWritable(t *testing.T) {
-	s, err := ParseSchema([]byte(`{"type":"struct","fields":[{"name":"v","type":"variant","nullable":true,"metadata":{}}]}`))
+	s, err := schema.ParseSchema([]byte(`{"type":"struct","fields":[{"name":"v","type":"variant","nullable":true,"metadata":{}}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Fields[0].Type != TypeVariant {
+	if s.Fields[0].Type != schema.TypeVariant {
 		t.Fatalf("type = %v", s.Fields[0].Type)
 	}
-	if _, err := ParquetSchema(s, SchemaOptions{}); !errors.Is(err, ErrSchema) || !strings.Contains(err.Error(), "variant") {
+	if _, err := ParquetSchema(s, SchemaOptions{}); !errors.Is(err, schema.ErrSchema) || !strings.Contains(err.Error(), "variant") {
 		t.Fatalf("ParquetSchema(variant) err = %v", err)
 	}
 }
 
 func TestMergeSchema(t *testing.T) {
-	old := &StructType{Fields: []StructField{
-		{Name: "id", Type: TypeLong, Nullable: false},
-		{Name: "s", Type: &StructType{Fields: []StructField{{Name: "a", Type: TypeString, Nullable: true}}}, Nullable: true},
+	old := &schema.StructType{Fields: []schema.StructField{
+		{Name: "id", Type: schema.TypeLong, Nullable: false},
+		{Name: "s", Type: &schema.StructType{Fields: []schema.StructField{{Name: "a", Type: schema.TypeString, Nullable: true}}}, Nullable: true},
 	}}
 	cases := []struct {
 		name    string
-		new     *StructType
-		want    *StructType
+		new     *schema.StructType
+		want    *schema.StructType
 		wantErr string
 	}{
 		{
 			name: "add nullable top-level and nested",
-			new: &StructType{Fields: []StructField{
-				{Name: "s", Type: &StructType{Fields: []StructField{{Name: "a", Type: TypeString, Nullable: true}, {Name: "b", Type: TypeInteger, Nullable: true}}}, Nullable: true},
-				{Name: "z", Type: TypeDate, Nullable: true},
+			new: &schema.StructType{Fields: []schema.StructField{
+				{Name: "s", Type: &schema.StructType{Fields: []schema.StructField{{Name: "a", Type: schema.TypeString, Nullable: true}, {Name: "b", Type: schema.TypeInteger, Nullable: true}}}, Nullable: true},
+				{Name: "z", Type: schema.TypeDate, Nullable: true},
 			}},
-			want: &StructType{Fields: []StructField{
-				{Name: "id", Type: TypeLong, Nullable: false},
-				{Name: "s", Type: &StructType{Fields: []StructField{{Name: "a", Type: TypeString, Nullable: true}, {Name: "b", Type: TypeInteger, Nullable: true}}}, Nullable: true},
-				{Name: "z", Type: TypeDate, Nullable: true},
+			want: &schema.StructType{Fields: []schema.StructField{
+				{Name: "id", Type: schema.TypeLong, Nullable: false},
+				{Name: "s", Type: &schema.StructType{Fields: []schema.StructField{{Name: "a", Type: schema.TypeString, Nullable: true}, {Name: "b", Type: schema.TypeInteger, Nullable: true}}}, Nullable: true},
+				{Name: "z", Type: schema.TypeDate, Nullable: true},
 			}},
 		},
 		{
 			name:    "type change",
-			new:     &StructType{Fields: []StructField{{Name: "id", Type: TypeString, Nullable: false}}},
+			new:     &schema.StructType{Fields: []schema.StructField{{Name: "id", Type: schema.TypeString, Nullable: false}}},
 			wantErr: "id",
 		},
 		{
 			name:    "nested type change",
-			new:     &StructType{Fields: []StructField{{Name: "s", Type: &StructType{Fields: []StructField{{Name: "a", Type: TypeLong, Nullable: true}}}, Nullable: true}}},
+			new:     &schema.StructType{Fields: []schema.StructField{{Name: "s", Type: &schema.StructType{Fields: []schema.StructField{{Name: "a", Type: schema.TypeLong, Nullable: true}}}, Nullable: true}}},
 			wantErr: "s.a",
 		},
 		{
 			name:    "non-nullable new column",
-			new:     &StructType{Fields: []StructField{{Name: "q", Type: TypeLong, Nullable: false}}},
+			new:     &schema.StructType{Fields: []schema.StructField{{Name: "q", Type: schema.TypeLong, Nullable: false}}},
 			wantErr: "q",
 		},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := MergeSchema(old, c.new)
+			got, err := schema.MergeSchema(old, c.new)
 			if c.wantErr != "" {
-				if !errors.Is(err, ErrSchema) || !strings.Contains(err.Error(), c.wantErr) {
+				if !errors.Is(err, schema.ErrSchema) || !strings.Contains(err.Error(), c.wantErr) {
 					t.Fatalf("err = %v, want ErrSchema naming %q", err, c.wantErr)
 				}
 				return
@@ -176,7 +177,7 @@ func TestMergeSchema(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !TypesEqual(got, c.want) {
+			if !schema.TypesEqual(got, c.want) {
 				t.Fatalf("got %s\nwant %s", got, c.want)
 			}
 		})
@@ -184,26 +185,26 @@ func TestMergeSchema(t *testing.T) {
 }
 
 func TestParquetSchemaMapping(t *testing.T) {
-	s := &StructType{Fields: []StructField{
-		{Name: "zstr", Type: TypeString, Nullable: true},
-		{Name: "long", Type: TypeLong, Nullable: false},
-		{Name: "int", Type: TypeInteger, Nullable: true},
-		{Name: "short", Type: TypeShort, Nullable: true},
-		{Name: "byte", Type: TypeByte, Nullable: true},
-		{Name: "float", Type: TypeFloat, Nullable: true},
-		{Name: "double", Type: TypeDouble, Nullable: true},
-		{Name: "bool", Type: TypeBoolean, Nullable: true},
-		{Name: "bin", Type: TypeBinary, Nullable: true},
-		{Name: "date", Type: TypeDate, Nullable: true},
-		{Name: "ts", Type: TypeTimestamp, Nullable: true},
-		{Name: "tsntz", Type: TypeTimestampNTZ, Nullable: true},
-		{Name: "d9", Type: DecimalType{9, 2}, Nullable: true},
-		{Name: "d18", Type: DecimalType{18, 2}, Nullable: true},
-		{Name: "d38", Type: DecimalType{38, 0}, Nullable: true},
-		{Name: "st", Type: &StructType{Fields: []StructField{{Name: "y", Type: TypeLong, Nullable: true}, {Name: "x", Type: TypeLong, Nullable: true}}}, Nullable: true},
-		{Name: "arr", Type: &ArrayType{ElementType: TypeInteger, ContainsNull: true}, Nullable: true},
-		{Name: "map", Type: &MapType{KeyType: TypeString, ValueType: TypeLong, ValueContainsNull: false}, Nullable: true},
-		{Name: "logical", Type: TypeLong, Nullable: true, Metadata: map[string]any{MetaColumnMappingPhysicalName: "col-123", MetaColumnMappingID: json.Number("7")}},
+	s := &schema.StructType{Fields: []schema.StructField{
+		{Name: "zstr", Type: schema.TypeString, Nullable: true},
+		{Name: "long", Type: schema.TypeLong, Nullable: false},
+		{Name: "int", Type: schema.TypeInteger, Nullable: true},
+		{Name: "short", Type: schema.TypeShort, Nullable: true},
+		{Name: "byte", Type: schema.TypeByte, Nullable: true},
+		{Name: "float", Type: schema.TypeFloat, Nullable: true},
+		{Name: "double", Type: schema.TypeDouble, Nullable: true},
+		{Name: "bool", Type: schema.TypeBoolean, Nullable: true},
+		{Name: "bin", Type: schema.TypeBinary, Nullable: true},
+		{Name: "date", Type: schema.TypeDate, Nullable: true},
+		{Name: "ts", Type: schema.TypeTimestamp, Nullable: true},
+		{Name: "tsntz", Type: schema.TypeTimestampNTZ, Nullable: true},
+		{Name: "d9", Type: schema.DecimalType{Precision: 9, Scale: 2}, Nullable: true},
+		{Name: "d18", Type: schema.DecimalType{Precision: 18, Scale: 2}, Nullable: true},
+		{Name: "d38", Type: schema.DecimalType{Precision: 38, Scale: 0}, Nullable: true},
+		{Name: "st", Type: &schema.StructType{Fields: []schema.StructField{{Name: "y", Type: schema.TypeLong, Nullable: true}, {Name: "x", Type: schema.TypeLong, Nullable: true}}}, Nullable: true},
+		{Name: "arr", Type: &schema.ArrayType{ElementType: schema.TypeInteger, ContainsNull: true}, Nullable: true},
+		{Name: "map", Type: &schema.MapType{KeyType: schema.TypeString, ValueType: schema.TypeLong, ValueContainsNull: false}, Nullable: true},
+		{Name: "logical", Type: schema.TypeLong, Nullable: true, Metadata: map[string]any{schema.MetaColumnMappingPhysicalName: "col-123", schema.MetaColumnMappingID: json.Number("7")}},
 	}}
 	ps, err := ParquetSchema(s, SchemaOptions{})
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/lakesink/lakesink/schema"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -49,7 +50,7 @@ type wnode struct {
 	statName string // name in stats JSON: the physical name with column mapping
 	kind     nodeKind
 	leaf     leafKind
-	typ      DataType
+	typ      schema.DataType
 	optional bool
 	def      int // definition level when this node is present (non-null)
 	rep      int // list/map: repetition level of its entries
@@ -57,7 +58,7 @@ type wnode struct {
 	firstCol int
 	endCol   int
 	children []*wnode
-	dec      DecimalType
+	dec      schema.DecimalType
 	decWidth int
 	stat     int   // index of the stats collector of this node, -1 none
 	statsIn  []int // stats collectors of this subtree (for nulls of a parent)
@@ -77,25 +78,24 @@ type writePlan struct {
 type statSpec struct {
 	path   []string
 	kind   leafKind
-	dec    DecimalType
+	dec    schema.DecimalType
 	minmax bool // false: nullCount only (binary, boolean, arrays, maps)
 }
 
 // compilePlan compiles the data schema s. numIndexed leaf columns (in
 // depth-first order, arrays and maps counting as one) get statistics; -1 = all.
-func compilePlan(s *StructType, numIndexed int, physical bool) (*writePlan, error) {
+func compilePlan(s *schema.StructType, numIndexed int, physical bool) (*writePlan, error) {
 	p := &writePlan{fastLevels: levelsMirrorOK()}
 	col := 0
 	budget := numIndexed
-	var build func(t DataType, name, statName string, optional bool, def, rep int, path []string, inRepeated bool) (*wnode, error)
-	build = func(t DataType, name, statName string, optional bool, def, rep int, path []string, inRepeated bool) (*wnode, error) {
+	var build func(t schema.DataType, name, statName string, optional bool, def, rep int, path []string, inRepeated bool) (*wnode, error)
+	build = func(t schema.DataType, name, statName string, optional bool, def, rep int, path []string, inRepeated bool) (*wnode, error) {
 		n := &wnode{name: name, statName: statName, typ: t, optional: optional, firstCol: col, stat: -1}
 		if optional {
 			def++
 		}
 		if def > parquet.MaxDefinitionLevel || rep > parquet.MaxRepetitionLevel {
-			return nil, fmt.Errorf("%w: column %s is nested too deeply for Parquet (definition level %d, repetition level %d; at most %d)",
-				ErrSchema, joinPathSlice(path), def, rep, parquet.MaxDefinitionLevel)
+			return nil, fmt.Errorf("%w: column %s is nested too deeply for Parquet (definition level %d, repetition level %d; at most %d)", schema.ErrSchema, joinPathSlice(path), def, rep, parquet.MaxDefinitionLevel)
 		}
 		n.def = def
 		addStat := func(spec statSpec) {
@@ -110,41 +110,41 @@ func compilePlan(s *StructType, numIndexed int, physical bool) (*writePlan, erro
 			p.stats = append(p.stats, spec)
 		}
 		switch t := t.(type) {
-		case PrimitiveType:
+		case schema.PrimitiveType:
 			n.kind = nkLeaf
 			minmax := true
 			switch t {
-			case TypeString:
+			case schema.TypeString:
 				n.leaf = lkString
-			case TypeLong:
+			case schema.TypeLong:
 				n.leaf = lkLong
-			case TypeInteger:
+			case schema.TypeInteger:
 				n.leaf = lkInt
-			case TypeShort:
+			case schema.TypeShort:
 				n.leaf = lkShort
-			case TypeByte:
+			case schema.TypeByte:
 				n.leaf = lkByte
-			case TypeFloat:
+			case schema.TypeFloat:
 				n.leaf = lkFloat
-			case TypeDouble:
+			case schema.TypeDouble:
 				n.leaf = lkDouble
-			case TypeBoolean:
+			case schema.TypeBoolean:
 				n.leaf, minmax = lkBool, false
-			case TypeBinary:
+			case schema.TypeBinary:
 				n.leaf, minmax = lkBinary, false
-			case TypeDate:
+			case schema.TypeDate:
 				n.leaf = lkDate
-			case TypeTimestamp:
+			case schema.TypeTimestamp:
 				n.leaf = lkTimestamp
-			case TypeTimestampNTZ:
+			case schema.TypeTimestampNTZ:
 				n.leaf = lkTimestampNTZ
 			default:
-				return nil, fmt.Errorf("%w: column %s: cannot write type %s", ErrSchema, joinPathSlice(path), string(t))
+				return nil, fmt.Errorf("%w: column %s: cannot write type %s", schema.ErrSchema, joinPathSlice(path), string(t))
 			}
 			n.col = col
 			col++
 			addStat(statSpec{kind: n.leaf, minmax: minmax})
-		case DecimalType:
+		case schema.DecimalType:
 			n.kind = nkLeaf
 			n.dec = t
 			switch {
@@ -159,7 +159,7 @@ func compilePlan(s *StructType, numIndexed int, physical bool) (*writePlan, erro
 			n.col = col
 			col++
 			addStat(statSpec{kind: n.leaf, dec: t, minmax: true})
-		case *StructType:
+		case *schema.StructType:
 			n.kind = nkStruct
 			for _, f := range t.Fields {
 				c, err := build(f.Type, f.Name, fieldStatName(f, physical), f.Nullable, def, rep, append(path, f.Name), inRepeated)
@@ -168,7 +168,7 @@ func compilePlan(s *StructType, numIndexed int, physical bool) (*writePlan, erro
 				}
 				n.children = append(n.children, c)
 			}
-		case *ArrayType:
+		case *schema.ArrayType:
 			p.repeated = true
 			n.kind = nkList
 			addStat(statSpec{minmax: false})
@@ -178,7 +178,7 @@ func compilePlan(s *StructType, numIndexed int, physical bool) (*writePlan, erro
 				return nil, err
 			}
 			n.children = []*wnode{e}
-		case *MapType:
+		case *schema.MapType:
 			p.repeated = true
 			n.kind = nkMap
 			addStat(statSpec{minmax: false})
@@ -193,7 +193,7 @@ func compilePlan(s *StructType, numIndexed int, physical bool) (*writePlan, erro
 			}
 			n.children = []*wnode{k, v}
 		default:
-			return nil, fmt.Errorf("%w: column %s: unknown type %T", ErrSchema, joinPathSlice(path), t)
+			return nil, fmt.Errorf("%w: column %s: unknown type %T", schema.ErrSchema, joinPathSlice(path), t)
 		}
 		n.endCol = col
 		if n.stat >= 0 {
@@ -212,13 +212,13 @@ func compilePlan(s *StructType, numIndexed int, physical bool) (*writePlan, erro
 		p.fields = append(p.fields, n)
 	}
 	if col > parquet.MaxColumnIndex+1 {
-		return nil, fmt.Errorf("%w: %d leaf columns; a Parquet file written here holds at most %d", ErrSchema, col, parquet.MaxColumnIndex+1)
+		return nil, fmt.Errorf("%w: %d leaf columns; a Parquet file written here holds at most %d", schema.ErrSchema, col, parquet.MaxColumnIndex+1)
 	}
 	p.numCols = col
 	return p, nil
 }
 
-func fieldStatName(f StructField, physical bool) string {
+func fieldStatName(f schema.StructField, physical bool) string {
 	if physical {
 		return f.PhysicalName()
 	}
@@ -265,7 +265,7 @@ var (
 )
 
 func wrongType(v any, n *wnode) *fieldErr {
-	return &fieldErr{err: fmt.Errorf("value %v of Go type %T does not fit type %s", v, v, typeString(n.typ))}
+	return &fieldErr{err: fmt.Errorf("value %v of Go type %T does not fit type %s", v, v, schema.FormatType(n.typ))}
 }
 
 // validate checks one value against its node.
@@ -299,11 +299,11 @@ func validate(v any, n *wnode) *fieldErr {
 		case lkBinary:
 			_, ok = v.([]byte)
 		case lkDate:
-			_, ok = v.(Date)
+			_, ok = v.(schema.Date)
 		case lkTimestamp, lkTimestampNTZ:
 			_, ok = v.(time.Time)
 		case lkDec32, lkDec64, lkDecFixed:
-			d, isDec := v.(Decimal)
+			d, isDec := v.(schema.Decimal)
 			if !isDec || d.Unscaled == nil {
 				return wrongType(v, n)
 			}
@@ -344,7 +344,7 @@ func validate(v any, n *wnode) *fieldErr {
 			}
 		}
 	case nkMap:
-		entries, ok := v.([]MapEntry)
+		entries, ok := v.([]schema.MapEntry)
 		if !ok {
 			return wrongType(v, n)
 		}
@@ -366,7 +366,7 @@ func validate(v any, n *wnode) *fieldErr {
 
 // rescale returns d's unscaled value at the given scale (d.Unscaled itself when
 // the scales match); it fails when digits would be lost.
-func rescale(d Decimal, scale int) (*big.Int, error) {
+func rescale(d schema.Decimal, scale int) (*big.Int, error) {
 	if d.Scale == scale {
 		return d.Unscaled, nil
 	}
@@ -578,7 +578,7 @@ func (s *shredder) value(v any, n *wnode, rl, dl int) {
 				st.n++
 			}
 		case lkDate:
-			x := v.(Date)
+			x := v.(schema.Date)
 			pv = parquet.Int32Value(int32(x))
 			if st != nil {
 				st.addInt(int64(x))
@@ -596,7 +596,7 @@ func (s *shredder) value(v any, n *wnode, rl, dl int) {
 				st.addInt(x)
 			}
 		case lkDec32, lkDec64, lkDecFixed:
-			u, _ := rescale(v.(Decimal), n.dec.Scale) // validated
+			u, _ := rescale(v.(schema.Decimal), n.dec.Scale) // validated
 			switch n.leaf {
 			case lkDec32:
 				pv = parquet.Int32Value(int32(u.Int64()))
@@ -642,7 +642,7 @@ func (s *shredder) value(v any, n *wnode, rl, dl int) {
 		if n.stat >= 0 {
 			s.stats[n.stat].n++
 		}
-		entries := v.([]MapEntry)
+		entries := v.([]schema.MapEntry)
 		if len(entries) == 0 {
 			for c := n.firstCol; c < n.endCol; c++ {
 				s.emit(c, withLevels(parquet.Value{}, rl, d, c, s.plan.fastLevels))

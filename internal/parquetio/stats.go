@@ -3,6 +3,7 @@ package parquetio
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/lakesink/lakesink/schema"
 	"math"
 	"math/big"
 	"strconv"
@@ -226,7 +227,7 @@ func minMaxJSON(spec statSpec, c *colStats) (lo, hi any, ok bool) {
 		}
 		return truncateMinString(c.minS, StatsStringPrefixLength), mx, true
 	case lkDate:
-		return Date(c.minI).String(), Date(c.maxI).String(), c.has
+		return schema.Date(c.minI).String(), schema.Date(c.maxI).String(), c.has
 	case lkTimestamp, lkTimestampNTZ:
 		layout := statsTimestampLayout
 		if spec.kind == lkTimestampNTZ {
@@ -244,14 +245,14 @@ func minMaxJSON(spec statSpec, c *colStats) (lo, hi any, ok bool) {
 		}
 		return time.UnixMilli(lo).UTC().Format(layout), time.UnixMilli(hi).UTC().Format(layout), c.has
 	case lkDec32, lkDec64:
-		return json.Number(Decimal{Unscaled: big.NewInt(c.minI), Scale: spec.dec.Scale}.String()),
-			json.Number(Decimal{Unscaled: big.NewInt(c.maxI), Scale: spec.dec.Scale}.String()), c.has
+		return json.Number(schema.Decimal{Unscaled: big.NewInt(c.minI), Scale: spec.dec.Scale}.String()),
+			json.Number(schema.Decimal{Unscaled: big.NewInt(c.maxI), Scale: spec.dec.Scale}.String()), c.has
 	case lkDecFixed:
 		if !c.has {
 			return nil, nil, false
 		}
-		return json.Number(Decimal{Unscaled: c.minB, Scale: spec.dec.Scale}.String()),
-			json.Number(Decimal{Unscaled: c.maxB, Scale: spec.dec.Scale}.String()), true
+		return json.Number(schema.Decimal{Unscaled: c.minB, Scale: spec.dec.Scale}.String()),
+			json.Number(schema.Decimal{Unscaled: c.maxB, Scale: spec.dec.Scale}.String()), true
 	}
 	return nil, nil, false
 }

@@ -2,6 +2,7 @@ package parquetio
 
 import (
 	"context"
+	"github.com/lakesink/lakesink/schema"
 	"strings"
 	"testing"
 	"time"
@@ -13,9 +14,9 @@ import (
 // truncated, as Delta writes every max. Regression test for the interop
 // finding in interop/TestDeltaStatsTimestampMaxAtYear9999.
 func TestStatsTimestampMaxClampedAtYear9999(t *testing.T) {
-	schema := &StructType{Fields: []StructField{
-		{Name: "ts", Type: TypeTimestamp, Nullable: true},
-		{Name: "ntz", Type: TypeTimestampNTZ, Nullable: true},
+	sch := &schema.StructType{Fields: []schema.StructField{
+		{Name: "ts", Type: schema.TypeTimestamp, Nullable: true},
+		{Name: "ntz", Type: schema.TypeTimestampNTZ, Nullable: true},
 	}}
 	cases := []struct {
 		v       time.Time
@@ -26,7 +27,7 @@ func TestStatsTimestampMaxClampedAtYear9999(t *testing.T) {
 		{time.Date(2001, 1, 1, 0, 47, 0, 1000, time.UTC), `"ts":"2001-01-01T00:47:00.001Z"`, `"ntz":"2001-01-01T00:47:00.001"`},
 	}
 	for _, c := range cases {
-		files, err := WriteFiles(context.Background(), newMemStore(), &Batch{Schema: schema, Rows: [][]any{{c.v, c.v}}}, WriteOptions{})
+		files, err := WriteFiles(context.Background(), newMemStore(), &schema.Batch{Schema: sch, Rows: [][]any{{c.v, c.v}}}, WriteOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

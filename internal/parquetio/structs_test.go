@@ -3,6 +3,7 @@ package parquetio
 import (
 	"context"
 	"errors"
+	"github.com/lakesink/lakesink/schema"
 	"math/big"
 	"testing"
 	"time"
@@ -22,10 +23,10 @@ type nestedRec struct {
 	Attrs   map[string]*int64 `parquet:"attrs"`
 	Inner   struct{ A, B float64 }
 	Ptr     *struct{ X int16 }
-	Day     Date
-	Amount  Decimal   `parquet:"amount,decimal(10:2)"`
-	Local   time.Time `parquet:"local,timestamp_ntz"`
-	Skipped string    `parquet:"-"`
+	Day     schema.Date
+	Amount  schema.Decimal `parquet:"amount,decimal(10:2)"`
+	Local   time.Time      `parquet:"local,timestamp_ntz"`
+	Skipped string         `parquet:"-"`
 	Small   int8
 	Flag    bool `parquet:"flag,optional"`
 	Raw     []byte
@@ -37,12 +38,12 @@ func TestFromStructsSchemaAndRoundTrip(t *testing.T) {
 	n := int64(9)
 	recs := []nestedRec{
 		{ID: 1, Tags: []string{"a", "b"}, Attrs: map[string]*int64{"z": &n, "a": nil}, Inner: struct{ A, B float64 }{1, 2},
-			Ptr: &struct{ X int16 }{3}, Day: 5, Amount: Decimal{Unscaled: big.NewInt(1234), Scale: 2},
+			Ptr: &struct{ X int16 }{3}, Day: 5, Amount: schema.Decimal{Unscaled: big.NewInt(1234), Scale: 2},
 			Local: time.Date(2020, 1, 1, 1, 2, 3, 0, time.UTC), Small: -1, Flag: true, Raw: []byte{1}},
 		{ID: 2},
 	}
 	_ = d
-	b, err := FromStructs(recs)
+	b, err := schema.FromStructs(recs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +61,7 @@ func TestFromStructsSchemaAndRoundTrip(t *testing.T) {
 	if got := b.Schema.String(); got != want {
 		t.Fatalf("schema\n got %s\nwant %s", got, want)
 	}
-	if m := b.Rows[0][2].([]MapEntry); m[0].Key != "a" || m[0].Value != nil || m[1].Value != int64(9) {
+	if m := b.Rows[0][2].([]schema.MapEntry); m[0].Key != "a" || m[0].Value != nil || m[1].Value != int64(9) {
 		t.Errorf("map = %v", m)
 	}
 	st := newMemStore()
@@ -85,11 +86,11 @@ func TestFromStructsSchemaAndRoundTrip(t *testing.T) {
 
 func TestFromStructsFlights(t *testing.T) {
 	dst := "LAX"
-	b, err := FromStructs([]flight{{Time: time.Unix(10, 0), Delay: 1, Dist: 2, Origin: "SFO", Dest: &dst}, {Origin: "JFK"}})
+	b, err := schema.FromStructs([]flight{{Time: time.Unix(10, 0), Delay: 1, Dist: 2, Origin: "SFO", Dest: &dst}, {Origin: "JFK"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(b.Schema.Fields) != 5 || b.Schema.Fields[0].Type != TypeTimestamp || !b.Schema.Fields[4].Nullable || b.Schema.Fields[3].Nullable {
+	if len(b.Schema.Fields) != 5 || b.Schema.Fields[0].Type != schema.TypeTimestamp || !b.Schema.Fields[4].Nullable || b.Schema.Fields[3].Nullable {
 		t.Fatalf("schema %s", b.Schema)
 	}
 	if b.Rows[1][4] != nil || b.Rows[0][4] != "LAX" {
@@ -99,10 +100,10 @@ func TestFromStructsFlights(t *testing.T) {
 
 func TestFromStructsRejectsUnsupported(t *testing.T) {
 	type bad struct{ C chan int }
-	if _, err := FromStructs([]bad{{}}); !errors.Is(err, ErrSchema) {
+	if _, err := schema.FromStructs([]bad{{}}); !errors.Is(err, schema.ErrSchema) {
 		t.Fatalf("err = %v", err)
 	}
-	if _, err := SchemaOf[int](); !errors.Is(err, ErrSchema) {
+	if _, err := schema.SchemaOf[int](); !errors.Is(err, schema.ErrSchema) {
 		t.Fatalf("SchemaOf[int] err = %v", err)
 	}
 }

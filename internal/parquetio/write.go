@@ -23,6 +23,7 @@ import (
 	"github.com/parquet-go/parquet-go/compress/zstd"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/storage"
 )
 
@@ -197,15 +198,15 @@ type WrittenFile struct {
 // Files become visible one by one as they are closed; on a later error the
 // files written so far are deleted (best effort) and the error returned. An
 // empty batch writes nothing.
-func WriteFiles(ctx context.Context, store storage.Store, batch *Batch, opts WriteOptions) ([]WrittenFile, error) {
+func WriteFiles(ctx context.Context, store storage.Store, batch *schema.Batch, opts WriteOptions) ([]WrittenFile, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
 	opts = opts.withDefaults()
 	if batch == nil || batch.Schema == nil {
-		return nil, fmt.Errorf("%w: batch has no schema", ErrSchema)
+		return nil, fmt.Errorf("%w: batch has no schema", schema.ErrSchema)
 	}
-	if err := ValidateForWrite(batch.Schema); err != nil {
+	if err := schema.ValidateForWrite(batch.Schema); err != nil {
 		return nil, err
 	}
 	lay, err := newLayout(batch.Schema, opts)
@@ -330,7 +331,7 @@ func (lay *layout) writeGroup(ctx context.Context, store storage.Store, rows [][
 func checkArity(rows [][]any, n int) error {
 	for i, row := range rows {
 		if len(row) != n {
-			return &RowError{Row: i, Err: fmt.Errorf("record has %d values, schema has %d fields", len(row), n)}
+			return &schema.RowError{Row: i, Err: fmt.Errorf("record has %d values, schema has %d fields", len(row), n)}
 		}
 	}
 	return nil
@@ -344,7 +345,7 @@ func validateColumns(lay *layout, rows [][]any, idx []int) error {
 	if len(rows) < 4*writeChunkRows {
 		lanes = [][]int{nil}
 	}
-	firsts := make([]*RowError, len(lanes))
+	firsts := make([]*schema.RowError, len(lanes))
 	fieldOf := make([]int, len(lanes))
 	var eg errgroup.Group
 	for k, fields := range lanes {
@@ -354,7 +355,7 @@ func validateColumns(lay *layout, rows [][]any, idx []int) error {
 		})
 	}
 	_ = eg.Wait()
-	var first *RowError
+	var first *schema.RowError
 	field := 0
 	for k, e := range firsts {
 		if e != nil && (first == nil || e.Row < first.Row || (e.Row == first.Row && fieldOf[k] < field)) {
@@ -369,14 +370,14 @@ func validateColumns(lay *layout, rows [][]any, idx []int) error {
 
 // validateFields checks the plan fields listed in fields (nil: all) and
 // returns the failure with the lowest row index and its field, or nil.
-func validateFields(p *writePlan, rows [][]any, idx []int, fields []int) (*RowError, int) {
+func validateFields(p *writePlan, rows [][]any, idx []int, fields []int) (*schema.RowError, int) {
 	if fields == nil {
 		fields = make([]int, len(p.fields))
 		for j := range fields {
 			fields[j] = j
 		}
 	}
-	var first *RowError
+	var first *schema.RowError
 	field := 0
 	for _, j := range fields {
 		n := p.fields[j]
@@ -389,7 +390,7 @@ func validateFields(p *writePlan, rows [][]any, idx []int, fields []int) (*RowEr
 			if i := firstMismatch(n, rows[:limit], fi); i >= 0 {
 				fe := validate(rows[i][fi], n)
 				if first == nil || i < first.Row {
-					first, field = &RowError{Row: i, Field: fe.at(n.name).dotted(), Err: fe.err}, j
+					first, field = &schema.RowError{Row: i, Field: fe.at(n.name).dotted(), Err: fe.err}, j
 				}
 			}
 			continue
@@ -397,7 +398,7 @@ func validateFields(p *writePlan, rows [][]any, idx []int, fields []int) (*RowEr
 		for i, row := range rows[:limit] {
 			if fe := validate(row[fi], n); fe != nil {
 				if first == nil || i < first.Row {
-					first, field = &RowError{Row: i, Field: fe.at(n.name).dotted(), Err: fe.err}, j
+					first, field = &schema.RowError{Row: i, Field: fe.at(n.name).dotted(), Err: fe.err}, j
 				}
 				break
 			}
@@ -454,7 +455,7 @@ type partGroup struct {
 
 // partitionGroups validates and serializes partition values and groups the
 // rows by partition, in order of first appearance.
-func (l *layout) partitionGroups(batch *Batch) ([]*partGroup, error) {
+func (l *layout) partitionGroups(batch *schema.Batch) ([]*partGroup, error) {
 	if len(l.partIdx) == 0 {
 		if len(batch.Rows) == 0 {
 			return nil, nil
@@ -470,11 +471,11 @@ func (l *layout) partitionGroups(batch *Batch) ([]*partGroup, error) {
 		for j, fi := range l.partIdx {
 			f := batch.Schema.Fields[fi]
 			if row[fi] == nil && !f.Nullable {
-				return nil, &RowError{Row: i, Field: f.Name, Err: errNull}
+				return nil, &schema.RowError{Row: i, Field: f.Name, Err: errNull}
 			}
 			s, err := SerializePartitionValue(row[fi], f.Type)
 			if err != nil {
-				return nil, &RowError{Row: i, Field: f.Name, Err: err}
+				return nil, &schema.RowError{Row: i, Field: f.Name, Err: err}
 			}
 			pvals[j] = s
 			if s == nil {
@@ -504,8 +505,8 @@ const writeChunkRows = 512
 // layout is a compiled batch schema: data columns, partition columns, the
 // Parquet schema and writer options, shared by the files of one call.
 type layout struct {
-	schema     *StructType // full schema
-	dataSchema *StructType
+	schema     *schema.StructType // full schema
+	dataSchema *schema.StructType
 	partIdx    []int
 	partKeys   []string // PartitionValues keys, in partition column order
 	dataIdx    []int
@@ -521,24 +522,24 @@ type layout struct {
 	lanes [][]int
 }
 
-func newLayout(s *StructType, opts WriteOptions) (*layout, error) {
+func newLayout(s *schema.StructType, opts WriteOptions) (*layout, error) {
 	l := &layout{schema: s, opts: opts}
 	isPart := make([]bool, len(s.Fields))
 	for _, c := range opts.PartitionColumns {
 		i := s.FieldIndex(c)
 		if i < 0 {
-			return nil, fmt.Errorf("%w: partition column %q is not in the schema", ErrSchema, c)
+			return nil, fmt.Errorf("%w: partition column %q is not in the schema", schema.ErrSchema, c)
 		}
 		switch s.Fields[i].Type.(type) {
-		case PrimitiveType, DecimalType:
+		case schema.PrimitiveType, schema.DecimalType:
 		default:
-			return nil, fmt.Errorf("%w: partition column %q has type %s; only primitive types can partition", ErrSchema, c, typeString(s.Fields[i].Type))
+			return nil, fmt.Errorf("%w: partition column %q has type %s; only primitive types can partition", schema.ErrSchema, c, schema.FormatType(s.Fields[i].Type))
 		}
 		isPart[i] = true
 		l.partIdx = append(l.partIdx, i)
 		l.partKeys = append(l.partKeys, l.partKey(s.Fields[i]))
 	}
-	l.dataSchema = &StructType{}
+	l.dataSchema = &schema.StructType{}
 	for i, f := range s.Fields {
 		if !isPart[i] {
 			l.dataIdx = append(l.dataIdx, i)
@@ -546,7 +547,7 @@ func newLayout(s *StructType, opts WriteOptions) (*layout, error) {
 		}
 	}
 	if len(l.dataSchema.Fields) == 0 {
-		return nil, fmt.Errorf("%w: every column is a partition column; a data file needs at least one data column", ErrSchema)
+		return nil, fmt.Errorf("%w: every column is a partition column; a data file needs at least one data column", schema.ErrSchema)
 	}
 	var err error
 	if l.plan, err = compilePlan(l.dataSchema, opts.NumIndexedCols, opts.PhysicalNames); err != nil {
@@ -660,7 +661,7 @@ func splitLanes(p *writePlan, n int) [][]int {
 // partKey is a partition column's key in PartitionValues and its directory
 // name: the physical name with column mapping (PROTOCOL.md, "Column
 // Mapping": partitionValues use physical names), else the logical name.
-func (l *layout) partKey(f StructField) string {
+func (l *layout) partKey(f schema.StructField) string {
 	if l.opts.PhysicalNames {
 		return f.PhysicalName()
 	}
@@ -745,16 +746,16 @@ type FileWriter struct {
 // NewFileWriter opens a data file at path (relative to store) for records of
 // schema (data columns only: no partition columns; opts.PartitionColumns is
 // ignored). The file is invisible until Close.
-func NewFileWriter(ctx context.Context, store storage.Store, path string, schema *StructType, opts WriteOptions) (*FileWriter, error) {
+func NewFileWriter(ctx context.Context, store storage.Store, path string, sch *schema.StructType, opts WriteOptions) (*FileWriter, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
 	opts = opts.withDefaults()
 	opts.PartitionColumns = nil
-	if err := ValidateForWrite(schema); err != nil {
+	if err := schema.ValidateForWrite(sch); err != nil {
 		return nil, err
 	}
-	lay, err := newLayout(schema, opts)
+	lay, err := newLayout(sch, opts)
 	if err != nil {
 		return nil, err
 	}

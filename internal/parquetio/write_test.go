@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/storage"
 )
 
@@ -36,14 +37,14 @@ func TestStatsMatchDelta(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			schema, add := logInfo(t, c.log)
+			sch, add := logInfo(t, c.log)
 			f := openFixture(t, c.data)
-			rows, err := f.ReadAll(context.Background(), schema, ReadOptions{})
+			rows, err := f.ReadAll(context.Background(), sch, ReadOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			st := newMemStore()
-			files, err := WriteFiles(context.Background(), st, &Batch{Schema: schema, Rows: rows}, WriteOptions{})
+			files, err := WriteFiles(context.Background(), st, &schema.Batch{Schema: sch, Rows: rows}, WriteOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -68,36 +69,36 @@ func TestStatsMatchDelta(t *testing.T) {
 }
 
 // fullSchema has every type, nullable and not, nested.
-func fullSchema() *StructType {
-	inner := &StructType{Fields: []StructField{
-		{Name: "a", Type: TypeLong, Nullable: true},
-		{Name: "b", Type: &ArrayType{ElementType: TypeString, ContainsNull: true}, Nullable: true},
+func fullSchema() *schema.StructType {
+	inner := &schema.StructType{Fields: []schema.StructField{
+		{Name: "a", Type: schema.TypeLong, Nullable: true},
+		{Name: "b", Type: &schema.ArrayType{ElementType: schema.TypeString, ContainsNull: true}, Nullable: true},
 	}}
-	return &StructType{Fields: []StructField{
-		{Name: "s", Type: TypeString, Nullable: true},
-		{Name: "l", Type: TypeLong, Nullable: false},
-		{Name: "i", Type: TypeInteger, Nullable: true},
-		{Name: "sh", Type: TypeShort, Nullable: true},
-		{Name: "by", Type: TypeByte, Nullable: true},
-		{Name: "f", Type: TypeFloat, Nullable: true},
-		{Name: "d", Type: TypeDouble, Nullable: true},
-		{Name: "bo", Type: TypeBoolean, Nullable: true},
-		{Name: "bi", Type: TypeBinary, Nullable: true},
-		{Name: "da", Type: TypeDate, Nullable: true},
-		{Name: "ts", Type: TypeTimestamp, Nullable: true},
-		{Name: "ntz", Type: TypeTimestampNTZ, Nullable: true},
-		{Name: "d5", Type: DecimalType{5, 2}, Nullable: true},
-		{Name: "d15", Type: DecimalType{15, 3}, Nullable: true},
-		{Name: "d30", Type: DecimalType{30, 4}, Nullable: true},
+	return &schema.StructType{Fields: []schema.StructField{
+		{Name: "s", Type: schema.TypeString, Nullable: true},
+		{Name: "l", Type: schema.TypeLong, Nullable: false},
+		{Name: "i", Type: schema.TypeInteger, Nullable: true},
+		{Name: "sh", Type: schema.TypeShort, Nullable: true},
+		{Name: "by", Type: schema.TypeByte, Nullable: true},
+		{Name: "f", Type: schema.TypeFloat, Nullable: true},
+		{Name: "d", Type: schema.TypeDouble, Nullable: true},
+		{Name: "bo", Type: schema.TypeBoolean, Nullable: true},
+		{Name: "bi", Type: schema.TypeBinary, Nullable: true},
+		{Name: "da", Type: schema.TypeDate, Nullable: true},
+		{Name: "ts", Type: schema.TypeTimestamp, Nullable: true},
+		{Name: "ntz", Type: schema.TypeTimestampNTZ, Nullable: true},
+		{Name: "d5", Type: schema.DecimalType{Precision: 5, Scale: 2}, Nullable: true},
+		{Name: "d15", Type: schema.DecimalType{Precision: 15, Scale: 3}, Nullable: true},
+		{Name: "d30", Type: schema.DecimalType{Precision: 30, Scale: 4}, Nullable: true},
 		{Name: "st", Type: inner, Nullable: true},
-		{Name: "arr", Type: &ArrayType{ElementType: &ArrayType{ElementType: TypeInteger, ContainsNull: false}, ContainsNull: true}, Nullable: true},
-		{Name: "m", Type: &MapType{KeyType: TypeString, ValueType: inner, ValueContainsNull: true}, Nullable: true},
-		{Name: "arrst", Type: &ArrayType{ElementType: inner, ContainsNull: true}, Nullable: true},
+		{Name: "arr", Type: &schema.ArrayType{ElementType: &schema.ArrayType{ElementType: schema.TypeInteger, ContainsNull: false}, ContainsNull: true}, Nullable: true},
+		{Name: "m", Type: &schema.MapType{KeyType: schema.TypeString, ValueType: inner, ValueContainsNull: true}, Nullable: true},
+		{Name: "arrst", Type: &schema.ArrayType{ElementType: inner, ContainsNull: true}, Nullable: true},
 	}}
 }
 
-func dec(s string, scale int) Decimal {
-	d, err := ParseDecimal(s, scale)
+func dec(s string, scale int) schema.Decimal {
+	d, err := schema.ParseDecimal(s, scale)
 	if err != nil {
 		panic(err)
 	}
@@ -107,29 +108,27 @@ func dec(s string, scale int) Decimal {
 func fullRows() [][]any {
 	ts := time.Date(2024, 2, 29, 13, 14, 15, 123456000, time.UTC)
 	return [][]any{
-		{"héllo 🌍", int64(-1), int32(7), int16(-300), int8(-5), float32(1.5), 2.25, true, []byte{0, 1, 255},
-			Date(19782), ts, ts, dec("-123.45", 2), dec("123456789012.345", 3), dec("-12345678901234567890123456.7890", 4),
+		{"héllo 🌍", int64(-1), int32(7), int16(-300), int8(-5), float32(1.5), 2.25, true, []byte{0, 1, 255}, schema.Date(19782), ts, ts, dec("-123.45", 2), dec("123456789012.345", 3), dec("-12345678901234567890123456.7890", 4),
 			[]any{int64(5), []any{"x", nil, ""}},
 			[]any{[]any{int32(1), int32(2)}, nil, []any{}},
-			[]MapEntry{{Key: "k1", Value: []any{nil, []any{}}}, {Key: "k2", Value: nil}},
+			[]schema.MapEntry{{Key: "k1", Value: []any{nil, []any{}}}, {Key: "k2", Value: nil}},
 			[]any{nil, []any{int64(1), nil}}},
 		{nil, int64(math.MaxInt64), nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil},
-		{"", int64(0), int32(math.MinInt32), int16(0), int8(127), float32(math.Inf(-1)), math.NaN(), false, []byte{},
-			Date(-1), time.Unix(-1, 999000).UTC(), time.Date(1900, 1, 1, 0, 0, 0, 1000, time.UTC), dec("999.99", 2), dec("0.001", 3), dec("0", 4),
+		{"", int64(0), int32(math.MinInt32), int16(0), int8(127), float32(math.Inf(-1)), math.NaN(), false, []byte{}, schema.Date(-1), time.Unix(-1, 999000).UTC(), time.Date(1900, 1, 1, 0, 0, 0, 1000, time.UTC), dec("999.99", 2), dec("0.001", 3), dec("0", 4),
 			[]any{nil, nil},
 			[]any{},
-			[]MapEntry{},
+			[]schema.MapEntry{},
 			[]any{}},
 	}
 }
 
 func TestRoundTripAllTypes(t *testing.T) {
-	schema := fullSchema()
+	sch := fullSchema()
 	rows := fullRows()
 	for _, comp := range []string{"snappy", "zstd", "gzip", "lz4", "none"} {
 		t.Run(comp, func(t *testing.T) {
 			st := newMemStore()
-			files, err := WriteFiles(context.Background(), st, &Batch{Schema: schema, Rows: rows}, WriteOptions{Compression: comp})
+			files, err := WriteFiles(context.Background(), st, &schema.Batch{Schema: sch, Rows: rows}, WriteOptions{Compression: comp})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -144,10 +143,10 @@ func TestRoundTripAllTypes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !TypesEqual(f.Schema(), schema) {
-				t.Errorf("file schema\n%s\nwant\n%s", f.Schema(), schema)
+			if !schema.TypesEqual(f.Schema(), sch) {
+				t.Errorf("file schema\n%s\nwant\n%s", f.Schema(), sch)
 			}
-			got, err := f.ReadAll(context.Background(), schema, ReadOptions{})
+			got, err := f.ReadAll(context.Background(), sch, ReadOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -159,12 +158,12 @@ func TestRoundTripAllTypes(t *testing.T) {
 					w := rows[i][j]
 					if fl, ok := w.(float64); ok && math.IsNaN(fl) {
 						if g, ok := got[i][j].(float64); !ok || !math.IsNaN(g) {
-							t.Errorf("row %d %s: got %v want NaN", i, schema.Fields[j].Name, got[i][j])
+							t.Errorf("row %d %s: got %v want NaN", i, sch.Fields[j].Name, got[i][j])
 						}
 						continue
 					}
 					if !valuesEqual(got[i][j], w) {
-						t.Errorf("row %d %s: got %#v want %#v", i, schema.Fields[j].Name, got[i][j], w)
+						t.Errorf("row %d %s: got %#v want %#v", i, sch.Fields[j].Name, got[i][j], w)
 					}
 				}
 			}
@@ -173,9 +172,9 @@ func TestRoundTripAllTypes(t *testing.T) {
 }
 
 func TestStatsDetails(t *testing.T) {
-	schema := fullSchema()
+	sch := fullSchema()
 	st := newMemStore()
-	files, err := WriteFiles(context.Background(), st, &Batch{Schema: schema, Rows: fullRows()}, WriteOptions{})
+	files, err := WriteFiles(context.Background(), st, &schema.Batch{Schema: sch, Rows: fullRows()}, WriteOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +252,7 @@ func TestStringStatsTruncation(t *testing.T) {
 }
 
 func TestRowErrors(t *testing.T) {
-	schema := fullSchema()
+	sch := fullSchema()
 	good := fullRows()[0]
 	mod := func(col int, v any) []any {
 		r := append([]any(nil), good...)
@@ -272,17 +271,17 @@ func TestRowErrors(t *testing.T) {
 		{"nested wrong type", mod(15, []any{"x", nil}), "st.a"},
 		{"struct arity", mod(15, []any{int64(1)}), "st"},
 		{"null in non-null array element", mod(16, []any{[]any{int32(1), nil}}), "arr.[0].[1]"},
-		{"null map key", mod(17, []MapEntry{{Key: nil, Value: nil}}), "m.[0]"},
-		{"map value type", mod(17, []MapEntry{{Key: "k", Value: "v"}}), "m.[0].value"},
+		{"null map key", mod(17, []schema.MapEntry{{Key: nil, Value: nil}}), "m.[0]"},
+		{"map value type", mod(17, []schema.MapEntry{{Key: "k", Value: "v"}}), "m.[0].value"},
 		{"short record", good[:3], ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			st := newMemStore()
 			rows := [][]any{good, good, c.row}
-			_, err := WriteFiles(context.Background(), st, &Batch{Schema: schema, Rows: rows}, WriteOptions{})
-			var re *RowError
-			if !errors.As(err, &re) || !errors.Is(err, ErrRowMismatch) {
+			_, err := WriteFiles(context.Background(), st, &schema.Batch{Schema: sch, Rows: rows}, WriteOptions{})
+			var re *schema.RowError
+			if !errors.As(err, &re) || !errors.Is(err, schema.ErrRowMismatch) {
 				t.Fatalf("err = %v, want *RowError", err)
 			}
 			if re.Row != 2 || re.Field != c.field {
@@ -296,9 +295,9 @@ func TestRowErrors(t *testing.T) {
 }
 
 func TestRollingFiles(t *testing.T) {
-	schema := &StructType{Fields: []StructField{
-		{Name: "id", Type: TypeLong, Nullable: false},
-		{Name: "payload", Type: TypeString, Nullable: true},
+	sch := &schema.StructType{Fields: []schema.StructField{
+		{Name: "id", Type: schema.TypeLong, Nullable: false},
+		{Name: "payload", Type: schema.TypeString, Nullable: true},
 	}}
 	const n = 20000
 	rows := make([][]any, n)
@@ -306,7 +305,7 @@ func TestRollingFiles(t *testing.T) {
 		rows[i] = []any{int64(i), fmt.Sprintf("payload-%d-%s", i, strings.Repeat("x", i%50))}
 	}
 	st := newMemStore()
-	files, err := WriteFiles(context.Background(), st, &Batch{Schema: schema, Rows: rows},
+	files, err := WriteFiles(context.Background(), st, &schema.Batch{Schema: sch, Rows: rows},
 		WriteOptions{TargetFileSizeBytes: 64 << 10, RowGroupSizeBytes: 16 << 10, Compression: "none"})
 	if err != nil {
 		t.Fatal(err)
@@ -328,7 +327,7 @@ func TestRollingFiles(t *testing.T) {
 		if f.NumRowGroups() < 2 && i < len(files)-1 {
 			t.Errorf("file %d has %d row groups at a 16 KiB row group size", i, f.NumRowGroups())
 		}
-		got, err := f.ReadAll(context.Background(), schema, ReadOptions{})
+		got, err := f.ReadAll(context.Background(), sch, ReadOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -345,20 +344,20 @@ func TestRollingFiles(t *testing.T) {
 }
 
 func TestPartitionedWrite(t *testing.T) {
-	schema := &StructType{Fields: []StructField{
-		{Name: "origin", Type: TypeString, Nullable: true},
-		{Name: "n", Type: TypeLong, Nullable: false},
-		{Name: "day", Type: TypeDate, Nullable: true},
+	sch := &schema.StructType{Fields: []schema.StructField{
+		{Name: "origin", Type: schema.TypeString, Nullable: true},
+		{Name: "n", Type: schema.TypeLong, Nullable: false},
+		{Name: "day", Type: schema.TypeDate, Nullable: true},
 	}}
 	rows := [][]any{
-		{"SFO", int64(1), Date(0)},
-		{"a/b c%", int64(2), Date(0)},
+		{"SFO", int64(1), schema.Date(0)},
+		{"a/b c%", int64(2), schema.Date(0)},
 		{nil, int64(3), nil},
-		{"SFO", int64(4), Date(0)},
-		{"", int64(5), Date(1)},
+		{"SFO", int64(4), schema.Date(0)},
+		{"", int64(5), schema.Date(1)},
 	}
 	st := newMemStore()
-	files, err := WriteFiles(context.Background(), st, &Batch{Schema: schema, Rows: rows}, WriteOptions{PartitionColumns: []string{"origin", "day"}})
+	files, err := WriteFiles(context.Background(), st, &schema.Batch{Schema: sch, Rows: rows}, WriteOptions{PartitionColumns: []string{"origin", "day"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -403,23 +402,23 @@ func TestPartitionedWrite(t *testing.T) {
 func TestWriteRefusesBadSchemas(t *testing.T) {
 	cases := []struct {
 		name   string
-		schema *StructType
+		schema *schema.StructType
 		opts   WriteOptions
 	}{
-		{"variant", &StructType{Fields: []StructField{{Name: "v", Type: TypeVariant, Nullable: true}}}, WriteOptions{}},
-		{"unknown partition column", &StructType{Fields: []StructField{{Name: "a", Type: TypeLong}}}, WriteOptions{PartitionColumns: []string{"b"}}},
-		{"all columns partition", &StructType{Fields: []StructField{{Name: "a", Type: TypeLong}}}, WriteOptions{PartitionColumns: []string{"a"}}},
-		{"struct partition", &StructType{Fields: []StructField{{Name: "a", Type: TypeLong}, {Name: "s", Type: &StructType{}}}}, WriteOptions{PartitionColumns: []string{"s"}}},
+		{"variant", &schema.StructType{Fields: []schema.StructField{{Name: "v", Type: schema.TypeVariant, Nullable: true}}}, WriteOptions{}},
+		{"unknown partition column", &schema.StructType{Fields: []schema.StructField{{Name: "a", Type: schema.TypeLong}}}, WriteOptions{PartitionColumns: []string{"b"}}},
+		{"all columns partition", &schema.StructType{Fields: []schema.StructField{{Name: "a", Type: schema.TypeLong}}}, WriteOptions{PartitionColumns: []string{"a"}}},
+		{"struct partition", &schema.StructType{Fields: []schema.StructField{{Name: "a", Type: schema.TypeLong}, {Name: "s", Type: &schema.StructType{}}}}, WriteOptions{PartitionColumns: []string{"s"}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := WriteFiles(context.Background(), newMemStore(), &Batch{Schema: c.schema, Rows: [][]any{{int64(1)}}}, c.opts)
-			if !errors.Is(err, ErrSchema) {
+			_, err := WriteFiles(context.Background(), newMemStore(), &schema.Batch{Schema: c.schema, Rows: [][]any{{int64(1)}}}, c.opts)
+			if !errors.Is(err, schema.ErrSchema) {
 				t.Fatalf("err = %v, want ErrSchema", err)
 			}
 		})
 	}
-	if _, err := WriteFiles(context.Background(), newMemStore(), &Batch{Schema: fullSchema()}, WriteOptions{Compression: "brotli9", TargetFileSizeBytes: -1}); !errors.Is(err, ErrOptions) || !strings.Contains(err.Error(), "TargetFileSizeBytes") || !strings.Contains(err.Error(), "brotli9") {
+	if _, err := WriteFiles(context.Background(), newMemStore(), &schema.Batch{Schema: fullSchema()}, WriteOptions{Compression: "brotli9", TargetFileSizeBytes: -1}); !errors.Is(err, ErrOptions) || !strings.Contains(err.Error(), "TargetFileSizeBytes") || !strings.Contains(err.Error(), "brotli9") {
 		t.Fatalf("options err = %v", err)
 	}
 }
@@ -438,9 +437,9 @@ func TestDecimalTwosComplement(t *testing.T) {
 // Parquet columns, stats keys and partition values use physical names, and
 // the Parquet field ids are the column-mapping ids.
 func TestWritePhysicalNames(t *testing.T) {
-	schema, add := logInfo(t, "testdata/deltars/column_mapping.json")
+	sch, add := logInfo(t, "testdata/deltars/column_mapping.json")
 	f := openFixture(t, "testdata/deltars/column_mapping.parquet")
-	data := &StructType{Fields: []StructField{schema.Fields[1]}}
+	data := &schema.StructType{Fields: []schema.StructField{sch.Fields[1]}}
 	rows, err := f.ReadAll(context.Background(), data, ReadOptions{ByPhysicalName: true})
 	if err != nil {
 		t.Fatal(err)
@@ -450,8 +449,8 @@ func TestWritePhysicalNames(t *testing.T) {
 		full[i] = []any{"BMS", r[0]}
 	}
 	st := newMemStore()
-	files, err := WriteFiles(context.Background(), st, &Batch{Schema: schema, Rows: full},
-		WriteOptions{PhysicalNames: true, PartitionColumns: []string{schema.Fields[0].Name}})
+	files, err := WriteFiles(context.Background(), st, &schema.Batch{Schema: sch, Rows: full},
+		WriteOptions{PhysicalNames: true, PartitionColumns: []string{sch.Fields[0].Name}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -465,7 +464,7 @@ func TestWritePhysicalNames(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("stats\n got %s\nwant %s", wf.Stats, add["stats"])
 	}
-	pk := schema.Fields[0].PhysicalName()
+	pk := sch.Fields[0].PhysicalName()
 	if v := wf.PartitionValues[pk]; v == nil || *v != "BMS" || !strings.HasPrefix(wf.Path, pk+"=BMS/") {
 		t.Errorf("partition values %v path %s", wf.PartitionValues, wf.Path)
 	}
@@ -484,14 +483,14 @@ func TestWritePhysicalNames(t *testing.T) {
 }
 
 func TestRowGroupRowsAndFileWriter(t *testing.T) {
-	schema := &StructType{Fields: []StructField{{Name: "id", Type: TypeLong, Nullable: false}}}
+	sch := &schema.StructType{Fields: []schema.StructField{{Name: "id", Type: schema.TypeLong, Nullable: false}}}
 	rows := make([][]any, 5000)
 	for i := range rows {
 		rows[i] = []any{int64(i)}
 	}
 	ctx := context.Background()
 	st := newMemStore()
-	fw, err := NewFileWriter(ctx, st, "dir/one.parquet", schema, WriteOptions{RowGroupRows: 1000})
+	fw, err := NewFileWriter(ctx, st, "dir/one.parquet", sch, WriteOptions{RowGroupRows: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -500,7 +499,7 @@ func TestRowGroupRowsAndFileWriter(t *testing.T) {
 	}
 	// A bad record fails the call and writes none of its rows.
 	bad := [][]any{{int64(1)}, {"x"}}
-	var re *RowError
+	var re *schema.RowError
 	if err := fw.Write(ctx, bad); !errors.As(err, &re) || re.Row != 1 || re.Field != "id" {
 		t.Fatalf("err = %v", err)
 	}
@@ -524,7 +523,7 @@ func TestRowGroupRowsAndFileWriter(t *testing.T) {
 	if f.NumRowGroups() != 5 {
 		t.Errorf("%d row groups, want 5 of 1000 rows", f.NumRowGroups())
 	}
-	got, err := f.ReadAll(ctx, schema, ReadOptions{})
+	got, err := f.ReadAll(ctx, sch, ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -534,7 +533,7 @@ func TestRowGroupRowsAndFileWriter(t *testing.T) {
 		}
 	}
 	// Abort leaves nothing behind.
-	fw2, err := NewFileWriter(ctx, st, "dir/two.parquet", schema, WriteOptions{})
+	fw2, err := NewFileWriter(ctx, st, "dir/two.parquet", sch, WriteOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -556,8 +555,8 @@ func TestFileNames(t *testing.T) {
 		t.Errorf("SparkFileName = %q", n)
 	}
 	st := newMemStore()
-	schema := &StructType{Fields: []StructField{{Name: "a", Type: TypeLong}}}
-	files, err := WriteFiles(context.Background(), st, &Batch{Schema: schema, Rows: [][]any{{int64(1)}}},
+	sch := &schema.StructType{Fields: []schema.StructField{{Name: "a", Type: schema.TypeLong}}}
+	files, err := WriteFiles(context.Background(), st, &schema.Batch{Schema: sch, Rows: [][]any{{int64(1)}}},
 		WriteOptions{Compression: "none", FileName: SparkFileName("job")})
 	if err != nil || len(files) != 1 || files[0].Path != "part-00000-job-c000.parquet" {
 		t.Fatalf("%v %v", files, err)
@@ -582,13 +581,13 @@ func (f *failingStore) NewWriter(ctx context.Context, path string) (storage.Writ
 }
 
 func TestWriteFilesFailureLeavesNothing(t *testing.T) {
-	schema := &StructType{Fields: []StructField{{Name: "k", Type: TypeString, Nullable: true}, {Name: "v", Type: TypeLong}}}
+	sch := &schema.StructType{Fields: []schema.StructField{{Name: "k", Type: schema.TypeString, Nullable: true}, {Name: "v", Type: schema.TypeLong}}}
 	var rows [][]any
 	for i := range 30 {
 		rows = append(rows, []any{fmt.Sprint(i % 3), int64(i)})
 	}
 	st := &failingStore{memStore: newMemStore(), after: 2}
-	_, err := WriteFiles(context.Background(), st, &Batch{Schema: schema, Rows: rows}, WriteOptions{PartitionColumns: []string{"k"}})
+	_, err := WriteFiles(context.Background(), st, &schema.Batch{Schema: sch, Rows: rows}, WriteOptions{PartitionColumns: []string{"k"}})
 	if !errors.Is(err, errInjected) {
 		t.Fatalf("err = %v", err)
 	}
@@ -598,7 +597,7 @@ func TestWriteFilesFailureLeavesNothing(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	st2 := newMemStore()
-	if _, err := WriteFiles(ctx, st2, &Batch{Schema: schema, Rows: rows}, WriteOptions{}); !errors.Is(err, context.Canceled) {
+	if _, err := WriteFiles(ctx, st2, &schema.Batch{Schema: sch, Rows: rows}, WriteOptions{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled: err = %v", err)
 	}
 	if ks := st2.keys(); len(ks) != 0 || st2.writers != 0 {

@@ -16,8 +16,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
 	"github.com/lakesink/lakesink/metrics"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/sink"
 )
 
@@ -238,7 +238,7 @@ func AppID(group string, tp TP) string {
 }
 
 // Schema is the schema of the rows written.
-func (g *Group) Schema() *parquetio.StructType { return g.src.Schema() }
+func (g *Group) Schema() *schema.StructType { return g.src.Schema() }
 
 // Run consumes and commits until ctx is cancelled (it then returns
 // ctx.Err() after leaving the group; the batch being built is dropped, its
@@ -621,7 +621,7 @@ func (g *Group) commit(ctx context.Context, cl *kgo.Client, first time.Time) err
 		}
 		return cmp.Compare(a.Offset, b.Offset)
 	})
-	var batch *parquetio.Batch
+	var batch *schema.Batch
 	if g.opts.Source.ValueFormat == "json" {
 		b, bad, err := g.src.decodeJSON(ctx, recs)
 		if err != nil {
@@ -633,7 +633,7 @@ func (g *Group) commit(ctx context.Context, cl *kgo.Client, first time.Time) err
 		for i, r := range recs {
 			rows[i] = rawRow(r, g.opts.Source.IncludeHeaders)
 		}
-		batch = &parquetio.Batch{Schema: g.src.schema, Rows: rows}
+		batch = &schema.Batch{Schema: g.src.schema, Rows: rows}
 	}
 	started := time.Now()
 	res, err := g.opts.Sink.AddTxnBatch(ctx, batch, txns, map[string]string{"kafkaGroup": g.opts.Group})

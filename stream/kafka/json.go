@@ -11,7 +11,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/stream/internal/memstore"
 	"github.com/lakesink/lakesink/stream/source"
 )
@@ -20,7 +20,7 @@ import (
 // source's JSON decoder: the values, compacted to one line each, form one
 // NDJSON file in memory whose line i is record i. Records that do not fit
 // go to OnBadRecord in offset order, or the first fails the batch.
-func (s *Source) decodeJSON(ctx context.Context, recs []*kgo.Record) (*parquetio.Batch, int, error) {
+func (s *Source) decodeJSON(ctx context.Context, recs []*kgo.Record) (*schema.Batch, int, error) {
 	var buf bytes.Buffer
 	var lineRec []*kgo.Record // line i+1 -> record
 	var rejected []*RecordError
@@ -41,7 +41,7 @@ func (s *Source) decodeJSON(ctx context.Context, recs []*kgo.Record) (*parquetio
 		buf.WriteByte('\n')
 		lineRec = append(lineRec, r)
 	}
-	b := &parquetio.Batch{Schema: s.opts.Schema}
+	b := &schema.Batch{Schema: s.opts.Schema}
 	if len(lineRec) > 0 {
 		var err error
 		if b, err = s.decodeLines(ctx, buf.Bytes(), lineRec, reject); err != nil {
@@ -84,7 +84,7 @@ func (s *Source) decodeJSON(ctx context.Context, recs []*kgo.Record) (*parquetio
 
 // decodeLines decodes NDJSON whose line i is lineRec[i-1], handing records
 // that do not fit the schema to reject.
-func (s *Source) decodeLines(ctx context.Context, ndjson []byte, lineRec []*kgo.Record, reject func(*kgo.Record, string, error)) (*parquetio.Batch, error) {
+func (s *Source) decodeLines(ctx context.Context, ndjson []byte, lineRec []*kgo.Record, reject func(*kgo.Record, string, error)) (*schema.Batch, error) {
 	in := memstore.New("kafka-values")
 	if err := in.Put(ctx, "values.json", ndjson); err != nil {
 		return nil, err

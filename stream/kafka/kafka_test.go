@@ -14,7 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/stream/internal/memstore"
 	"github.com/lakesink/lakesink/stream/source"
 )
@@ -185,7 +185,7 @@ func newSource(t *testing.T, c *kfake.Cluster, mod func(*Options)) *Source {
 
 type seen map[TP]map[int64]int
 
-func (m seen) add(t *testing.T, b *parquetio.Batch) {
+func (m seen) add(t *testing.T, b *schema.Batch) {
 	t.Helper()
 	for _, r := range b.Rows {
 		tp := TP{r[2].(string), r[3].(int32)}
@@ -438,12 +438,12 @@ func TestHeadersAndJSONValues(t *testing.T) {
 			t.Fatalf("headers of offset 2: %v", hs)
 		}
 	})
-	schema := &parquetio.StructType{Fields: []parquetio.StructField{
-		{Name: "p", Type: parquetio.TypeLong, Nullable: true},
-		{Name: "i", Type: parquetio.TypeLong, Nullable: true},
+	sch := &schema.StructType{Fields: []schema.StructField{
+		{Name: "p", Type: schema.TypeLong, Nullable: true},
+		{Name: "i", Type: schema.TypeLong, Nullable: true},
 	}}
 	t.Run("json fails naming the record", func(t *testing.T) {
-		s := newSource(t, c, func(o *Options) { o.ValueFormat, o.Schema = "json", schema })
+		s := newSource(t, c, func(o *Options) { o.ValueFormat, o.Schema = "json", sch })
 		if err := s.Start(ctx, memstore.New("j")); err != nil {
 			t.Fatal(err)
 		}
@@ -456,7 +456,7 @@ func TestHeadersAndJSONValues(t *testing.T) {
 	t.Run("json bad record hook", func(t *testing.T) {
 		var got []source.BadRecord
 		s := newSource(t, c, func(o *Options) {
-			o.ValueFormat, o.Schema = "json", schema
+			o.ValueFormat, o.Schema = "json", sch
 			o.OnBadRecord = func(b source.BadRecord) error { got = append(got, b); return nil }
 		})
 		if err := s.Start(ctx, memstore.New("k")); err != nil {
@@ -492,9 +492,9 @@ func TestMergeSchemaJSONValues(t *testing.T) {
 	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	schema := &parquetio.StructType{Fields: []parquetio.StructField{
-		{Name: "p", Type: parquetio.TypeLong, Nullable: true},
-		{Name: "i", Type: parquetio.TypeLong, Nullable: true},
+	schema := &schema.StructType{Fields: []schema.StructField{
+		{Name: "p", Type: schema.TypeLong, Nullable: true},
+		{Name: "i", Type: schema.TypeLong, Nullable: true},
 	}}
 	t.Run("fails on the new field", func(t *testing.T) {
 		s := newSource(t, c, func(o *Options) { o.ValueFormat, o.Schema = "json", schema })

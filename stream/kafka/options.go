@@ -14,7 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/stream/source"
 )
 
@@ -44,7 +44,7 @@ type Options struct {
 	// value against Schema.
 	ValueFormat string
 	// Schema of the JSON values (ValueFormat json).
-	Schema *parquetio.StructType
+	Schema *schema.StructType
 	// TimestampFormat, DateFormat: as source.Options, for JSON values.
 	TimestampFormat, DateFormat string
 	// SchemaEvolution: as source.Options, for JSON values: by default a value

@@ -11,7 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/stream/source"
 )
 
@@ -49,7 +49,7 @@ func ranges(from, until Offsets) ([]offsetRange, []*DataLossError) {
 
 // GetBatch reads the records with start <= offset < end of every partition
 // (start "" is the initial offsets), sorted by topic, partition and offset.
-func (s *Source) GetBatch(ctx context.Context, start, end string) (*parquetio.Batch, source.BatchStats, error) {
+func (s *Source) GetBatch(ctx context.Context, start, end string) (*schema.Batch, source.BatchStats, error) {
 	var stats source.BatchStats
 	if !s.started {
 		return nil, stats, ErrNotStarted
@@ -95,7 +95,7 @@ func (s *Source) GetBatch(ctx context.Context, start, end string) (*parquetio.Ba
 	for i, r := range recs {
 		rows[i] = rawRow(r, s.opts.IncludeHeaders)
 	}
-	return &parquetio.Batch{Schema: s.schema, Rows: rows}, stats, nil
+	return &schema.Batch{Schema: s.schema, Rows: rows}, stats, nil
 }
 
 func rawRow(r *kgo.Record, headers bool) []any {

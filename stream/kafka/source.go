@@ -14,7 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/stream/source"
 )
@@ -34,7 +34,7 @@ type Source struct {
 	planned  Offsets // the latest end offset planned or read; nil: none yet
 	capEnd   Offsets // AvailableNow: the end offsets at PrepareAvailableNow
 	hasCap   bool
-	schema   *parquetio.StructType
+	schema   *schema.StructType
 	readWait time.Duration
 }
 
@@ -97,22 +97,22 @@ func SourceURL(opts Options) string {
 }
 
 // rawSchema is Spark's Kafka source schema (KafkaRecordToRowConverter).
-func rawSchema(headers bool) *parquetio.StructType {
-	s := &parquetio.StructType{Fields: []parquetio.StructField{
-		{Name: "key", Type: parquetio.TypeBinary, Nullable: true},
-		{Name: "value", Type: parquetio.TypeBinary, Nullable: true},
-		{Name: "topic", Type: parquetio.TypeString, Nullable: true},
-		{Name: "partition", Type: parquetio.TypeInteger, Nullable: true},
-		{Name: "offset", Type: parquetio.TypeLong, Nullable: true},
-		{Name: "timestamp", Type: parquetio.TypeTimestamp, Nullable: true},
-		{Name: "timestampType", Type: parquetio.TypeInteger, Nullable: true},
+func rawSchema(headers bool) *schema.StructType {
+	s := &schema.StructType{Fields: []schema.StructField{
+		{Name: "key", Type: schema.TypeBinary, Nullable: true},
+		{Name: "value", Type: schema.TypeBinary, Nullable: true},
+		{Name: "topic", Type: schema.TypeString, Nullable: true},
+		{Name: "partition", Type: schema.TypeInteger, Nullable: true},
+		{Name: "offset", Type: schema.TypeLong, Nullable: true},
+		{Name: "timestamp", Type: schema.TypeTimestamp, Nullable: true},
+		{Name: "timestampType", Type: schema.TypeInteger, Nullable: true},
 	}}
 	if headers {
-		s.Fields = append(s.Fields, parquetio.StructField{Name: "headers", Nullable: true, Type: &parquetio.ArrayType{
+		s.Fields = append(s.Fields, schema.StructField{Name: "headers", Nullable: true, Type: &schema.ArrayType{
 			ContainsNull: true,
-			ElementType: &parquetio.StructType{Fields: []parquetio.StructField{
-				{Name: "key", Type: parquetio.TypeString, Nullable: true},
-				{Name: "value", Type: parquetio.TypeBinary, Nullable: true},
+			ElementType: &schema.StructType{Fields: []schema.StructField{
+				{Name: "key", Type: schema.TypeString, Nullable: true},
+				{Name: "value", Type: schema.TypeBinary, Nullable: true},
 			}},
 		}})
 	}
@@ -123,7 +123,7 @@ func rawSchema(headers bool) *parquetio.StructType {
 func (s *Source) URL() string { return s.url }
 
 // Schema is the schema of the batches.
-func (s *Source) Schema() *parquetio.StructType { return s.schema }
+func (s *Source) Schema() *schema.StructType { return s.schema }
 
 // Close releases the Kafka client.
 func (s *Source) Close() error {

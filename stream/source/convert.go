@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 )
 
 // fieldError is a conversion error at a (dotted) field path.
@@ -40,7 +40,7 @@ func joinField(parent, name string) string {
 }
 
 // converter turns JSON values and CSV strings into the Go values of
-// parquetio.Batch (types.go) for a Delta type.
+// schema.Batch (types.go) for a Delta type.
 type converter struct {
 	tp timeParser
 	// strict: a field not in the schema holding a non-null value is an
@@ -54,14 +54,14 @@ var errNull = errors.New("null in a non-nullable field")
 // the object are null; a field not in the schema (matched exactly) with a
 // non-null value is an unknown-field error when c.strict, else ignored (as
 // Spark's reader does with a user-given schema).
-func (c *converter) jsonRow(raw json.RawMessage, schema *parquetio.StructType, path string) ([]any, error) {
+func (c *converter) jsonRow(raw json.RawMessage, sch *schema.StructType, path string) ([]any, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
 		return nil, atField(path, fmt.Errorf("want a JSON object, got %s", abbreviate(raw)))
 	}
-	row := make([]any, len(schema.Fields))
+	row := make([]any, len(sch.Fields))
 	found := 0
-	for i, f := range schema.Fields {
+	for i, f := range sch.Fields {
 		fp := joinField(path, f.Name)
 		v, ok := obj[f.Name]
 		if ok {
@@ -80,7 +80,7 @@ func (c *converter) jsonRow(raw json.RawMessage, schema *parquetio.StructType, p
 		row[i] = val
 	}
 	if c.strict && found < len(obj) {
-		if name := firstUnknown(obj, schema); name != "" {
+		if name := firstUnknown(obj, sch); name != "" {
 			return nil, atField(joinField(path, name), unknownFieldError{})
 		}
 	}
@@ -89,9 +89,9 @@ func (c *converter) jsonRow(raw json.RawMessage, schema *parquetio.StructType, p
 
 // firstUnknown returns the first (by name) key of obj with a non-null value
 // that no field of schema has exactly, or "".
-func firstUnknown(obj map[string]json.RawMessage, schema *parquetio.StructType) string {
-	names := make(map[string]bool, len(schema.Fields))
-	for _, f := range schema.Fields {
+func firstUnknown(obj map[string]json.RawMessage, sch *schema.StructType) string {
+	names := make(map[string]bool, len(sch.Fields))
+	for _, f := range sch.Fields {
 		names[f.Name] = true
 	}
 	first := ""
@@ -113,7 +113,7 @@ func abbreviate(raw []byte) string {
 	return s
 }
 
-func (c *converter) jsonValue(raw json.RawMessage, t parquetio.DataType, path string) (any, error) {
+func (c *converter) jsonValue(raw json.RawMessage, t schema.DataType, path string) (any, error) {
 	raw = bytes.TrimSpace(raw)
 	isString := len(raw) > 0 && raw[0] == '"'
 	var str string
@@ -123,9 +123,9 @@ func (c *converter) jsonValue(raw json.RawMessage, t parquetio.DataType, path st
 		}
 	}
 	switch tt := t.(type) {
-	case parquetio.PrimitiveType:
+	case schema.PrimitiveType:
 		switch tt {
-		case parquetio.TypeString:
+		case schema.TypeString:
 			if isString {
 				return str, nil
 			}
@@ -134,17 +134,17 @@ func (c *converter) jsonValue(raw json.RawMessage, t parquetio.DataType, path st
 				return nil, err
 			}
 			return b.String(), nil
-		case parquetio.TypeLong, parquetio.TypeInteger, parquetio.TypeShort, parquetio.TypeByte,
-			parquetio.TypeFloat, parquetio.TypeDouble, parquetio.TypeBoolean:
+		case schema.TypeLong, schema.TypeInteger, schema.TypeShort, schema.TypeByte,
+			schema.TypeFloat, schema.TypeDouble, schema.TypeBoolean:
 			if isString {
-				if tt == parquetio.TypeFloat || tt == parquetio.TypeDouble {
+				if tt == schema.TypeFloat || tt == schema.TypeDouble {
 					if f, ok := nonNumeric(str); ok {
 						return c.stringValue(strconv.FormatFloat(f, 'g', -1, 64), t)
 					}
 				}
 				return nil, fmt.Errorf("want %s, got string %s", tt, abbreviate(raw))
 			}
-			if tt == parquetio.TypeBoolean {
+			if tt == schema.TypeBoolean {
 				switch string(raw) {
 				case "true":
 					return true, nil
@@ -157,7 +157,7 @@ func (c *converter) jsonValue(raw json.RawMessage, t parquetio.DataType, path st
 				return nil, fmt.Errorf("want %s, got %s", tt, abbreviate(raw))
 			}
 			return c.stringValue(string(raw), t)
-		case parquetio.TypeTimestamp, parquetio.TypeTimestampNTZ:
+		case schema.TypeTimestamp, schema.TypeTimestampNTZ:
 			if !isString {
 				// A number is seconds since the epoch (Spark's JSON reader).
 				f, err := strconv.ParseFloat(string(raw), 64)
@@ -174,21 +174,21 @@ func (c *converter) jsonValue(raw json.RawMessage, t parquetio.DataType, path st
 				return time.Unix(int64(sec), int64(math.Round(frac*1e6))*1000).UTC(), nil
 			}
 			return c.stringValue(str, t)
-		case parquetio.TypeDate, parquetio.TypeBinary:
+		case schema.TypeDate, schema.TypeBinary:
 			if !isString {
 				return nil, fmt.Errorf("want %s as a string, got %s", tt, abbreviate(raw))
 			}
 			return c.stringValue(str, t)
 		}
 		return nil, fmt.Errorf("%w: type %s", ErrFormat, tt)
-	case parquetio.DecimalType:
+	case schema.DecimalType:
 		if isString {
 			return c.stringValue(str, t)
 		}
 		return c.stringValue(string(raw), t)
-	case *parquetio.StructType:
+	case *schema.StructType:
 		return c.jsonRow(raw, tt, path)
-	case *parquetio.ArrayType:
+	case *schema.ArrayType:
 		var elems []json.RawMessage
 		if err := json.Unmarshal(raw, &elems); err != nil || (len(raw) > 0 && raw[0] != '[') {
 			return nil, fmt.Errorf("want an array, got %s", abbreviate(raw))
@@ -209,12 +209,12 @@ func (c *converter) jsonValue(raw json.RawMessage, t parquetio.DataType, path st
 			out[i] = v
 		}
 		return out, nil
-	case *parquetio.MapType:
+	case *schema.MapType:
 		entries, err := objectEntries(raw)
 		if err != nil {
 			return nil, fmt.Errorf("want an object for a map, got %s", abbreviate(raw))
 		}
-		out := make([]parquetio.MapEntry, 0, len(entries))
+		out := make([]schema.MapEntry, 0, len(entries))
 		for _, e := range entries {
 			kp := joinField(path, e.key)
 			k, err := c.stringValue(e.key, tt.KeyType)
@@ -229,7 +229,7 @@ func (c *converter) jsonValue(raw json.RawMessage, t parquetio.DataType, path st
 			} else if v, err = c.jsonValue(e.value, tt.ValueType, kp); err != nil {
 				return nil, atField(kp, err)
 			}
-			out = append(out, parquetio.MapEntry{Key: k, Value: v})
+			out = append(out, schema.MapEntry{Key: k, Value: v})
 		}
 		return out, nil
 	}
@@ -278,14 +278,14 @@ func nonNumeric(s string) (float64, bool) {
 
 // stringValue converts a text value (a CSV cell, a JSON string or number) to
 // type t.
-func (c *converter) stringValue(s string, t parquetio.DataType) (any, error) {
+func (c *converter) stringValue(s string, t schema.DataType) (any, error) {
 	switch tt := t.(type) {
-	case parquetio.PrimitiveType:
+	case schema.PrimitiveType:
 		switch tt {
-		case parquetio.TypeString:
+		case schema.TypeString:
 			return s, nil
-		case parquetio.TypeLong, parquetio.TypeInteger, parquetio.TypeShort, parquetio.TypeByte:
-			bits := map[parquetio.PrimitiveType]int{parquetio.TypeLong: 64, parquetio.TypeInteger: 32, parquetio.TypeShort: 16, parquetio.TypeByte: 8}[tt]
+		case schema.TypeLong, schema.TypeInteger, schema.TypeShort, schema.TypeByte:
+			bits := map[schema.PrimitiveType]int{schema.TypeLong: 64, schema.TypeInteger: 32, schema.TypeShort: 16, schema.TypeByte: 8}[tt]
 			n, err := strconv.ParseInt(strings.TrimSpace(s), 10, bits)
 			if err != nil {
 				if errors.Is(err, strconv.ErrRange) {
@@ -294,15 +294,15 @@ func (c *converter) stringValue(s string, t parquetio.DataType) (any, error) {
 				return nil, fmt.Errorf("want %s, got %q", tt, s)
 			}
 			switch tt {
-			case parquetio.TypeInteger:
+			case schema.TypeInteger:
 				return int32(n), nil
-			case parquetio.TypeShort:
+			case schema.TypeShort:
 				return int16(n), nil
-			case parquetio.TypeByte:
+			case schema.TypeByte:
 				return int8(n), nil
 			}
 			return n, nil
-		case parquetio.TypeDouble, parquetio.TypeFloat:
+		case schema.TypeDouble, schema.TypeFloat:
 			s = strings.TrimSpace(s)
 			f, ok := nonNumeric(s)
 			if !ok {
@@ -312,11 +312,11 @@ func (c *converter) stringValue(s string, t parquetio.DataType) (any, error) {
 					return nil, fmt.Errorf("want %s, got %q", tt, s)
 				}
 			}
-			if tt == parquetio.TypeFloat {
+			if tt == schema.TypeFloat {
 				return float32(f), nil
 			}
 			return f, nil
-		case parquetio.TypeBoolean:
+		case schema.TypeBoolean:
 			switch {
 			case strings.EqualFold(strings.TrimSpace(s), "true"):
 				return true, nil
@@ -324,22 +324,22 @@ func (c *converter) stringValue(s string, t parquetio.DataType) (any, error) {
 				return false, nil
 			}
 			return nil, fmt.Errorf("want boolean, got %q", s)
-		case parquetio.TypeBinary:
+		case schema.TypeBinary:
 			b, err := base64.StdEncoding.DecodeString(s)
 			if err != nil {
 				return nil, fmt.Errorf("want base64 binary: %w", err)
 			}
 			return b, nil
-		case parquetio.TypeDate:
+		case schema.TypeDate:
 			d, err := c.tp.date(s)
 			if err != nil {
 				return nil, err
 			}
-			return parquetio.Date(int32(math.Floor(float64(d.Unix()) / 86400))), nil
-		case parquetio.TypeTimestamp, parquetio.TypeTimestampNTZ:
+			return schema.Date(int32(math.Floor(float64(d.Unix()) / 86400))), nil
+		case schema.TypeTimestamp, schema.TypeTimestampNTZ:
 			return c.tp.timestamp(s)
 		}
-	case parquetio.DecimalType:
+	case schema.DecimalType:
 		return parseDecimal(strings.TrimSpace(s), tt)
 	}
 	return nil, fmt.Errorf("%w: cannot read type %s from text", ErrFormat, t.TypeName())
@@ -348,10 +348,10 @@ func (c *converter) stringValue(s string, t parquetio.DataType) (any, error) {
 // parseDecimal reads a decimal number into decimal(p,s), rounding half up to
 // the scale (as Spark's Decimal.changePrecision) and refusing values with
 // more than p digits.
-func parseDecimal(s string, t parquetio.DecimalType) (parquetio.Decimal, error) {
+func parseDecimal(s string, t schema.DecimalType) (schema.Decimal, error) {
 	r, ok := new(big.Rat).SetString(s)
 	if !ok {
-		return parquetio.Decimal{}, fmt.Errorf("want %s, got %q", t.TypeName(), s)
+		return schema.Decimal{}, fmt.Errorf("want %s, got %q", t.TypeName(), s)
 	}
 	scaled := new(big.Rat).Mul(r, new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(t.Scale)), nil)))
 	num, den := scaled.Num(), scaled.Denom()
@@ -368,9 +368,9 @@ func parseDecimal(s string, t parquetio.DecimalType) (parquetio.Decimal, error) 
 		}
 	}
 	if digits := len(new(big.Int).Abs(q).String()); q.Sign() != 0 && digits > t.Precision {
-		return parquetio.Decimal{}, fmt.Errorf("%s does not fit %s", s, t.TypeName())
+		return schema.Decimal{}, fmt.Errorf("%s does not fit %s", s, t.TypeName())
 	}
-	return parquetio.Decimal{Unscaled: q, Scale: t.Scale}, nil
+	return schema.Decimal{Unscaled: q, Scale: t.Scale}, nil
 }
 
 // The seconds since the epoch of 0001-01-01T00:00:00Z and of

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 )
 
 // Debezium's JSON change events (Debezium connector documentation, "Change
@@ -37,21 +37,21 @@ var ErrDebezium = errors.New("source: not a Debezium change event")
 // envelope's source and transaction blocks decode as JSON text, so they
 // never fail a record; any other unknown field is an unknown field as for
 // plain JSON.
-func DebeziumSchema(row *parquetio.StructType) *parquetio.StructType {
-	nullable := &parquetio.StructType{}
+func DebeziumSchema(row *schema.StructType) *schema.StructType {
+	nullable := &schema.StructType{}
 	for _, f := range row.Fields {
 		f.Nullable = true
 		nullable.Fields = append(nullable.Fields, f)
 	}
-	return &parquetio.StructType{Fields: []parquetio.StructField{
+	return &schema.StructType{Fields: []schema.StructField{
 		{Name: "before", Type: nullable, Nullable: true},
 		{Name: "after", Type: nullable, Nullable: true},
-		{Name: "op", Type: parquetio.TypeString, Nullable: true},
-		{Name: "ts_ms", Type: parquetio.TypeLong, Nullable: true},
-		{Name: "ts_us", Type: parquetio.TypeLong, Nullable: true},
-		{Name: "ts_ns", Type: parquetio.TypeLong, Nullable: true},
-		{Name: "source", Type: parquetio.TypeString, Nullable: true},
-		{Name: "transaction", Type: parquetio.TypeString, Nullable: true},
+		{Name: "op", Type: schema.TypeString, Nullable: true},
+		{Name: "ts_ms", Type: schema.TypeLong, Nullable: true},
+		{Name: "ts_us", Type: schema.TypeLong, Nullable: true},
+		{Name: "ts_ns", Type: schema.TypeLong, Nullable: true},
+		{Name: "source", Type: schema.TypeString, Nullable: true},
+		{Name: "transaction", Type: schema.TypeString, Nullable: true},
 	}}
 }
 
@@ -59,11 +59,11 @@ func DebeziumSchema(row *parquetio.StructType) *parquetio.StructType {
 // change batch: row's columns, then DebeziumOpColumn, then (withTs)
 // DebeziumTsColumn; in event order. Truncate and message events are
 // dropped. Errors wrap ErrDebezium and name the batch row.
-func DebeziumChanges(b *parquetio.Batch, row *parquetio.StructType, withTs bool) (*parquetio.Batch, error) {
-	out := &parquetio.Batch{Schema: &parquetio.StructType{Fields: append(append([]parquetio.StructField(nil), row.Fields...),
-		parquetio.StructField{Name: DebeziumOpColumn, Type: parquetio.TypeString, Nullable: false})}}
+func DebeziumChanges(b *schema.Batch, row *schema.StructType, withTs bool) (*schema.Batch, error) {
+	out := &schema.Batch{Schema: &schema.StructType{Fields: append(append([]schema.StructField(nil), row.Fields...),
+		schema.StructField{Name: DebeziumOpColumn, Type: schema.TypeString, Nullable: false})}}
 	if withTs {
-		out.Schema.Fields = append(out.Schema.Fields, parquetio.StructField{Name: DebeziumTsColumn, Type: parquetio.TypeLong, Nullable: true})
+		out.Schema.Fields = append(out.Schema.Fields, schema.StructField{Name: DebeziumTsColumn, Type: schema.TypeLong, Nullable: true})
 	}
 	if b == nil {
 		return out, nil

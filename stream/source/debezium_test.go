@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 )
 
 // TestDebeziumChanges decodes Debezium JSON change events (create, update,
@@ -14,9 +14,9 @@ import (
 // change batch: after's row (before's for a delete), the op, the ts_ms.
 func TestDebeziumChanges(t *testing.T) {
 	ctx := context.Background()
-	row := &parquetio.StructType{Fields: []parquetio.StructField{
-		{Name: "id", Type: parquetio.TypeLong, Nullable: false},
-		{Name: "name", Type: parquetio.TypeString, Nullable: true},
+	row := &schema.StructType{Fields: []schema.StructField{
+		{Name: "id", Type: schema.TypeLong, Nullable: false},
+		{Name: "name", Type: schema.TypeString, Nullable: true},
 	}}
 	f := newFixture()
 	f.put(t, "events.json", `{"before":null,"after":{"id":1,"name":"a"},"op":"c","ts_ms":10,"source":{"db":"x","lsn":7},"transaction":null}
@@ -41,7 +41,7 @@ func TestDebeziumChanges(t *testing.T) {
 	if n := len(ch.Schema.Fields); n != 4 || ch.Schema.Fields[2].Name != DebeziumOpColumn {
 		t.Fatalf("schema %v", ch.Schema)
 	}
-	bad := &parquetio.Batch{Schema: b.Schema, Rows: [][]any{{nil, nil, "c", int64(1), nil, nil, nil, nil}}}
+	bad := &schema.Batch{Schema: b.Schema, Rows: [][]any{{nil, nil, "c", int64(1), nil, nil, nil, nil}}}
 	if _, err := DebeziumChanges(bad, row, false); !errors.Is(err, ErrDebezium) {
 		t.Fatalf("create without after: %v, want ErrDebezium", err)
 	}

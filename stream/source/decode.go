@@ -9,7 +9,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 )
 
 // rawRecord is one input record before conversion: a JSON object or a CSV
@@ -136,7 +136,7 @@ func splitCSV(data []byte, delim rune, emit func(header []string, r rawRecord), 
 // nullValue ""); schema fields without a column are null. extra lists the
 // header columns that no schema field maps to (see csvExtra): when c.strict,
 // a non-empty cell in one is an unknown-field error; else it is ignored.
-func (c *converter) csvRow(header, fields []string, schema *parquetio.StructType, extra []int) ([]any, error) {
+func (c *converter) csvRow(header, fields []string, sch *schema.StructType, extra []int) ([]any, error) {
 	if c.strict {
 		for _, j := range extra {
 			if fields[j] != "" {
@@ -144,8 +144,8 @@ func (c *converter) csvRow(header, fields []string, schema *parquetio.StructType
 			}
 		}
 	}
-	row := make([]any, len(schema.Fields))
-	for i, f := range schema.Fields {
+	row := make([]any, len(sch.Fields))
+	for i, f := range sch.Fields {
 		j := indexOf(header, f.Name)
 		if j < 0 || fields[j] == "" {
 			if !f.Nullable {
@@ -164,9 +164,9 @@ func (c *converter) csvRow(header, fields []string, schema *parquetio.StructType
 
 // csvExtra returns the indexes of the header columns no field of schema
 // maps to (by indexOf).
-func csvExtra(header []string, schema *parquetio.StructType) []int {
+func csvExtra(header []string, sch *schema.StructType) []int {
 	used := make([]bool, len(header))
-	for _, f := range schema.Fields {
+	for _, f := range sch.Fields {
 		if j := indexOf(header, f.Name); j >= 0 {
 			used[j] = true
 		}

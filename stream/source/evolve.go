@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 )
 
 // SchemaEvolutionMode says what a source does with an input field that is
@@ -62,14 +62,14 @@ func ParseSchemaEvolutionMode(s string) (SchemaEvolutionMode, error) {
 // only in inferred are appended, nullable; structs (also as array elements
 // and map values) merge recursively. Names match as Delta matches them:
 // exactly, then case-insensitively. A nil base returns inferred.
-func EvolveSchema(base, inferred *parquetio.StructType) *parquetio.StructType {
+func EvolveSchema(base, inferred *schema.StructType) *schema.StructType {
 	if base == nil {
 		return inferred
 	}
 	if inferred == nil {
 		return base
 	}
-	out := &parquetio.StructType{Fields: append([]parquetio.StructField(nil), base.Fields...)}
+	out := &schema.StructType{Fields: append([]schema.StructField(nil), base.Fields...)}
 	for _, nf := range inferred.Fields {
 		i := base.FieldIndex(nf.Name)
 		if i < 0 {
@@ -82,19 +82,19 @@ func EvolveSchema(base, inferred *parquetio.StructType) *parquetio.StructType {
 	return out
 }
 
-func evolveType(base, inferred parquetio.DataType) parquetio.DataType {
+func evolveType(base, inferred schema.DataType) schema.DataType {
 	switch b := base.(type) {
-	case *parquetio.StructType:
-		if n, ok := inferred.(*parquetio.StructType); ok {
+	case *schema.StructType:
+		if n, ok := inferred.(*schema.StructType); ok {
 			return EvolveSchema(b, n)
 		}
-	case *parquetio.ArrayType:
-		if n, ok := inferred.(*parquetio.ArrayType); ok {
-			return &parquetio.ArrayType{ElementType: evolveType(b.ElementType, n.ElementType), ContainsNull: b.ContainsNull}
+	case *schema.ArrayType:
+		if n, ok := inferred.(*schema.ArrayType); ok {
+			return &schema.ArrayType{ElementType: evolveType(b.ElementType, n.ElementType), ContainsNull: b.ContainsNull}
 		}
-	case *parquetio.MapType:
-		if n, ok := inferred.(*parquetio.MapType); ok {
-			return &parquetio.MapType{KeyType: b.KeyType, ValueType: evolveType(b.ValueType, n.ValueType), ValueContainsNull: b.ValueContainsNull}
+	case *schema.MapType:
+		if n, ok := inferred.(*schema.MapType); ok {
+			return &schema.MapType{KeyType: b.KeyType, ValueType: evolveType(b.ValueType, n.ValueType), ValueContainsNull: b.ValueContainsNull}
 		}
 	}
 	return base
@@ -103,32 +103,32 @@ func evolveType(base, inferred parquetio.DataType) parquetio.DataType {
 // unknownColumns returns the dotted paths of the fields of file that schema
 // lacks (matched as the Parquet reader matches them: exactly, then
 // case-insensitively), recursing into structs, array elements and map values.
-func unknownColumns(schema, file *parquetio.StructType, path string) []string {
+func unknownColumns(sch, file *schema.StructType, path string) []string {
 	var out []string
 	for _, f := range file.Fields {
 		fp := joinField(path, f.Name)
-		i := schema.FieldIndex(f.Name)
+		i := sch.FieldIndex(f.Name)
 		if i < 0 {
 			out = append(out, fp)
 			continue
 		}
-		out = append(out, unknownIn(schema.Fields[i].Type, f.Type, fp)...)
+		out = append(out, unknownIn(sch.Fields[i].Type, f.Type, fp)...)
 	}
 	return out
 }
 
-func unknownIn(schema, file parquetio.DataType, path string) []string {
-	switch s := schema.(type) {
-	case *parquetio.StructType:
-		if f, ok := file.(*parquetio.StructType); ok {
+func unknownIn(sch, file schema.DataType, path string) []string {
+	switch s := sch.(type) {
+	case *schema.StructType:
+		if f, ok := file.(*schema.StructType); ok {
 			return unknownColumns(s, f, path)
 		}
-	case *parquetio.ArrayType:
-		if f, ok := file.(*parquetio.ArrayType); ok {
+	case *schema.ArrayType:
+		if f, ok := file.(*schema.ArrayType); ok {
 			return unknownIn(s.ElementType, f.ElementType, path+"[]")
 		}
-	case *parquetio.MapType:
-		if f, ok := file.(*parquetio.MapType); ok {
+	case *schema.MapType:
+		if f, ok := file.(*schema.MapType); ok {
 			return unknownIn(s.ValueType, f.ValueType, path+"{}")
 		}
 	}

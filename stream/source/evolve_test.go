@@ -9,17 +9,18 @@ import (
 	"time"
 
 	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 )
 
-var idSchema = &parquetio.StructType{Fields: []parquetio.StructField{
-	{Name: "id", Type: parquetio.TypeLong, Nullable: true},
-	{Name: "s", Type: &parquetio.StructType{Fields: []parquetio.StructField{{Name: "a", Type: parquetio.TypeString, Nullable: true}}}, Nullable: true},
+var idSchema = &schema.StructType{Fields: []schema.StructField{
+	{Name: "id", Type: schema.TypeLong, Nullable: true},
+	{Name: "s", Type: &schema.StructType{Fields: []schema.StructField{{Name: "a", Type: schema.TypeString, Nullable: true}}}, Nullable: true},
 }}
 
-func (f *fixture) putParquet(t *testing.T, key string, schema *parquetio.StructType, rows [][]any) {
+func (f *fixture) putParquet(t *testing.T, key string, sch *schema.StructType, rows [][]any) {
 	t.Helper()
 	ctx := context.Background()
-	w, err := parquetio.NewFileWriter(ctx, f.src, key, schema, parquetio.DefaultWriteOptions())
+	w, err := parquetio.NewFileWriter(ctx, f.src, key, sch, parquetio.DefaultWriteOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +34,7 @@ func (f *fixture) putParquet(t *testing.T, key string, schema *parquetio.StructT
 	f.src.SetModTime(key, f.clock)
 }
 
-func readAll(t *testing.T, s *FileSource) (*parquetio.Batch, error) {
+func readAll(t *testing.T, s *FileSource) (*schema.Batch, error) {
 	t.Helper()
 	ctx := context.Background()
 	end, err := s.LatestOffset(ctx, ReadLimit{})
@@ -81,8 +82,8 @@ func TestMergeSchemaUnknownFieldIsAnError(t *testing.T) {
 	})
 	t.Run("parquet column", func(t *testing.T) {
 		f := newFixture()
-		wide := &parquetio.StructType{Fields: []parquetio.StructField{
-			{Name: "id", Type: parquetio.TypeLong, Nullable: true}, {Name: "extra", Type: parquetio.TypeString, Nullable: true}}}
+		wide := &schema.StructType{Fields: []schema.StructField{
+			{Name: "id", Type: schema.TypeLong, Nullable: true}, {Name: "extra", Type: schema.TypeString, Nullable: true}}}
 		f.putParquet(t, "p.parquet", wide, [][]any{{int64(1), "x"}})
 		_, err := readAll(t, f.open(t, Options{Format: FormatParquet, Schema: idSchema}))
 		var re *RecordError
@@ -171,8 +172,8 @@ func TestMergeSchemaAddNewColumns(t *testing.T) {
 	})
 	t.Run("parquet", func(t *testing.T) {
 		f := newFixture()
-		wide := &parquetio.StructType{Fields: []parquetio.StructField{
-			{Name: "extra", Type: parquetio.TypeString, Nullable: true}, {Name: "id", Type: parquetio.TypeLong, Nullable: true}}}
+		wide := &schema.StructType{Fields: []schema.StructField{
+			{Name: "extra", Type: schema.TypeString, Nullable: true}, {Name: "id", Type: schema.TypeLong, Nullable: true}}}
 		f.putParquet(t, "p0.parquet", idSchema, [][]any{{int64(1), []any{"a"}}})
 		f.putParquet(t, "p1.parquet", wide, [][]any{{"x", int64(2)}})
 		b, err := readAll(t, f.open(t, Options{Format: FormatParquet, Schema: idSchema, SchemaEvolution: SchemaEvolutionAddNewColumns}))

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/stream/checkpoint"
 )
@@ -28,28 +29,28 @@ const (
 
 // ParquetReader decodes the Parquet file key (size bytes) of store into rows
 // of schema (nil schema: the file's own schema, returned in the batch).
-type ParquetReader func(ctx context.Context, store storage.Store, key string, size int64, schema *parquetio.StructType) (*parquetio.Batch, error)
+type ParquetReader func(ctx context.Context, store storage.Store, key string, size int64, sch *schema.StructType) (*schema.Batch, error)
 
 // readParquet is the default ParquetReader: internal/parquetio's reader,
 // matching columns by name; a schema field the file lacks reads as null.
-func readParquet(ctx context.Context, store storage.Store, key string, size int64, schema *parquetio.StructType) (*parquetio.Batch, error) {
+func readParquet(ctx context.Context, store storage.Store, key string, size int64, sch *schema.StructType) (*schema.Batch, error) {
 	f, err := parquetio.OpenFile(ctx, store, key, size)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	if schema == nil {
-		schema = f.Schema()
+	if sch == nil {
+		sch = f.Schema()
 	}
-	rows, err := f.ReadAll(ctx, schema, parquetio.ReadOptions{})
+	rows, err := f.ReadAll(ctx, sch, parquetio.ReadOptions{})
 	if err != nil {
 		return nil, err
 	}
-	return &parquetio.Batch{Schema: schema, Rows: rows}, nil
+	return &schema.Batch{Schema: sch, Rows: rows}, nil
 }
 
 // parquetSchema reads the schema in the footer of a Parquet file.
-func parquetSchema(ctx context.Context, store storage.Store, key string, size int64) (*parquetio.StructType, error) {
+func parquetSchema(ctx context.Context, store storage.Store, key string, size int64) (*schema.StructType, error) {
 	f, err := parquetio.OpenFile(ctx, store, key, size)
 	if err != nil {
 		return nil, err
@@ -64,7 +65,7 @@ type Options struct {
 	Format Format
 	// Schema the records are decoded against. nil: inferred from the files
 	// of the first batch this run reads (then fixed for the run).
-	Schema *parquetio.StructType
+	Schema *schema.StructType
 	// TimestampFormat is a Spark/Java pattern ("yyyy/MM/dd HH:mm") or a Go
 	// layout for timestamp values; values without a zone are UTC. RFC 3339
 	// and "yyyy-MM-dd HH:mm:ss" are always accepted. Inference types text
@@ -161,7 +162,7 @@ type FileSource struct {
 	snapshot   []storage.FileInfo // AvailableNow: the files listed at prepare time
 	hasSnap    bool
 	schemaOnce sync.Mutex
-	schema     *parquetio.StructType
+	schema     *schema.StructType
 }
 
 var _ Source = (*FileSource)(nil)
@@ -204,7 +205,7 @@ func (s *FileSource) URL() string { return s.store.URL() }
 
 // Schema returns the schema records are decoded against: the given one, or
 // the inferred one once a batch has been read (nil before).
-func (s *FileSource) Schema() *parquetio.StructType {
+func (s *FileSource) Schema() *schema.StructType {
 	s.schemaOnce.Lock()
 	defer s.schemaOnce.Unlock()
 	return s.schema
@@ -373,15 +374,15 @@ type decodedFile struct {
 	size   int64
 	data   []byte // json, csv: the file's bytes
 	rows   [][]any
-	schema *parquetio.StructType // Parquet: the schema the rows conform to
-	footer *parquetio.StructType // Parquet: the file's own schema (unless SchemaEvolutionNone)
+	schema *schema.StructType // Parquet: the schema the rows conform to
+	footer *schema.StructType // Parquet: the file's own schema (unless SchemaEvolutionNone)
 	bad    []BadRecord
 	err    error
 }
 
 // GetBatch reads the files of source log batches (start, end] in log order
 // and decodes them against the schema (inferring it first if none is set).
-func (s *FileSource) GetBatch(ctx context.Context, start, end string) (*parquetio.Batch, BatchStats, error) {
+func (s *FileSource) GetBatch(ctx context.Context, start, end string) (*schema.Batch, BatchStats, error) {
 	if !s.started {
 		return nil, BatchStats{}, ErrNotStarted
 	}
@@ -441,11 +442,11 @@ func (s *FileSource) GetBatch(ctx context.Context, start, end string) (*parqueti
 	for _, f := range files {
 		stats.NumBytes += f.size
 	}
-	schema := s.Schema()
+	sch := s.Schema()
 	first := 0
 	if s.opts.SchemaEvolution == SchemaEvolutionAddNewColumns && len(files) > 0 {
 		// Infer this batch's schema and merge it into the run's.
-		var inferred *parquetio.StructType
+		var inferred *schema.StructType
 		if s.opts.Format == FormatParquet {
 			for _, f := range files {
 				inferred = EvolveSchema(inferred, f.footer)
@@ -453,12 +454,12 @@ func (s *FileSource) GetBatch(ctx context.Context, start, end string) (*parqueti
 		} else {
 			inferred = s.infer(files)
 		}
-		if schema = EvolveSchema(schema, inferred); len(schema.Fields) > 0 {
+		if sch = EvolveSchema(sch, inferred); len(sch.Fields) > 0 {
 			s.schemaOnce.Lock()
-			s.schema = schema
+			s.schema = sch
 			s.schemaOnce.Unlock()
 		}
-	} else if schema == nil && len(files) > 0 {
+	} else if sch == nil && len(files) > 0 {
 		if s.opts.Format == FormatParquet {
 			// The first file's own schema is the schema of the run.
 			s.decode(ctx, &files[0], nil)
@@ -466,15 +467,15 @@ func (s *FileSource) GetBatch(ctx context.Context, start, end string) (*parqueti
 				return nil, BatchStats{}, files[0].err
 			}
 			first = 1
-			schema = files[0].schema
+			sch = files[0].schema
 		} else {
-			schema = s.infer(files)
+			sch = s.infer(files)
 		}
 		// Fix the schema for the run, unless the files held no record at
 		// all: then the next batch infers again.
-		if len(schema.Fields) > 0 {
+		if len(sch.Fields) > 0 {
 			s.schemaOnce.Lock()
-			s.schema = schema
+			s.schema = sch
 			s.schemaOnce.Unlock()
 		}
 	}
@@ -483,7 +484,7 @@ func (s *FileSource) GetBatch(ctx context.Context, start, end string) (*parqueti
 	g.SetLimit(s.opts.DecodeConcurrency)
 	for i := first; i < len(files); i++ {
 		g.Go(func() error {
-			s.decode(gctx, &files[i], schema)
+			s.decode(gctx, &files[i], sch)
 			files[i].data = nil
 			return gctx.Err()
 		})
@@ -491,7 +492,7 @@ func (s *FileSource) GetBatch(ctx context.Context, start, end string) (*parqueti
 	if err := g.Wait(); err != nil {
 		return nil, BatchStats{}, err
 	}
-	batch := &parquetio.Batch{Schema: schema}
+	batch := &schema.Batch{Schema: sch}
 	for i := range files {
 		f := &files[i]
 		if f.err != nil {
@@ -506,20 +507,20 @@ func (s *FileSource) GetBatch(ctx context.Context, start, end string) (*parqueti
 			}
 			stats.NumBadRecords++
 		}
-		if f.footer != nil && schema != nil {
-			if cols := unknownColumns(schema, f.footer, ""); len(cols) > 0 {
+		if f.footer != nil && sch != nil {
+			if cols := unknownColumns(sch, f.footer, ""); len(cols) > 0 {
 				return nil, BatchStats{}, &RecordError{File: f.url, Field: cols[0], Err: unknownFieldError{}}
 			}
 		}
 		batch.Rows = append(batch.Rows, f.rows...)
 	}
 	if batch.Schema == nil {
-		batch.Schema = &parquetio.StructType{}
+		batch.Schema = &schema.StructType{}
 	}
 	return batch, stats, nil
 }
 
-func (s *FileSource) infer(files []decodedFile) *parquetio.StructType {
+func (s *FileSource) infer(files []decodedFile) *schema.StructType {
 	in := &inferrer{tp: s.conv.tp, useTS: s.opts.TimestampFormat != ""}
 	nobad := func(int, string, error) {}
 	for _, f := range files {
@@ -534,7 +535,7 @@ func (s *FileSource) infer(files []decodedFile) *parquetio.StructType {
 }
 
 // decode fills f.rows and f.bad (or f.err for a file-level failure).
-func (s *FileSource) decode(ctx context.Context, f *decodedFile, schema *parquetio.StructType) {
+func (s *FileSource) decode(ctx context.Context, f *decodedFile, sch *schema.StructType) {
 	reject := func(line int, text string, field string, err error) {
 		re := &RecordError{File: f.url, Line: line, Field: field, Err: err}
 		f.bad = append(f.bad, BadRecord{Reason: re.Error(), File: f.url, Line: line, Field: field, Raw: text, Err: re})
@@ -550,7 +551,7 @@ func (s *FileSource) decode(ctx context.Context, f *decodedFile, schema *parquet
 	switch s.opts.Format {
 	case FormatJSON:
 		splitJSON(f.data, func(r rawRecord) {
-			row, err := s.conv.jsonRow(r.json, schema, "")
+			row, err := s.conv.jsonRow(r.json, sch, "")
 			if err != nil {
 				field, cause := fieldOf(err)
 				reject(r.line, r.text, field, cause)
@@ -563,9 +564,9 @@ func (s *FileSource) decode(ctx context.Context, f *decodedFile, schema *parquet
 		extraDone := false
 		splitCSV(f.data, s.opts.CSVDelimiter, func(h []string, r rawRecord) {
 			if !extraDone {
-				extra, extraDone = csvExtra(h, schema), true
+				extra, extraDone = csvExtra(h, sch), true
 			}
-			row, err := s.conv.csvRow(h, r.fields, schema, extra)
+			row, err := s.conv.csvRow(h, r.fields, sch, extra)
 			if err != nil {
 				field, cause := fieldOf(err)
 				reject(r.line, r.text, field, cause)
@@ -574,7 +575,7 @@ func (s *FileSource) decode(ctx context.Context, f *decodedFile, schema *parquet
 			f.rows = append(f.rows, row)
 		}, bad)
 	case FormatParquet:
-		b, err := s.opts.ReadParquet(ctx, s.store, f.key, f.size, schema)
+		b, err := s.opts.ReadParquet(ctx, s.store, f.key, f.size, sch)
 		if err != nil {
 			f.err = fmt.Errorf("source: read parquet %s: %w", f.url, err)
 			return

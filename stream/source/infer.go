@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 )
 
 // inferrer builds a schema from sample records the way Spark's JSON and CSV
@@ -20,9 +20,9 @@ import (
 type inferrer struct {
 	tp       timeParser
 	useTS    bool
-	jsonRoot *parquetio.StructType
+	jsonRoot *schema.StructType
 	csvCols  []string
-	csvTypes []parquetio.DataType
+	csvTypes []schema.DataType
 }
 
 // nullType marks "only nulls seen so far".
@@ -32,7 +32,7 @@ func (nullType) TypeName() string { return "null" }
 
 func (in *inferrer) addJSON(raw json.RawMessage) {
 	t := in.jsonType(raw)
-	st, ok := t.(*parquetio.StructType)
+	st, ok := t.(*schema.StructType)
 	if !ok {
 		return // not an object: reported as a bad record at decode time
 	}
@@ -40,10 +40,10 @@ func (in *inferrer) addJSON(raw json.RawMessage) {
 		in.jsonRoot = st
 		return
 	}
-	in.jsonRoot = mergeInferred(in.jsonRoot, st).(*parquetio.StructType)
+	in.jsonRoot = mergeInferred(in.jsonRoot, st).(*schema.StructType)
 }
 
-func (in *inferrer) jsonType(raw json.RawMessage) parquetio.DataType {
+func (in *inferrer) jsonType(raw json.RawMessage) schema.DataType {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		return nullType{}
@@ -52,7 +52,7 @@ func (in *inferrer) jsonType(raw json.RawMessage) parquetio.DataType {
 	case 'n':
 		return nullType{}
 	case 't', 'f':
-		return parquetio.TypeBoolean
+		return schema.TypeBoolean
 	case '"':
 		var s string
 		_ = json.Unmarshal(raw, &s)
@@ -60,9 +60,9 @@ func (in *inferrer) jsonType(raw json.RawMessage) parquetio.DataType {
 	case '{':
 		entries, err := objectEntries(raw)
 		if err != nil {
-			return parquetio.TypeString
+			return schema.TypeString
 		}
-		st := &parquetio.StructType{}
+		st := &schema.StructType{}
 		seen := map[string]int{}
 		for _, e := range entries {
 			t := in.jsonType(e.value)
@@ -71,60 +71,60 @@ func (in *inferrer) jsonType(raw json.RawMessage) parquetio.DataType {
 				continue
 			}
 			seen[e.key] = len(st.Fields)
-			st.Fields = append(st.Fields, parquetio.StructField{Name: e.key, Type: t, Nullable: true})
+			st.Fields = append(st.Fields, schema.StructField{Name: e.key, Type: t, Nullable: true})
 		}
 		sort.SliceStable(st.Fields, func(i, j int) bool { return st.Fields[i].Name < st.Fields[j].Name })
 		return st
 	case '[':
 		var elems []json.RawMessage
 		if json.Unmarshal(raw, &elems) != nil {
-			return parquetio.TypeString
+			return schema.TypeString
 		}
-		var et parquetio.DataType = nullType{}
+		var et schema.DataType = nullType{}
 		for _, e := range elems {
 			et = mergeInferred(et, in.jsonType(e))
 		}
-		return &parquetio.ArrayType{ElementType: et, ContainsNull: true}
+		return &schema.ArrayType{ElementType: et, ContainsNull: true}
 	}
 	if bytes.ContainsAny(raw, ".eE") {
-		return parquetio.TypeDouble
+		return schema.TypeDouble
 	}
 	if _, err := strconv.ParseInt(string(raw), 10, 64); err != nil {
-		return parquetio.TypeDouble // beyond long
+		return schema.TypeDouble // beyond long
 	}
-	return parquetio.TypeLong
+	return schema.TypeLong
 }
 
 // textType infers the type of a text value: for CSV cells numbers and
 // booleans are recognised; for JSON strings only timestamps (when asked).
-func (in *inferrer) textType(s string, csvCell bool) parquetio.DataType {
+func (in *inferrer) textType(s string, csvCell bool) schema.DataType {
 	if csvCell {
 		if s == "" {
 			return nullType{}
 		}
 		t := strings.TrimSpace(s)
 		if _, err := strconv.ParseInt(t, 10, 64); err == nil {
-			return parquetio.TypeLong
+			return schema.TypeLong
 		}
 		if _, err := strconv.ParseFloat(t, 64); err == nil {
-			return parquetio.TypeDouble
+			return schema.TypeDouble
 		}
 		if strings.EqualFold(t, "true") || strings.EqualFold(t, "false") {
-			return parquetio.TypeBoolean
+			return schema.TypeBoolean
 		}
 	}
 	if in.useTS {
 		if _, err := in.tp.timestamp(s); err == nil {
-			return parquetio.TypeTimestamp
+			return schema.TypeTimestamp
 		}
 	}
-	return parquetio.TypeString
+	return schema.TypeString
 }
 
 func (in *inferrer) addCSV(header, fields []string) {
 	if in.csvCols == nil {
 		in.csvCols = header
-		in.csvTypes = make([]parquetio.DataType, len(header))
+		in.csvTypes = make([]schema.DataType, len(header))
 		for i := range in.csvTypes {
 			in.csvTypes[i] = nullType{}
 		}
@@ -137,39 +137,39 @@ func (in *inferrer) addCSV(header, fields []string) {
 }
 
 // schema returns the inferred schema ("only nulls" becomes string).
-func (in *inferrer) schema() *parquetio.StructType {
+func (in *inferrer) schema() *schema.StructType {
 	if in.csvCols != nil {
-		st := &parquetio.StructType{}
+		st := &schema.StructType{}
 		for i, c := range in.csvCols {
-			st.Fields = append(st.Fields, parquetio.StructField{Name: c, Type: finalType(in.csvTypes[i]), Nullable: true})
+			st.Fields = append(st.Fields, schema.StructField{Name: c, Type: finalType(in.csvTypes[i]), Nullable: true})
 		}
 		return st
 	}
 	if in.jsonRoot == nil {
-		return &parquetio.StructType{}
+		return &schema.StructType{}
 	}
-	return finalType(in.jsonRoot).(*parquetio.StructType)
+	return finalType(in.jsonRoot).(*schema.StructType)
 }
 
-func finalType(t parquetio.DataType) parquetio.DataType {
+func finalType(t schema.DataType) schema.DataType {
 	switch tt := t.(type) {
 	case nullType:
-		return parquetio.TypeString
-	case *parquetio.StructType:
-		out := &parquetio.StructType{Fields: make([]parquetio.StructField, len(tt.Fields))}
+		return schema.TypeString
+	case *schema.StructType:
+		out := &schema.StructType{Fields: make([]schema.StructField, len(tt.Fields))}
 		for i, f := range tt.Fields {
 			f.Type = finalType(f.Type)
 			out.Fields[i] = f
 		}
 		return out
-	case *parquetio.ArrayType:
-		return &parquetio.ArrayType{ElementType: finalType(tt.ElementType), ContainsNull: true}
+	case *schema.ArrayType:
+		return &schema.ArrayType{ElementType: finalType(tt.ElementType), ContainsNull: true}
 	}
 	return t
 }
 
 // mergeInferred widens two inferred types to one.
-func mergeInferred(a, b parquetio.DataType) parquetio.DataType {
+func mergeInferred(a, b schema.DataType) schema.DataType {
 	if _, ok := a.(nullType); ok {
 		return b
 	}
@@ -177,24 +177,24 @@ func mergeInferred(a, b parquetio.DataType) parquetio.DataType {
 		return a
 	}
 	switch at := a.(type) {
-	case parquetio.PrimitiveType:
-		bt, ok := b.(parquetio.PrimitiveType)
+	case schema.PrimitiveType:
+		bt, ok := b.(schema.PrimitiveType)
 		if !ok {
-			return parquetio.TypeString
+			return schema.TypeString
 		}
 		if at == bt {
 			return at
 		}
-		if (at == parquetio.TypeLong && bt == parquetio.TypeDouble) || (at == parquetio.TypeDouble && bt == parquetio.TypeLong) {
-			return parquetio.TypeDouble
+		if (at == schema.TypeLong && bt == schema.TypeDouble) || (at == schema.TypeDouble && bt == schema.TypeLong) {
+			return schema.TypeDouble
 		}
-		return parquetio.TypeString
-	case *parquetio.StructType:
-		bt, ok := b.(*parquetio.StructType)
+		return schema.TypeString
+	case *schema.StructType:
+		bt, ok := b.(*schema.StructType)
 		if !ok {
-			return parquetio.TypeString
+			return schema.TypeString
 		}
-		out := &parquetio.StructType{}
+		out := &schema.StructType{}
 		idx := map[string]int{}
 		for _, f := range at.Fields {
 			idx[f.Name] = len(out.Fields)
@@ -209,12 +209,12 @@ func mergeInferred(a, b parquetio.DataType) parquetio.DataType {
 		}
 		sort.SliceStable(out.Fields, func(i, j int) bool { return out.Fields[i].Name < out.Fields[j].Name })
 		return out
-	case *parquetio.ArrayType:
-		bt, ok := b.(*parquetio.ArrayType)
+	case *schema.ArrayType:
+		bt, ok := b.(*schema.ArrayType)
 		if !ok {
-			return parquetio.TypeString
+			return schema.TypeString
 		}
-		return &parquetio.ArrayType{ElementType: mergeInferred(at.ElementType, bt.ElementType), ContainsNull: true}
+		return &schema.ArrayType{ElementType: mergeInferred(at.ElementType, bt.ElementType), ContainsNull: true}
 	}
-	return parquetio.TypeString
+	return schema.TypeString
 }

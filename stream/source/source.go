@@ -3,7 +3,7 @@ package source
 import (
 	"context"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/storage"
 )
 
@@ -34,7 +34,7 @@ type Source interface {
 	// beginning. For the same offsets it returns the same records, in the
 	// same order, every time: a rerun after a crash reads exactly the data of
 	// the first attempt.
-	GetBatch(ctx context.Context, start, end string) (*parquetio.Batch, BatchStats, error)
+	GetBatch(ctx context.Context, start, end string) (*schema.Batch, BatchStats, error)
 	// Commit tells the source that data up to end is durably processed.
 	Commit(ctx context.Context, end string) error
 }

@@ -13,16 +13,17 @@ import (
 	"time"
 
 	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/stream/checkpoint"
 	"github.com/lakesink/lakesink/stream/internal/memstore"
 )
 
-var flightsSchema = &parquetio.StructType{Fields: []parquetio.StructField{
-	{Name: "date", Type: parquetio.TypeTimestamp, Nullable: true},
-	{Name: "delay", Type: parquetio.TypeLong, Nullable: true},
-	{Name: "distance", Type: parquetio.TypeLong, Nullable: true},
-	{Name: "origin", Type: parquetio.TypeString, Nullable: true},
-	{Name: "destination", Type: parquetio.TypeString, Nullable: true},
+var flightsSchema = &schema.StructType{Fields: []schema.StructField{
+	{Name: "date", Type: schema.TypeTimestamp, Nullable: true},
+	{Name: "delay", Type: schema.TypeLong, Nullable: true},
+	{Name: "distance", Type: schema.TypeLong, Nullable: true},
+	{Name: "origin", Type: schema.TypeString, Nullable: true},
+	{Name: "destination", Type: schema.TypeString, Nullable: true},
 }}
 
 type fixture struct {
@@ -94,17 +95,17 @@ func TestFlightsJSONWithTimestampFormat(t *testing.T) {
 
 func TestJSONTypes(t *testing.T) {
 	ctx := context.Background()
-	schema := &parquetio.StructType{Fields: []parquetio.StructField{
-		{Name: "i", Type: parquetio.TypeInteger, Nullable: true},
-		{Name: "d", Type: parquetio.TypeDouble, Nullable: true},
-		{Name: "b", Type: parquetio.TypeBoolean, Nullable: true},
-		{Name: "s", Type: parquetio.TypeString, Nullable: true},
-		{Name: "ts", Type: parquetio.TypeTimestamp, Nullable: true},
-		{Name: "day", Type: parquetio.TypeDate, Nullable: true},
-		{Name: "amount", Type: parquetio.DecimalType{Precision: 10, Scale: 2}, Nullable: true},
-		{Name: "nested", Type: &parquetio.StructType{Fields: []parquetio.StructField{{Name: "x", Type: parquetio.TypeLong, Nullable: true}}}, Nullable: true},
-		{Name: "tags", Type: &parquetio.ArrayType{ElementType: parquetio.TypeString, ContainsNull: true}, Nullable: true},
-		{Name: "attrs", Type: &parquetio.MapType{KeyType: parquetio.TypeString, ValueType: parquetio.TypeLong, ValueContainsNull: true}, Nullable: true},
+	sch := &schema.StructType{Fields: []schema.StructField{
+		{Name: "i", Type: schema.TypeInteger, Nullable: true},
+		{Name: "d", Type: schema.TypeDouble, Nullable: true},
+		{Name: "b", Type: schema.TypeBoolean, Nullable: true},
+		{Name: "s", Type: schema.TypeString, Nullable: true},
+		{Name: "ts", Type: schema.TypeTimestamp, Nullable: true},
+		{Name: "day", Type: schema.TypeDate, Nullable: true},
+		{Name: "amount", Type: schema.DecimalType{Precision: 10, Scale: 2}, Nullable: true},
+		{Name: "nested", Type: &schema.StructType{Fields: []schema.StructField{{Name: "x", Type: schema.TypeLong, Nullable: true}}}, Nullable: true},
+		{Name: "tags", Type: &schema.ArrayType{ElementType: schema.TypeString, ContainsNull: true}, Nullable: true},
+		{Name: "attrs", Type: &schema.MapType{KeyType: schema.TypeString, ValueType: schema.TypeLong, ValueContainsNull: true}, Nullable: true},
 	}}
 	f := newFixture()
 	// A top-level JSON array file.
@@ -113,7 +114,7 @@ func TestJSONTypes(t *testing.T) {
    "nested":{"x":3},"tags":["a",null],"attrs":{"z":1,"a":2},"extra":"ignored"},
   {"s":42,"amount":7, "nested":null}
 ]`)
-	s := f.open(t, Options{Format: FormatJSON, Schema: schema, SchemaEvolution: SchemaEvolutionNone}) // "extra" is ignored
+	s := f.open(t, Options{Format: FormatJSON, Schema: sch, SchemaEvolution: SchemaEvolutionNone}) // "extra" is ignored
 	end, _ := s.LatestOffset(ctx, ReadLimit{})
 	b, _, err := s.GetBatch(ctx, "", end)
 	if err != nil {
@@ -129,9 +130,9 @@ func TestJSONTypes(t *testing.T) {
 		got, want any
 	}{
 		{"integer", r[0], int32(7)}, {"double", r[1], 1.5}, {"boolean", r[2], true}, {"string", r[3], "x"},
-		{"timestamp", r[4], wantTS}, {"date", r[5], parquetio.Date(19783)},
+		{"timestamp", r[4], wantTS}, {"date", r[5], schema.Date(19783)},
 		{"nested", r[7], []any{int64(3)}}, {"array", r[8], []any{"a", nil}},
-		{"map keeps order", r[9], []parquetio.MapEntry{{Key: "z", Value: int64(1)}, {Key: "a", Value: int64(2)}}},
+		{"map keeps order", r[9], []schema.MapEntry{{Key: "z", Value: int64(1)}, {Key: "a", Value: int64(2)}}},
 		{"number as string", b.Rows[1][3], "42"}, {"missing is null", b.Rows[1][0], nil},
 	}
 	for _, c := range checks {
@@ -139,10 +140,10 @@ func TestJSONTypes(t *testing.T) {
 			t.Errorf("%s: got %#v, want %#v", c.name, c.got, c.want)
 		}
 	}
-	if d := r[6].(parquetio.Decimal); d.Unscaled.Cmp(big.NewInt(1235)) != 0 || d.Scale != 2 {
+	if d := r[6].(schema.Decimal); d.Unscaled.Cmp(big.NewInt(1235)) != 0 || d.Scale != 2 {
 		t.Errorf("decimal 12.345 -> %v scale %d, want 1235 (half up)", d.Unscaled, d.Scale)
 	}
-	if d := b.Rows[1][6].(parquetio.Decimal); d.Unscaled.Cmp(big.NewInt(700)) != 0 {
+	if d := b.Rows[1][6].(schema.Decimal); d.Unscaled.Cmp(big.NewInt(700)) != 0 {
 		t.Errorf("decimal 7 -> %v", d.Unscaled)
 	}
 }
@@ -249,7 +250,7 @@ func TestInference(t *testing.T) {
 	}
 }
 
-func schemaString(st *parquetio.StructType) string {
+func schemaString(st *schema.StructType) string {
 	var parts []string
 	for _, f := range st.Fields {
 		parts = append(parts, f.Name+":"+typeString(f.Type))
@@ -257,15 +258,15 @@ func schemaString(st *parquetio.StructType) string {
 	return strings.Join(parts, " ")
 }
 
-func typeString(t parquetio.DataType) string {
+func typeString(t schema.DataType) string {
 	switch tt := t.(type) {
-	case *parquetio.StructType:
+	case *schema.StructType:
 		var parts []string
 		for _, f := range tt.Fields {
 			parts = append(parts, f.Name+":"+typeString(f.Type))
 		}
 		return "struct<" + strings.Join(parts, ",") + ">"
-	case *parquetio.ArrayType:
+	case *schema.ArrayType:
 		return "array<" + typeString(tt.ElementType) + ">"
 	}
 	return t.TypeName()
@@ -381,9 +382,9 @@ func TestOptionsValidate(t *testing.T) {
 func TestParquet(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture()
-	fileSchema := &parquetio.StructType{Fields: []parquetio.StructField{
-		{Name: "origin", Type: parquetio.TypeString, Nullable: true},
-		{Name: "delay", Type: parquetio.TypeLong, Nullable: true},
+	fileSchema := &schema.StructType{Fields: []schema.StructField{
+		{Name: "origin", Type: schema.TypeString, Nullable: true},
+		{Name: "delay", Type: schema.TypeLong, Nullable: true},
 	}}
 	for i, rows := range [][][]any{{{"DTW", int64(66)}, {"LAS", nil}}, {{"SFO", int64(-3)}}} {
 		key := fmt.Sprintf("part-%d.parquet", i)
@@ -436,7 +437,7 @@ func TestFlightsSample(t *testing.T) {
 	if err != nil {
 		t.Skipf("flights sample not in this checkout: %v", err)
 	}
-	sch, err := parquetio.ParseSchema(schemaJSON)
+	sch, err := schema.ParseSchema(schemaJSON)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package parquetio
+package schema
 
 import (
 	"fmt"
@@ -137,7 +137,7 @@ func decimalOpt(opts string) (DecimalType, error) {
 				return DecimalType{}, fmt.Errorf("%w: bad tag option %q (want decimal(p:s))", ErrSchema, o)
 			}
 			d := DecimalType{Precision: p, Scale: s}
-			return d, checkDecimal(d)
+			return d, ValidateDecimal(d)
 		}
 	}
 	return DecimalType{Precision: 38, Scale: 18}, nil

@@ -1,4 +1,4 @@
-package parquetio
+package schema
 
 import "fmt"
 
@@ -12,9 +12,9 @@ type RowError struct {
 
 func (e *RowError) Error() string {
 	if e.Field == "" {
-		return fmt.Sprintf("parquetio: row %d: %v", e.Row, e.Err)
+		return fmt.Sprintf("row %d: %v", e.Row, e.Err)
 	}
-	return fmt.Sprintf("parquetio: row %d, field %s: %v", e.Row, e.Field, e.Err)
+	return fmt.Sprintf("row %d, field %s: %v", e.Row, e.Field, e.Err)
 }
 
 // Unwrap returns ErrRowMismatch and the cause.

@@ -1,4 +1,4 @@
-package parquetio
+package schema
 
 import "math/big"
 

@@ -1,4 +1,4 @@
-package parquetio
+package schema
 
 import (
 	"bytes"
@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/parquet-go/parquet-go"
 )
 
 // TypeVariant is the Delta variant type. It can be parsed and reported, but
@@ -173,7 +171,7 @@ func toJSONType(t DataType) (any, error) {
 		}
 		return string(t), nil
 	case DecimalType:
-		if err := checkDecimal(t); err != nil {
+		if err := ValidateDecimal(t); err != nil {
 			return nil, err
 		}
 		return t.TypeName(), nil
@@ -232,7 +230,9 @@ func knownPrimitive(t PrimitiveType) bool {
 	return false
 }
 
-func checkDecimal(d DecimalType) error {
+// ValidateDecimal checks Spark's bounds of decimal(p,s): precision 1..38
+// and 0 <= scale <= precision. Errors wrap ErrSchema.
+func ValidateDecimal(d DecimalType) error {
 	if d.Precision < 1 || d.Precision > 38 || d.Scale < 0 || d.Scale > d.Precision {
 		return fmt.Errorf("%w: invalid decimal(%d,%d): precision must be 1..38 and 0 <= scale <= precision", ErrSchema, d.Precision, d.Scale)
 	}
@@ -258,7 +258,7 @@ func ParseTypeName(name string) (DataType, error) {
 			return nil, fmt.Errorf("%w: unknown type %q", ErrSchema, name)
 		}
 		d := DecimalType{Precision: p, Scale: s}
-		if err := checkDecimal(d); err != nil {
+		if err := ValidateDecimal(d); err != nil {
 			return nil, err
 		}
 		return d, nil
@@ -479,10 +479,12 @@ func mergeType(old, new DataType, path string) (DataType, error) {
 			return old, nil
 		}
 	}
-	return nil, fmt.Errorf("%w: column %s changes type from %s to %s", ErrSchema, path, typeString(old), typeString(new))
+	return nil, fmt.Errorf("%w: column %s changes type from %s to %s", ErrSchema, path, FormatType(old), FormatType(new))
 }
 
-func typeString(t DataType) string {
+// FormatType renders t as the schema JSON writes it: a primitive or decimal
+// type by its name ("long", "decimal(10,2)"), a nested type as its JSON.
+func FormatType(t DataType) string {
 	if t == nil {
 		return "<nil>"
 	}
@@ -510,8 +512,8 @@ func typeString(t DataType) string {
 // its "element") and a map two ("key_value" and its "key" or "value"): so at
 // most 254 nested structs under a column, or 127 nested arrays or maps.
 const (
-	MaxColumnDepth = parquet.MaxColumnDepth     // 255
-	MaxLeafColumns = parquet.MaxColumnIndex + 1 // 65,535
+	MaxColumnDepth = 255   // parquet-go's MaxColumnDepth (pinned by a parquetio test)
+	MaxLeafColumns = 65535 // parquet-go's MaxColumnIndex + 1 (pinned by a parquetio test)
 )
 
 // ValidateForWrite checks that every type of s can be written to Parquet
@@ -638,7 +640,7 @@ func validateWriteType(t DataType, path string) error {
 			return fmt.Errorf("%w: column %s: unknown type %q", ErrSchema, path, string(t))
 		}
 	case DecimalType:
-		if err := checkDecimal(t); err != nil {
+		if err := ValidateDecimal(t); err != nil {
 			return fmt.Errorf("column %s: %w", path, err)
 		}
 	case *StructType:
