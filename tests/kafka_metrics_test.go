@@ -181,3 +181,96 @@ func scrape(t *testing.T, url string) map[string]*dto.MetricFamily {
 func fmtSscanNumRecords(stats string, n *int64) (int, error) {
 	return fmt.Sscanf(stats, `{"numRecords":%d`, n)
 }
+
+// TestKafkaIngestMetricsScrape: the checkpointed (single-process) ingest
+// exports the same counters from its micro-batches: scraped while it runs,
+// records = the table's rows and batches{committed} = its commits.
+func TestKafkaIngestMetricsScrape(t *testing.T) {
+	const parts, total = 3, 1500
+	topic := topicFor(t)
+	addrs := kfakeCluster(t, topic, parts)
+	lines := make([]string, total)
+	for i := range lines {
+		lines[i] = "v" + strconv.Itoa(i)
+	}
+	produceRange(t, addrs, topic, parts, lines, 0, total)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	maddr := l.Addr().String()
+	l.Close()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	w := startWorker(t, []string{"ingest", "--json", "--format", "kafka", "--kafka-bootstrap", addrs[0], "--kafka-topic", topic,
+		"--starting-offsets", "earliest", "--checkpoint", filepath.Join(dir, "chk"), "--table", out, "--trigger", "interval=200ms",
+		"--max-offsets-per-trigger", "400", "--metrics-addr", maddr})
+	defer w.stop(syscall.SIGKILL)
+	counter := func(fams map[string]*dto.MetricFamily, name, result string) float64 {
+		f := fams[name]
+		if f == nil {
+			return -1
+		}
+		for _, m := range f.GetMetric() {
+			ok := result == ""
+			for _, lp := range m.GetLabel() {
+				if lp.GetName() == "result" && lp.GetValue() == result {
+					ok = true
+				}
+			}
+			if ok {
+				return m.GetCounter().GetValue()
+			}
+		}
+		return -1
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	var fams map[string]*dto.MetricFamily
+	for {
+		if resp, err := http.Get("http://" + maddr + "/metrics"); err == nil {
+			resp.Body.Close()
+			fams = scrape(t, "http://"+maddr+"/metrics")
+			if counter(fams, "lakesink_ingest_records_total", "") == total {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("records_total did not reach %d in 2 minutes\n%s", total, w.stderr.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	ctx := context.Background()
+	tb, err := table.Open(ctx, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close()
+	hist, err := tb.History(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := tb.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows int64
+	for _, a := range snap.Files() {
+		var n int64
+		if _, err := fmtSscanNumRecords(a.Stats, &n); err != nil {
+			t.Fatal(err)
+		}
+		rows += n
+	}
+	if rows != total {
+		t.Fatalf("table rows %d, records_total %d", rows, total)
+	}
+	if got := counter(fams, "lakesink_ingest_batches_total", "committed"); got != float64(len(hist)) {
+		t.Fatalf("batches committed = %v, table commits = %d", got, len(hist))
+	}
+	if got := counter(fams, "lakesink_ingest_files_written_total", ""); got != float64(snap.NumFiles()) {
+		t.Fatalf("files written = %v, files in the table = %d", got, snap.NumFiles())
+	}
+	if err := w.stop(syscall.SIGTERM); err != nil {
+		t.Fatalf("ingest: %v\n%s", err, w.stderr.String())
+	}
+}

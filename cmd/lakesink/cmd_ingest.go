@@ -84,7 +84,7 @@ func (o *IngestOptions) AddFlags(f *pflag.FlagSet) {
 func newIngestCommand(g *globalOptions) *cobra.Command {
 	var o IngestOptions
 	cmd := &cobra.Command{
-		Use:   "ingest (--source URL | --format kafka --kafka-bootstrap HOST:PORT --kafka-topic T) --checkpoint URL (--table URL | --file-sink URL)",
+		Use:   "ingest (--source URL | --format kafka --kafka-bootstrap HOST:PORT --kafka-topic T) (--checkpoint URL | --kafka-group G) (--table URL | --file-sink URL)",
 		Short: "Stream files from a directory, or a Kafka topic, into a Delta table or a file-sink directory, exactly once",
 		Long: `Run a micro-batch streaming query: new files in --source are decoded into
 batches and written to --table (a Delta table: each batch ONE commit with a
@@ -94,6 +94,12 @@ each batch took: offsets/N is written before batch N runs, commits/N after
 the sink's commit. A killed ingest, restarted with the same flags, reruns the
 unfinished batch with exactly the same files; the sink skips it if its commit
 had already landed. Files whose names start with "." or "_" are ignored.
+
+Consumer-group mode (--kafka-group G, no --checkpoint): N processes with the
+same group share the topic's partitions; each commit carries a txn per
+partition (appId <group>-<topic>-<partition>, version = its last offset) and
+a worker starts each partition it is assigned after the table's txn version
+(docs/kafka.md). --metrics-addr serves /metrics and /healthz (docs/metrics.md).
 
 Triggers: available-now (default; process the backlog in batches of
 --max-files-per-trigger files, then exit), once (one batch of everything new),
