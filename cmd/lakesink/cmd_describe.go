@@ -175,7 +175,7 @@ func runDescribe(ctx context.Context, p *printer, url string, o DescribeOptions)
 	defer t.Close()
 	snap, err := snapshotFor(ctx, t, o.Version, o.Timestamp)
 	if err != nil {
-		return err
+		return checksumHint(err)
 	}
 	d, err := describe(t.URL(), snap)
 	if err != nil {

@@ -90,7 +90,8 @@ func openSnapshot(ctx context.Context, url string, version int64, ts string, ski
 		}
 		opts = append(opts, reader.AsOf(at))
 	}
-	return reader.Open(ctx, url, opts...)
+	snap, err := reader.Open(ctx, url, opts...)
+	return snap, checksumHint(err)
 }
 
 func runScan(ctx context.Context, p *printer, url string, o ScanOptions) error {

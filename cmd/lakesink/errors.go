@@ -42,3 +42,14 @@ type hintError struct {
 
 func (e *hintError) Error() string { return e.msg }
 func (e *hintError) Unwrap() error { return e.err }
+
+// checksumHint adds what to do to a version checksum mismatch (exit 4 stays:
+// the hint keeps the error for errors.Is).
+func checksumHint(err error) error {
+	var mm *txlog.ChecksumMismatchError
+	if errors.As(err, &mm) {
+		return &hintError{err, err.Error() + "; the commit files disagree with the version checksum written after them " +
+			"(a truncated or damaged commit); to read what the commit files say, pass --skip-checksum"}
+	}
+	return err
+}
