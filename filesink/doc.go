@@ -23,7 +23,9 @@
 //
 // An output directory holds data files (Parquet or JSON lines), possibly in
 // Hive-style partition directories, and the log folder _spark_metadata/
-// (docs/format/spark-metadata.md has the full layout):
+// (docs/format/spark-metadata.md has the full layout). JSON lines files
+// (IsJSONFile) carry no schema: readers infer it as spark.read.json does
+// (InferJSONSchema) and decode them with ReadJSONFile.
 //
 //	out/
 //	  part-00000-<uuid>-c000.snappy.parquet
