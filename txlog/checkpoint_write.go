@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/lakesink/lakesink/internal/parquetio"
 )
 
 // DefaultDeletedFileRetention is delta.deletedFileRetentionDuration's
@@ -111,9 +113,12 @@ func (l *Log) Checkpoint(ctx context.Context, snap *Snapshot) (*LastCheckpoint, 
 	}
 	cw := &countingWriter{w: w}
 	// Version 1 pages and PLAIN byte arrays, as Spark writes checkpoints:
-	// readers before Spark 3.3 cannot decode parquet-go's defaults.
-	pw := parquet.NewGenericWriter[ckptRow](cw, parquet.Compression(&parquet.Snappy),
-		parquet.DataPageVersion(1), parquet.DefaultEncodingFor(parquet.ByteArray, &parquet.Plain))
+	// readers before Spark 3.3 cannot decode parquet-go's defaults. The
+	// statistics as parquet-mr writes them (parquetio.StatisticsOptions): a
+	// large schemaString or partition value is stored once.
+	sl := parquetio.NewStatsLimitingWriter(cw)
+	pw := parquet.NewGenericWriter[ckptRow](sl, append([]parquet.WriterOption{parquet.Compression(&parquet.Snappy),
+		parquet.DataPageVersion(1), parquet.DefaultEncodingFor(parquet.ByteArray, &parquet.Plain)}, parquetio.StatisticsOptions()...)...)
 	chunk := make([]ckptRow, 0, l.opts.CheckpointRowsPerChunk)
 	var rows, adds int64
 	flush := func() error {
@@ -174,7 +179,7 @@ func (l *Log) Checkpoint(ctx context.Context, snap *Snapshot) (*LastCheckpoint, 
 	if err := ctx.Err(); err != nil {
 		return fail(err)
 	}
-	if err := pw.Close(); err != nil {
+	if err := sl.Finish(pw); err != nil {
 		return fail(err)
 	}
 	if err := w.Close(); err != nil {

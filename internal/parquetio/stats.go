@@ -298,8 +298,11 @@ func floatJSON(f float64, bits int) any {
 // splitting a surrogate pair (Delta's StatisticsCollection.truncateMinStringAgg
 // and truncateMaxStringAgg).
 
+// Only a bounded head of s is converted (a value can be megabytes long;
+// converting all of it cost 6 bytes per character).
+
 func truncateMinString(s string, prefix int) string {
-	u := utf16.Encode([]rune(s))
+	u := utf16.Encode([]rune(headRunes(s, prefix+1)))
 	if len(u) <= prefix {
 		return s
 	}
@@ -315,7 +318,9 @@ func truncateMinString(s string, prefix int) string {
 // next character is below it, else U+10FFFF. It gives up (ok=false, no max
 // is written) after 2*prefix code units, as Delta does.
 func truncateMaxString(s string, prefix int) (string, bool) {
-	u := utf16.Encode([]rune(s))
+	// 2*prefix+2 runes are at least as many UTF-16 units as the loop below
+	// can look at, so a cut head never ends it as if s ended there.
+	u := utf16.Encode([]rune(headRunes(s, 2*prefix+2)))
 	if len(u) <= prefix {
 		return s, true
 	}
@@ -334,4 +339,16 @@ func truncateMaxString(s string, prefix int) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// headRunes returns the first n runes of s (all of s when it has fewer).
+func headRunes(s string, n int) string {
+	i := 0
+	for k := range s {
+		if i == n {
+			return s[:k]
+		}
+		i++
+	}
+	return s
 }

@@ -1,7 +1,9 @@
 package parquetio
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -21,6 +23,8 @@ import (
 	"github.com/parquet-go/parquet-go/compress/snappy"
 	"github.com/parquet-go/parquet-go/compress/uncompressed"
 	"github.com/parquet-go/parquet-go/compress/zstd"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
+	"github.com/parquet-go/parquet-go/format"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/lakesink/lakesink/schema"
@@ -676,7 +680,7 @@ func (l *layout) newFileWriter(ctx context.Context, store storage.Store, path st
 	if err != nil {
 		return nil, fmt.Errorf("create data file %s: %w", path, err)
 	}
-	cw := &countingWriter{w: sw}
+	cw := NewStatsLimitingWriter(sw)
 	wopts := []parquet.WriterOption{
 		l.pschema,
 		parquet.Compression(l.codec),
@@ -694,6 +698,7 @@ func (l *layout) newFileWriter(ctx context.Context, store storage.Store, path st
 		parquet.DefaultEncodingFor(parquet.ByteArray, &parquet.Plain),
 		parquet.CreatedBy("lakesink", "0", ""),
 	}
+	wopts = append(wopts, StatisticsOptions()...)
 	if !l.opts.PhysicalNames {
 		if js, err := l.dataSchema.MarshalJSON(); err == nil {
 			wopts = append(wopts, parquet.KeyValueMetadata(sparkRowMetadataKey, string(js)))
@@ -702,8 +707,7 @@ func (l *layout) newFileWriter(ctx context.Context, store storage.Store, path st
 	for k, v := range l.opts.KeyValueMetadata {
 		wopts = append(wopts, parquet.KeyValueMetadata(k, v))
 	}
-	cfg, err := parquet.NewWriterConfig(wopts...)
-	if err != nil {
+	if _, err := parquet.NewWriterConfig(wopts...); err != nil {
 		_ = sw.Abort()
 		return nil, fmt.Errorf("%w: writer config for %s: %v", ErrOptions, path, err)
 	}
@@ -713,7 +717,10 @@ func (l *layout) newFileWriter(ctx context.Context, store storage.Store, path st
 		lay:   l,
 		sw:    sw,
 		cw:    cw,
-		pw:    parquet.NewWriter(cw, cfg),
+		// The options, not cfg: a *WriterConfig passed as an option is
+		// merged into the defaults with its booleans OR-ed, which would turn
+		// the page statistics back on.
+		pw:    parquet.NewWriter(cw, wopts...),
 		shred: newShredder(l.plan),
 	}
 	fw.identity = make([]int, len(l.plan.fields))
@@ -731,7 +738,7 @@ type FileWriter struct {
 	path       string
 	lay        *layout
 	sw         storage.Writer
-	cw         *countingWriter
+	cw         *StatsLimitingWriter
 	pw         *parquet.Writer
 	shred      *shredder
 	laneChunks [][][]any // per lane: the records of the chunk it shreds
@@ -930,7 +937,7 @@ func (w *FileWriter) Close(ctx context.Context) (WrittenFile, error) {
 		return WrittenFile{}, fmt.Errorf("parquetio: close %s: already closed", w.path)
 	}
 	w.closed = true
-	if err := w.pw.Close(); err != nil {
+	if err := w.finishParquet(); err != nil {
 		_ = w.sw.Abort()
 		return WrittenFile{}, fmt.Errorf("finish parquet file %s: %w", w.path, err)
 	}
@@ -944,7 +951,7 @@ func (w *FileWriter) Close(ctx context.Context) (WrittenFile, error) {
 	wf := WrittenFile{
 		Path:             w.path,
 		PartitionValues:  w.partValues,
-		Size:             w.cw.n,
+		Size:             w.cw.N(),
 		NumRecords:       w.numRecords,
 		Stats:            stats,
 		ModificationTime: time.Now(),
@@ -970,13 +977,134 @@ func (w *FileWriter) Abort() error {
 	return w.sw.Abort()
 }
 
-type countingWriter struct {
-	w io.Writer
-	n int64
+// finishParquet finishes the file through the StatsLimitingWriter.
+func (w *FileWriter) finishParquet() error { return w.cw.Finish(w.pw) }
+
+// StatisticsOptions are the parquet-go writer options that make statistics
+// as Spark's parquet-mr (1.11+) writes them: no statistics in data page
+// headers (PARQUET-1365: the column index replaces them; parquet-go wrote
+// min and max there twice, in the deprecated and the new fields), and
+// column index bounds of byte arrays cut to 64 bytes, the max rounded up
+// (parquet.columnindex.truncate.length). Together with a
+// StatsLimitingWriter under the writer, a value is stored once however
+// large it is. Pass them as options to parquet.NewWriter or
+// NewGenericWriter, not inside a *parquet.WriterConfig: parquet-go merges a
+// config into its defaults with booleans OR-ed, which turns the page
+// statistics back on.
+func StatisticsOptions() []parquet.WriterOption {
+	return []parquet.WriterOption{
+		parquet.DataPageStatistics(false),
+		parquet.ColumnIndexSizeLimit(func([]string) int { return columnIndexTruncateLength }),
+	}
 }
 
-func (c *countingWriter) Write(p []byte) (int, error) {
+// StatsLimitingWriter is the io.Writer to put under a parquet-go writer so
+// that its footer's column chunk statistics are limited as parquet-mr
+// limits them (min and max dropped past 4096 bytes; see
+// limitFooterStatistics). It counts the bytes it passes on. Finish the
+// parquet writer with Finish instead of its Close. Not safe for concurrent
+// use.
+type StatsLimitingWriter struct {
+	w    io.Writer
+	n    int64
+	tail *bytes.Buffer
+}
+
+// NewStatsLimitingWriter wraps w.
+func NewStatsLimitingWriter(w io.Writer) *StatsLimitingWriter { return &StatsLimitingWriter{w: w} }
+
+// Write passes p on, or keeps it in memory while Finish collects the tail.
+func (c *StatsLimitingWriter) Write(p []byte) (int, error) {
+	if c.tail != nil {
+		return c.tail.Write(p)
+	}
 	n, err := c.w.Write(p)
 	c.n += int64(n)
 	return n, err
+}
+
+// N is the number of bytes written to the underlying writer.
+func (c *StatsLimitingWriter) N() int64 { return c.n }
+
+// Finish flushes pw's last row group, then has pw write the file's tail
+// (page indexes and footer, the only part held in memory) by its Close,
+// limits the footer's statistics and writes the tail out.
+func (c *StatsLimitingWriter) Finish(pw interface {
+	Flush() error
+	Close() error
+}) error {
+	if err := pw.Flush(); err != nil {
+		return err
+	}
+	var tail bytes.Buffer
+	c.tail = &tail
+	err := pw.Close()
+	c.tail = nil
+	if err != nil {
+		return err
+	}
+	out, err := limitFooterStatistics(tail.Bytes())
+	if err != nil {
+		return err
+	}
+	_, err = c.Write(out)
+	return err
+}
+
+// columnIndexTruncateLength is parquet-mr's
+// parquet.columnindex.truncate.length default: column index min/max of
+// byte arrays are cut to 64 bytes (the max rounded up).
+const columnIndexTruncateLength = 64
+
+// maxStatisticsSize is parquet-mr's ParquetMetadataConverter MAX_STATS_SIZE
+// (4096): column chunk statistics whose min and max together are larger
+// are not written (with Spark's default parquet.statistics.truncate.length,
+// no truncation), rather than truncated, because a reader may take a chunk's
+// min/max for the exact values.
+const maxStatisticsSize = 4096
+
+// limitFooterStatistics takes the tail of a Parquet file as parquet-go
+// wrote it (ending in the thrift FileMetaData, its 4-byte little-endian
+// length and "PAR1") and drops the min/max of every column chunk whose
+// statistics exceed maxStatisticsSize, as parquet-mr does (its null_count
+// stays). parquet-go v0.32 copies every page's full bounds into the
+// chunk's statistics and has no size limit for them, so a 30 MB value was
+// stored twice more in the footer. The bytes before the footer (page
+// indexes at their recorded offsets) are unchanged.
+func limitFooterStatistics(tail []byte) ([]byte, error) {
+	n := len(tail)
+	if n < 8 || string(tail[n-4:]) != "PAR1" {
+		return nil, fmt.Errorf("parquet footer: %d-byte tail without the PAR1 magic", n)
+	}
+	flen := int(binary.LittleEndian.Uint32(tail[n-8 : n-4]))
+	if flen > n-8 {
+		return nil, fmt.Errorf("parquet footer: length %d beyond the %d-byte tail", flen, n)
+	}
+	start := n - 8 - flen
+	var md format.FileMetaData
+	if err := thrift.Unmarshal(&thrift.CompactProtocol{}, tail[start:n-8], &md); err != nil {
+		return nil, fmt.Errorf("parquet footer: %w", err)
+	}
+	changed := false
+	for i := range md.RowGroups {
+		for j := range md.RowGroups[i].Columns {
+			st := &md.RowGroups[i].Columns[j].MetaData.Statistics
+			if len(st.MinValue)+len(st.MaxValue) > maxStatisticsSize || len(st.Min)+len(st.Max) > maxStatisticsSize {
+				st.Min, st.Max, st.MinValue, st.MaxValue = nil, nil, nil, nil
+				changed = true
+			}
+		}
+	}
+	if !changed {
+		return tail, nil
+	}
+	footer, err := thrift.Marshal(&thrift.CompactProtocol{}, &md)
+	if err != nil {
+		return nil, fmt.Errorf("parquet footer: %w", err)
+	}
+	out := make([]byte, 0, start+len(footer)+8)
+	out = append(out, tail[:start]...)
+	out = append(out, footer...)
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(footer)))
+	return append(out, "PAR1"...), nil
 }
