@@ -404,7 +404,7 @@ func runIngest(ctx context.Context, p *printer, o IngestOptions) error {
 				plural(rows, "row", "rows"), plural(batches, "batch", "batches"), skipped, sinkURL, time.Since(started).Round(time.Millisecond), q.ID())
 		}
 	}
-	return ingestHint(runErr, o.BadRecordsPath != "", chkStore.URL())
+	return ingestHint(runErr, o.BadRecordsPath != "", o.FileSink != "", chkStore.URL())
 }
 
 // ingestSchemaEvolution maps --merge-schema and --schema-evolution-mode to
@@ -468,11 +468,15 @@ func checkCDC(o IngestOptions, sch *schema.StructType) error {
 // ingestHint adds what to do next to the two failures a new user meets
 // first: a record that does not fit, and a planned input file that is gone
 // (a rerun must read exactly the files offsets/N planned).
-func ingestHint(err error, badRecordsPath bool, checkpointURL string) error {
+func ingestHint(err error, badRecordsPath, fileSink bool, checkpointURL string) error {
 	var be *stream.BatchError
 	switch {
 	case err == nil:
 		return nil
+	case errors.Is(err, source.ErrUnknownField) && fileSink:
+		// A file sink has no schema to evolve (--merge-schema is refused).
+		return &hintError{err, err.Error() + "; give a --schema with the new columns, " +
+			"or --schema-evolution-mode none to drop such fields"}
 	case errors.Is(err, source.ErrUnknownField):
 		return &hintError{err, err.Error() + "; to add new columns to the table pass --merge-schema, " +
 			"or --schema-evolution-mode none to drop such fields"}

@@ -119,6 +119,23 @@ func TestIngestMergeSchemaAddsNewColumns(t *testing.T) {
 			}
 		})
 	}
+	t.Run("file sink hint", func(t *testing.T) {
+		dir := t.TempDir()
+		src := filepath.Join(dir, "src")
+		os.MkdirAll(src, 0o755)
+		os.WriteFile(filepath.Join(src, "a.json"), []byte(`{"id":1}`+"\n"), 0o644)
+		os.WriteFile(filepath.Join(src, "b.json"), []byte(`{"id":2,"extra":"x"}`+"\n"), 0o644)
+		// One run, one file per batch: batch 0 fixes the inferred schema of
+		// the run, batch 1 brings a new column.
+		args := []string{"ingest", "--source", src, "--checkpoint", filepath.Join(dir, "chk"), "--file-sink", filepath.Join(dir, "out"), "-q", "--max-files-per-trigger", "1"}
+		_, e, code := runCLI(t, args...)
+		if code != 1 || !strings.Contains(e, "b.json line 1 field extra") || !strings.Contains(e, "--schema-evolution-mode none") || strings.Contains(e, "--merge-schema") {
+			t.Fatalf("new column into a file sink: exit %d %q; want 1 naming the field and --schema-evolution-mode none, not --merge-schema", code, e)
+		}
+		if _, e, code := runCLI(t, append(args, "--merge-schema")...); code != 1 || !strings.Contains(e, "file sink") {
+			t.Fatalf("--merge-schema with --file-sink: exit %d %q; want 1 saying a file sink has no schema to evolve", code, e)
+		}
+	})
 	t.Run("none drops on request", func(t *testing.T) {
 		dir := t.TempDir()
 		src, tbl := filepath.Join(dir, "src"), filepath.Join(dir, "t")
