@@ -4,7 +4,7 @@ BIN     := bin/lakesink
 PKGS    := ./...
 export GOFLAGS ?= -buildvcs=false
 
-.PHONY: all build test test-short test-kafka kafka bench demo lint fuzz soak clean s3-server
+.PHONY: all build test test-short test-kafka kafka bench demo lint fuzz soak clean s3-server interop
 
 all: build
 
@@ -61,6 +61,16 @@ soak: build
 	LAKESINK_SOAK_DURATION=10m $(GO) test -count=1 -timeout 30m -run '^TestSoak$$' -v ./tests
 	LAKESINK_VACUUM_LOOP_DURATION=60s $(GO) test -count=1 -timeout 20m -run '^TestVacuumRetainZeroWhileIngestingAndCompacting$$' -v ./tests
 	LAKESINK_KILL_TRIALS=200 $(GO) test -count=1 -timeout 60m -run 'KillDashNine' -v ./tests
+
+# The real engines against lakesink (interop/engines): Spark + Delta and
+# delta-rs, installed by scripts/install-engines.sh (cached outside the repo),
+# read and write what lakesink writes; the run rewrites docs/interop.md's
+# results table. LAKESINK_REQUIRE_ENGINES=1 makes a missing engine fail.
+interop: s3-server
+	./scripts/install-engines.sh
+	eval "$$(./scripts/install-engines.sh --env)" && cd interop && \
+		LAKESINK_ENGINES=1 LAKESINK_INTEROP_REPORT=$(CURDIR)/docs/interop.md \
+		$(GO) test -count=1 -timeout 25m ./engines
 
 clean:
 	rm -rf bin demo
