@@ -156,7 +156,7 @@ func checkDeltaRS(t *testing.T, rsPath, tableURL string, want []string, storage 
 		want = v.rows
 	}
 	a := rsRead(t, rsPath, storage)
-	if storage == nil && !a.IsDeltaTable {
+	if !a.IsDeltaTable {
 		t.Errorf("delta-rs DeltaTable.is_deltatable(%s) = false", rsPath)
 	}
 	sameRows(t, "delta-rs read vs source rows", want, engineRows(a.Rows))

@@ -124,10 +124,16 @@ func TestSparkFileSinkReadByLakesink(t *testing.T) {
 				t.Errorf("lakesink filesink ls\n%v\nSpark inputFiles\n%v", got, want)
 			}
 			want := batchRows(source)
-			sameRows(t, "lakesink scan of Spark's file sink", want, lakesinkRows(t, out))
-			if format == "parquet" {
-				sameRows(t, "Spark read of its file sink", want, engineRows(sp.Rows))
+			if format == "json" {
+				// Spark infers the JSON schema (fields by name, integral
+				// numbers long): read with the source's types instead.
+				sp = sparkRead(t, out, format, nil)
+				var a sparkAnswer
+				srv.must(t, map[string]any{"op": "spark_sql_rows", "sql": "SELECT CAST(id AS BIGINT) AS id, CAST(part AS STRING) AS part, CAST(v AS DOUBLE) AS v FROM json.`" + out + "`"}, &a)
+				sp.Rows = a.Rows
 			}
+			sameRows(t, "Spark read of its file sink", want, engineRows(sp.Rows))
+			sameRows(t, "lakesink scan of Spark's file sink", want, lakesinkRows(t, out))
 		})
 	}
 }

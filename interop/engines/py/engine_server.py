@@ -33,6 +33,9 @@ import traceback
 
 import pyarrow as pa
 
+# decimal(38, s) values need 38 significant digits (the default context has 28).
+decimal.getcontext().prec = 80
+
 EPOCH_DATE = datetime.date(1970, 1, 1)
 EPOCH_NAIVE = datetime.datetime(1970, 1, 1)
 EPOCH_UTC = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
@@ -219,6 +222,8 @@ class Server:
                 conv.append(lambda v: None if v is None else decimal.Decimal(v))
             elif n == "binary":
                 conv.append(lambda v: None if v is None else bytes.fromhex(v))
+            elif n in ("double", "float"):
+                conv.append(lambda v: None if v is None else float(v))
             else:
                 conv.append(lambda v: v)
         return [tuple(c(r.get(f.name)) for c, f in zip(conv, st.fields)) for r in req["rows"]]
@@ -320,7 +325,7 @@ class Server:
         from deltalake import DeltaTable
 
         path = req["path"]
-        out = {"is_deltatable": DeltaTable.is_deltatable(path)}
+        out = {"is_deltatable": DeltaTable.is_deltatable(path, req.get("storage_options"))}
         dt = DeltaTable(path, version=req.get("version"), storage_options=req.get("storage_options"))
         tbl = dt.to_pyarrow_table()
         out["rows"] = norm_table(tbl)
