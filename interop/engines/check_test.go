@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/table"
 	"github.com/lakesink/lakesink/txlog"
 )
@@ -68,7 +68,7 @@ func rsRead(t *testing.T, path string, storage map[string]string) rsAnswer {
 // ourView is lakesink's view of a Delta table: latest snapshot and history.
 type ourView struct {
 	snap    *txlog.Snapshot
-	schema  *parquetio.StructType
+	schema  *schema.StructType
 	history []txlog.CommitEntry
 	rows    []string
 }
@@ -278,14 +278,14 @@ func flatten(prefix string, m map[string]any) map[string]any {
 	return out
 }
 
-func fieldType(s *parquetio.StructType, dotted string) parquetio.DataType {
-	var t parquetio.DataType = s
+func fieldType(s *schema.StructType, dotted string) schema.DataType {
+	var t schema.DataType = s
 	for _, name := range strings.Split(dotted, ".") {
-		st, ok := t.(*parquetio.StructType)
+		st, ok := t.(*schema.StructType)
 		if !ok {
 			return nil
 		}
-		var next parquetio.DataType
+		var next schema.DataType
 		for _, f := range st.Fields {
 			if f.Name == name {
 				next = f.Type
@@ -301,10 +301,10 @@ func fieldType(s *parquetio.StructType, dotted string) parquetio.DataType {
 
 // compareStat compares one of our stats values (JSON) with delta-rs's
 // (plain JSON of the arrow value), by the column's type; "" when equal.
-func compareStat(t parquetio.DataType, ours, theirs any) string {
+func compareStat(t schema.DataType, ours, theirs any) string {
 	o, th := fmt.Sprint(ours), fmt.Sprint(theirs)
 	switch t := t.(type) {
-	case parquetio.PrimitiveType:
+	case schema.PrimitiveType:
 		switch t {
 		case "timestamp", "timestamp_ntz":
 			ts, err := time.Parse(time.RFC3339Nano, o)
@@ -326,7 +326,7 @@ func compareStat(t parquetio.DataType, ours, theirs any) string {
 			}
 			return ""
 		}
-	case parquetio.DecimalType:
+	case schema.DecimalType:
 		a, ok1 := new(big.Rat).SetString(o)
 		b, ok2 := new(big.Rat).SetString(th)
 		if !ok1 || !ok2 || a.Cmp(b) != 0 {

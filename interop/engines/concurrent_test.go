@@ -59,14 +59,14 @@ func TestSparkStreamingAndLakesinkIngestConcurrently(t *testing.T) {
 	dir := t.TempDir()
 	path := localURL(t, filepath.Join(dir, "table"))
 	src, lkcp, spcp := filepath.Join(dir, "src"), filepath.Join(dir, "lkcp"), filepath.Join(dir, "spcp")
-	schema := filepath.Join(dir, "schema.json")
-	if err := os.WriteFile(schema, []byte(idWriterSchema), 0o644); err != nil {
+	schemaFile := filepath.Join(dir, "schema.json")
+	if err := os.WriteFile(schemaFile, []byte(idWriterSchema), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.MkdirAll(src, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cli(t, "create", path, "--schema", schema)
+	cli(t, "create", path, "--schema", schemaFile)
 
 	// Spark: a rate source into the table through the Delta streaming sink.
 	var started struct {
@@ -76,7 +76,7 @@ func TestSparkStreamingAndLakesinkIngestConcurrently(t *testing.T) {
 		"sink_format": "delta", "path": path, "checkpoint": spcp, "trigger_ms": 2000}, &started)
 
 	// lakesink: ingest of a folder that gets a new file every 500 ms.
-	ingestArgs := []string{"ingest", "--source", src, "--format", "json", "--schema", schema, "--checkpoint", lkcp, "--table", path, "--quiet"}
+	ingestArgs := []string{"ingest", "--source", src, "--format", "json", "--schema", schemaFile, "--checkpoint", lkcp, "--table", path, "--quiet"}
 	ingest := exec.Command(lakesinkBin, append(ingestArgs, "--trigger", "interval=1s")...)
 	var ingestErr strings.Builder
 	ingest.Stderr = &ingestErr

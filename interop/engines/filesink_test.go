@@ -12,19 +12,19 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 )
 
 const fileSchemaJSON = `{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}},{"name":"part","type":"string","nullable":true,"metadata":{}},{"name":"v","type":"double","nullable":true,"metadata":{}}]}`
 
 // writeSource writes files first..last-1 of a JSON source (5 rows each,
 // smallBatch's rows) and returns their rows.
-func writeSource(t *testing.T, dir string, first, last int) *parquetio.Batch {
+func writeSource(t *testing.T, dir string, first, last int) *schema.Batch {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	all := &parquetio.Batch{Schema: smallBatch(0, 0, false).Schema}
+	all := &schema.Batch{Schema: smallBatch(0, 0, false).Schema}
 	for f := first; f < last; f++ {
 		b := smallBatch(f*5, 5, false)
 		var sb strings.Builder
@@ -199,8 +199,8 @@ func TestSeedRecoveryCheck(t *testing.T) {
 	}
 
 	in, out, cp := filepath.Join(dir, "lk-in"), filepath.Join(dir, "lk-out"), filepath.Join(dir, "lk-cp")
-	schema := filepath.Join(dir, "schema.json")
-	if err := os.WriteFile(schema, []byte(`{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}},{"name":"name","type":"string","nullable":true,"metadata":{}}]}`), 0o644); err != nil {
+	schemaFile := filepath.Join(dir, "schema.json")
+	if err := os.WriteFile(schemaFile, []byte(`{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}},{"name":"name","type":"string","nullable":true,"metadata":{}}]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	run := func(file, lines string) (queryID string, rows int) {
@@ -210,7 +210,7 @@ func TestSeedRecoveryCheck(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(in, file), []byte(lines), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		outp := cli(t, "ingest", "--source", in, "--format", "json", "--schema", schema, "--checkpoint", cp,
+		outp := cli(t, "ingest", "--source", in, "--format", "json", "--schema", schemaFile, "--checkpoint", cp,
 			"--file-sink", out, "--file-format", "json", "--trigger", "available-now", "--json")
 		for _, line := range strings.Split(strings.TrimSpace(outp), "\n") {
 			var m struct {

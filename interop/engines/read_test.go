@@ -15,20 +15,20 @@ import (
 	"time"
 
 	"github.com/lakesink/lakesink/compaction"
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/internal/testutil/s3test"
 	"github.com/lakesink/lakesink/sink"
 	"github.com/lakesink/lakesink/table"
 )
 
-func prim(name string) parquetio.PrimitiveType { return parquetio.PrimitiveType(name) }
+func prim(name string) schema.PrimitiveType { return schema.PrimitiveType(name) }
 
-func field(name string, t parquetio.DataType) parquetio.StructField {
-	return parquetio.StructField{Name: name, Type: t, Nullable: true}
+func field(name string, t schema.DataType) schema.StructField {
+	return schema.StructField{Name: name, Type: t, Nullable: true}
 }
 
-func dec(s string, scale int) parquetio.Decimal {
-	d, err := parquetio.ParseDecimal(s, scale)
+func dec(s string, scale int) schema.Decimal {
+	d, err := schema.ParseDecimal(s, scale)
 	if err != nil {
 		panic(err) // test data only; a typo here is a bug in the test
 	}
@@ -46,9 +46,9 @@ func ts(s string) time.Time {
 // typesBatch has every primitive type, decimals at both ends of their range,
 // timestamps before 1970 and at 9999, NaN and signed zeros, nested types with
 // nulls at every level.
-func typesBatch() *parquetio.Batch {
-	inner := &parquetio.StructType{Fields: []parquetio.StructField{field("x", prim("integer")), field("y", prim("string"))}}
-	sch := &parquetio.StructType{Fields: []parquetio.StructField{
+func typesBatch() *schema.Batch {
+	inner := &schema.StructType{Fields: []schema.StructField{field("x", prim("integer")), field("y", prim("string"))}}
+	sch := &schema.StructType{Fields: []schema.StructField{
 		field("id", prim("long")),
 		field("s", prim("string")),
 		field("i", prim("integer")),
@@ -61,39 +61,39 @@ func typesBatch() *parquetio.Batch {
 		field("date", prim("date")),
 		field("ts", prim("timestamp")),
 		field("ntz", prim("timestamp_ntz")),
-		field("dec38", parquetio.DecimalType{Precision: 38, Scale: 18}),
-		field("dec9", parquetio.DecimalType{Precision: 9, Scale: 2}),
-		field("dec18", parquetio.DecimalType{Precision: 18, Scale: 0}),
+		field("dec38", schema.DecimalType{Precision: 38, Scale: 18}),
+		field("dec9", schema.DecimalType{Precision: 9, Scale: 2}),
+		field("dec18", schema.DecimalType{Precision: 18, Scale: 0}),
 		field("st", inner),
-		field("arr", &parquetio.ArrayType{ElementType: prim("long"), ContainsNull: true}),
-		field("arrst", &parquetio.ArrayType{ElementType: inner, ContainsNull: true}),
-		field("m", &parquetio.MapType{KeyType: prim("string"), ValueType: prim("double"), ValueContainsNull: true}),
-		field("mnest", &parquetio.MapType{KeyType: prim("integer"), ValueType: &parquetio.ArrayType{ElementType: prim("string"), ContainsNull: true}, ValueContainsNull: true}),
+		field("arr", &schema.ArrayType{ElementType: prim("long"), ContainsNull: true}),
+		field("arrst", &schema.ArrayType{ElementType: inner, ContainsNull: true}),
+		field("m", &schema.MapType{KeyType: prim("string"), ValueType: prim("double"), ValueContainsNull: true}),
+		field("mnest", &schema.MapType{KeyType: prim("integer"), ValueType: &schema.ArrayType{ElementType: prim("string"), ContainsNull: true}, ValueContainsNull: true}),
 	}}
 	max38 := strings.Repeat("9", 20) + "." + strings.Repeat("9", 18)
 	rows := [][]any{
-		{int64(1), "plain", int32(1), int16(1), int8(1), float32(1.5), 2.25, true, []byte("bin"), parquetio.Date(0),
+		{int64(1), "plain", int32(1), int16(1), int8(1), float32(1.5), 2.25, true, []byte("bin"), schema.Date(0),
 			ts("2024-01-31T10:00:00.123456Z"), ts("2024-01-31T10:00:00.123456Z"), dec("1.000000000000000001", 18), dec("12.34", 2), dec("123456789012345678", 0),
 			[]any{int32(7), "seven"}, []any{int64(1), nil, int64(3)}, []any{[]any{int32(1), "a"}, nil, []any{nil, nil}},
-			[]parquetio.MapEntry{{Key: "a", Value: 1.0}, {Key: "b", Value: nil}}, []parquetio.MapEntry{{Key: int32(1), Value: []any{"x", nil}}}},
-		{int64(2), "", int32(math.MaxInt32), int16(math.MaxInt16), int8(math.MaxInt8), float32(math.Inf(1)), math.NaN(), false, []byte{}, parquetio.Date(-719162),
+			[]schema.MapEntry{{Key: "a", Value: 1.0}, {Key: "b", Value: nil}}, []schema.MapEntry{{Key: int32(1), Value: []any{"x", nil}}}},
+		{int64(2), "", int32(math.MaxInt32), int16(math.MaxInt16), int8(math.MaxInt8), float32(math.Inf(1)), math.NaN(), false, []byte{}, schema.Date(-719162),
 			ts("0001-01-01T00:00:00Z"), ts("0001-01-01T00:00:00Z"), dec(max38, 18), dec("9999999.99", 2), dec("999999999999999999", 0),
-			[]any{nil, nil}, []any{}, []any{}, []parquetio.MapEntry{}, []parquetio.MapEntry{}},
-		{int64(3), "ünïcødé ✓ 漢字 \"quoted\" \\ <&>", int32(math.MinInt32), int16(math.MinInt16), int8(math.MinInt8), float32(math.Copysign(0, -1)), math.Copysign(0, -1), nil, []byte{0, 255, 10}, parquetio.Date(2932896),
+			[]any{nil, nil}, []any{}, []any{}, []schema.MapEntry{}, []schema.MapEntry{}},
+		{int64(3), "ünïcødé ✓ 漢字 \"quoted\" \\ <&>", int32(math.MinInt32), int16(math.MinInt16), int8(math.MinInt8), float32(math.Copysign(0, -1)), math.Copysign(0, -1), nil, []byte{0, 255, 10}, schema.Date(2932896),
 			ts("9999-12-31T23:59:59.999999Z"), ts("9999-12-31T23:59:59.999999Z"), dec("-"+max38, 18), dec("-0.01", 2), dec("-999999999999999999", 0),
 			nil, nil, nil, nil, nil},
-		{int64(4), nil, nil, nil, nil, float32(-math.MaxFloat32), -math.MaxFloat64, nil, nil, parquetio.Date(-1),
+		{int64(4), nil, nil, nil, nil, float32(-math.MaxFloat32), -math.MaxFloat64, nil, nil, schema.Date(-1),
 			ts("1969-12-31T23:59:59.999999Z"), ts("1969-12-31T23:59:59.999999Z"), dec("0", 18), dec("0", 2), dec("0", 0),
-			[]any{int32(0), ""}, []any{nil}, []any{nil}, []parquetio.MapEntry{{Key: "nan", Value: math.Inf(-1)}}, []parquetio.MapEntry{{Key: int32(-1), Value: nil}}},
+			[]any{int32(0), ""}, []any{nil}, []any{nil}, []schema.MapEntry{{Key: "nan", Value: math.Inf(-1)}}, []schema.MapEntry{{Key: int32(-1), Value: nil}}},
 		{int64(5), nil, nil, nil, nil, nil, 4.9e-324, nil, nil, nil, nil, nil, dec("-0.000000000000000001", 18), nil, nil, nil, nil, nil, nil, nil},
 	}
 	_ = big.NewInt
-	return &parquetio.Batch{Schema: sch, Rows: rows}
+	return &schema.Batch{Schema: sch, Rows: rows}
 }
 
 // partitionBatch: partition values that need escaping, the empty string and null.
-func partitionBatch() *parquetio.Batch {
-	sch := &parquetio.StructType{Fields: []parquetio.StructField{
+func partitionBatch() *schema.Batch {
+	sch := &schema.StructType{Fields: []schema.StructField{
 		field("id", prim("long")), field("p", prim("string")), field("n", prim("integer")), field("day", prim("date")),
 	}}
 	vals := []any{"a b", "a/b", "a=b", "100%", "ünï ✓", "", nil, "x:y", "#?&", "..", "tab\there", "%2F", "__HIVE_DEFAULT_PARTITION__ no", "{a,b}", "'quote'"}
@@ -103,20 +103,20 @@ func partitionBatch() *parquetio.Batch {
 		if i%4 == 0 {
 			n = nil
 		}
-		var day any = parquetio.Date(19000 + i%2)
+		var day any = schema.Date(19000 + i%2)
 		if i == 3 {
 			day = nil
 		}
 		rows = append(rows, []any{int64(i), v, n, day}, []any{int64(100 + i), v, n, day})
 	}
-	return &parquetio.Batch{Schema: sch, Rows: rows}
+	return &schema.Batch{Schema: sch, Rows: rows}
 }
 
 // emptyPartitionIsNull is b as Delta reads it back: an empty string
 // partition value is a null (PROTOCOL.md, "Partition Value Serialization":
 // "an empty string for any type translates to a null partition value").
-func emptyPartitionIsNull(b *parquetio.Batch, cols ...string) *parquetio.Batch {
-	out := &parquetio.Batch{Schema: b.Schema}
+func emptyPartitionIsNull(b *schema.Batch, cols ...string) *schema.Batch {
+	out := &schema.Batch{Schema: b.Schema}
 	for _, r := range b.Rows {
 		nr := append([]any(nil), r...)
 		for _, c := range cols {
@@ -129,12 +129,12 @@ func emptyPartitionIsNull(b *parquetio.Batch, cols ...string) *parquetio.Batch {
 	return out
 }
 
-func smallBatch(from, n int, extra bool) *parquetio.Batch {
-	fields := []parquetio.StructField{field("id", prim("long")), field("part", prim("string")), field("v", prim("double"))}
+func smallBatch(from, n int, extra bool) *schema.Batch {
+	fields := []schema.StructField{field("id", prim("long")), field("part", prim("string")), field("v", prim("double"))}
 	if extra {
 		fields = append(fields, field("added", prim("string")))
 	}
-	b := &parquetio.Batch{Schema: &parquetio.StructType{Fields: fields}}
+	b := &schema.Batch{Schema: &schema.StructType{Fields: fields}}
 	for i := from; i < from+n; i++ {
 		r := []any{int64(i), []string{"a", "b", "c"}[i%3], float64(i) / 4}
 		if extra {
@@ -145,7 +145,7 @@ func smallBatch(from, n int, extra bool) *parquetio.Batch {
 	return b
 }
 
-func concatRows(bs ...*parquetio.Batch) []string {
+func concatRows(bs ...*schema.Batch) []string {
 	var out []string
 	for _, b := range bs {
 		out = append(out, batchRows(b)...)
@@ -154,8 +154,8 @@ func concatRows(bs ...*parquetio.Batch) []string {
 }
 
 // withNulls returns b's rows under the wider schema, new columns null.
-func withNulls(b *parquetio.Batch, wide *parquetio.StructType) *parquetio.Batch {
-	out := &parquetio.Batch{Schema: wide}
+func withNulls(b *schema.Batch, wide *schema.StructType) *schema.Batch {
+	out := &schema.Batch{Schema: wide}
 	for _, r := range b.Rows {
 		nr := make([]any, len(wide.Fields))
 		copy(nr, r)
@@ -164,7 +164,7 @@ func withNulls(b *parquetio.Batch, wide *parquetio.StructType) *parquetio.Batch 
 	return out
 }
 
-func write(t *testing.T, url string, b *parquetio.Batch, o table.WriteOptions) {
+func write(t *testing.T, url string, b *schema.Batch, o table.WriteOptions) {
 	t.Helper()
 	ctx := context.Background()
 	tb, err := table.Open(ctx, url)
@@ -239,7 +239,7 @@ func TestEnginesReadAfterMaintenance(t *testing.T) {
 	needEngines(t, "both", "setup")
 	ctx := context.Background()
 	path := localURL(t, filepath.Join(t.TempDir(), "maint"))
-	var batches []*parquetio.Batch
+	var batches []*schema.Batch
 	for i := 0; i < 12; i++ {
 		b := smallBatch(i*10, 10, false)
 		batches = append(batches, b)
@@ -305,7 +305,7 @@ func TestEnginesReadCompleteMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	var last *parquetio.Batch
+	var last *schema.Batch
 	for i := int64(0); i < 3; i++ {
 		last = smallBatch(int(i)*100, 5+int(i), false)
 		if _, err := s.AddBatch(ctx, i, last); err != nil {
@@ -387,8 +387,8 @@ func TestEnginesReadS3Table(t *testing.T) {
 	})
 }
 
-func smallBatchLike(b *parquetio.Batch) *parquetio.Batch {
-	out := &parquetio.Batch{Schema: b.Schema}
+func smallBatchLike(b *schema.Batch) *schema.Batch {
+	out := &schema.Batch{Schema: b.Schema}
 	for i, r := range b.Rows[:3] {
 		nr := append([]any(nil), r...)
 		nr[0] = int64(1000 + i)

@@ -17,18 +17,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/reader"
 )
 
 // normValue is one lakesink Go value (internal/parquetio/types.go) of type t
 // in the normalised form of engine_server.py.
-func normValue(v any, t parquetio.DataType) any {
+func normValue(v any, t schema.DataType) any {
 	if v == nil {
 		return nil
 	}
 	switch t := t.(type) {
-	case parquetio.PrimitiveType:
+	case schema.PrimitiveType:
 		switch x := v.(type) {
 		case string:
 			return x
@@ -48,16 +48,16 @@ func normValue(v any, t parquetio.DataType) any {
 			return normFloat(x)
 		case []byte:
 			return "x:" + hex.EncodeToString(x)
-		case parquetio.Date:
+		case schema.Date:
 			return strconv.FormatInt(int64(x), 10)
 		case time.Time:
 			return strconv.FormatInt(x.UnixMicro(), 10)
 		}
-	case parquetio.DecimalType:
-		if d, ok := v.(parquetio.Decimal); ok {
+	case schema.DecimalType:
+		if d, ok := v.(schema.Decimal); ok {
 			return d.String()
 		}
-	case *parquetio.StructType:
+	case *schema.StructType:
 		vals, ok := v.([]any)
 		if !ok {
 			break
@@ -67,7 +67,7 @@ func normValue(v any, t parquetio.DataType) any {
 			out[f.Name] = normValue(vals[i], f.Type)
 		}
 		return out
-	case *parquetio.ArrayType:
+	case *schema.ArrayType:
 		vals, ok := v.([]any)
 		if !ok {
 			break
@@ -77,8 +77,8 @@ func normValue(v any, t parquetio.DataType) any {
 			out[i] = normValue(x, t.ElementType)
 		}
 		return out
-	case *parquetio.MapType:
-		entries, ok := v.([]parquetio.MapEntry)
+	case *schema.MapType:
+		entries, ok := v.([]schema.MapEntry)
 		if !ok {
 			break
 		}
@@ -115,7 +115,7 @@ func canon(v any) string {
 }
 
 // batchRows are the rows of a lakesink batch, normalised.
-func batchRows(b *parquetio.Batch) []string {
+func batchRows(b *schema.Batch) []string {
 	out := make([]string, 0, len(b.Rows))
 	for _, r := range b.Rows {
 		m := map[string]any{}
@@ -145,7 +145,7 @@ func lakesinkRows(t *testing.T, url string) []string {
 		t.Fatalf("lakesink open %s: %v", url, err)
 	}
 	defer snap.Close()
-	b := &parquetio.Batch{Schema: snap.Schema()}
+	b := &schema.Batch{Schema: snap.Schema()}
 	for rec, err := range snap.Rows(ctx, reader.ReadOptions{}) {
 		if err != nil {
 			t.Fatalf("lakesink read %s: %v", url, err)
@@ -201,7 +201,7 @@ func sameRows(t *testing.T, what string, want, got []string) {
 
 // sameSchema fails unless the engine's schema (Spark's or delta-rs's JSON
 // schema) has our fields with our types, metadata aside.
-func sameSchema(t *testing.T, what string, want *parquetio.StructType, got any) {
+func sameSchema(t *testing.T, what string, want *schema.StructType, got any) {
 	t.Helper()
 	w, err := json.Marshal(want)
 	if err != nil {

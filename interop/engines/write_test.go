@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/sink"
 	"github.com/lakesink/lakesink/table"
 )
@@ -16,7 +16,7 @@ import (
 const smallDDL = "id BIGINT, part STRING, v DOUBLE"
 
 // jsonRows are a smallBatch's rows as the engine server's append takes them.
-func jsonRows(b *parquetio.Batch) []map[string]any {
+func jsonRows(b *schema.Batch) []map[string]any {
 	var out []map[string]any
 	for _, r := range b.Rows {
 		out = append(out, map[string]any{"id": r[0], "part": r[1], "v": r[2]})
@@ -26,7 +26,7 @@ func jsonRows(b *parquetio.Batch) []map[string]any {
 
 // lakesinkGoesOn adds batch id through the sink, then replays it: the first
 // commits, the replay is skipped (the txn survived what the engine did).
-func lakesinkGoesOn(t *testing.T, s *sink.Delta, id int64, b *parquetio.Batch) {
+func lakesinkGoesOn(t *testing.T, s *sink.Delta, id int64, b *schema.Batch) {
 	t.Helper()
 	ctx := context.Background()
 	res, err := s.AddBatch(ctx, id, b)
