@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/lakesink/lakesink/compaction"
-	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/internal/testutil/s3test"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/sink"
 	"github.com/lakesink/lakesink/table"
 )

@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/reader"
+	"github.com/lakesink/lakesink/schema"
 )
 
 // normValue is one lakesink Go value (internal/parquetio/types.go) of type t
