@@ -1,16 +1,15 @@
 package reader
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
 	"io"
 
-	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/google/uuid"
 
+	"github.com/lakesink/lakesink/internal/parquetio"
 	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/txlog"
 )
@@ -19,61 +18,12 @@ import (
 // Format", "Deletion Vector File Storage Format").
 
 // dvMagic starts every serialized deletion vector (little endian).
-const dvMagic = 1681511377
+const dvMagic = parquetio.DVMagic
 
-// deletionVector is a set of row indexes (0-based positions of rows in the
-// data file) that are deleted: the 64-bit "portable" RoaringBitmap, one
-// 32-bit bitmap per high 32-bit key.
-type deletionVector struct {
-	buckets map[uint32]*roaring.Bitmap
-	card    uint64
-}
+// deletionVector is a set of deleted row indexes (parquetio's codec).
+type deletionVector = parquetio.DeletionVector
 
-// contains reports whether row index i is deleted.
-func (dv *deletionVector) contains(i int64) bool {
-	if dv == nil || i < 0 {
-		return false
-	}
-	b := dv.buckets[uint32(uint64(i)>>32)]
-	return b != nil && b.Contains(uint32(i))
-}
-
-// z85Alphabet is the Z85 alphabet (ZeroMQ RFC 32), Delta's Base85 variant.
-const z85Alphabet = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
-
-var z85Index = func() (t [256]int8) {
-	for i := range t {
-		t[i] = -1
-	}
-	for i := 0; i < len(z85Alphabet); i++ {
-		t[z85Alphabet[i]] = int8(i)
-	}
-	return t
-}()
-
-// z85Decode decodes Z85 text (length a multiple of 5) into 4 bytes per 5
-// characters.
-func z85Decode(s string) ([]byte, error) {
-	if len(s)%5 != 0 {
-		return nil, fmt.Errorf("z85 text length %d is not a multiple of 5", len(s))
-	}
-	out := make([]byte, 0, len(s)/5*4)
-	for i := 0; i < len(s); i += 5 {
-		var v uint64
-		for j := range 5 {
-			d := z85Index[s[i+j]]
-			if d < 0 {
-				return nil, fmt.Errorf("invalid z85 character %q at %d", s[i+j], i+j)
-			}
-			v = v*85 + uint64(d)
-		}
-		if v > 0xFFFFFFFF {
-			return nil, fmt.Errorf("z85 group at %d overflows", i)
-		}
-		out = binary.BigEndian.AppendUint32(out, uint32(v))
-	}
-	return out, nil
-}
+func z85Decode(s string) ([]byte, error) { return parquetio.Z85Decode(s) }
 
 // dvFileKey is the storage key of an on-disk DV: for storageType 'u' the
 // pathOrInlineDv is a random prefix followed by a 20-character Z85 UUID, and
@@ -167,8 +117,8 @@ func loadDeletionVector(ctx context.Context, store storage.Store, dataPath strin
 	if err != nil {
 		return nil, fail("%v", err)
 	}
-	if d.Cardinality >= 0 && dv.card != uint64(d.Cardinality) {
-		return nil, fail("holds %d rows, descriptor cardinality %d", dv.card, d.Cardinality)
+	if d.Cardinality >= 0 && dv.Cardinality() != d.Cardinality {
+		return nil, fail("holds %d rows, descriptor cardinality %d", dv.Cardinality(), d.Cardinality)
 	}
 	return dv, nil
 }
@@ -189,45 +139,8 @@ func checkDVFileVersion(ctx context.Context, store storage.Store, key string) er
 	return nil
 }
 
-// parseDeletionVector parses <magic: 4 bytes LE> <64-bit portable roaring
-// bitmap>: numBuckets (8 bytes LE), then per bucket its key (4 bytes LE,
-// most significant bit 0, ascending) and a serialized 32-bit RoaringBitmap.
+// parseDeletionVector parses a serialized deletion vector
+// (parquetio.ParseDeletionVector).
 func parseDeletionVector(data []byte) (*deletionVector, error) {
-	if len(data) < 12 {
-		return nil, fmt.Errorf("%d bytes is too short", len(data))
-	}
-	if m := binary.LittleEndian.Uint32(data); m != dvMagic {
-		return nil, fmt.Errorf("magic number %d, want %d", m, dvMagic)
-	}
-	nb := binary.LittleEndian.Uint64(data[4:])
-	if nb > uint64(len(data)) {
-		return nil, fmt.Errorf("%d buckets in %d bytes", nb, len(data))
-	}
-	r := bytes.NewReader(data[12:])
-	dv := &deletionVector{buckets: make(map[uint32]*roaring.Bitmap, nb)}
-	prev := int64(-1)
-	for i := uint64(0); i < nb; i++ {
-		var kb [4]byte
-		if _, err := io.ReadFull(r, kb[:]); err != nil {
-			return nil, fmt.Errorf("bucket %d key: %v", i, err)
-		}
-		key := binary.LittleEndian.Uint32(kb[:])
-		if key&0x80000000 != 0 {
-			return nil, fmt.Errorf("bucket %d key %#x has its most significant bit set", i, key)
-		}
-		if int64(key) <= prev {
-			return nil, fmt.Errorf("bucket keys not ascending (%d after %d)", key, prev)
-		}
-		prev = int64(key)
-		b := roaring.New()
-		if _, err := b.ReadFrom(r); err != nil {
-			return nil, fmt.Errorf("bucket %d bitmap: %v", i, err)
-		}
-		dv.buckets[key] = b
-		dv.card += b.GetCardinality()
-	}
-	if r.Len() != 0 {
-		return nil, fmt.Errorf("%d trailing bytes", r.Len())
-	}
-	return dv, nil
+	return parquetio.ParseDeletionVector(data)
 }

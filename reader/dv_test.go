@@ -15,23 +15,18 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2"
 
+	"github.com/lakesink/lakesink/internal/parquetio"
 	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/table"
 )
 
-// z85Encode is the test-side inverse of z85Decode (len(b) % 4 == 0).
+// z85Encode is parquetio.Z85Encode (len(b) % 4 == 0).
 func z85Encode(b []byte) string {
-	var sb strings.Builder
-	for i := 0; i < len(b); i += 4 {
-		v := binary.BigEndian.Uint32(b[i:])
-		var chunk [5]byte
-		for j := 4; j >= 0; j-- {
-			chunk[j] = z85Alphabet[v%85]
-			v /= 85
-		}
-		sb.Write(chunk[:])
+	s, err := parquetio.Z85Encode(b)
+	if err != nil {
+		panic(err)
 	}
-	return sb.String()
+	return s
 }
 
 func TestZ85(t *testing.T) {
@@ -85,12 +80,12 @@ func TestParseDeletionVector(t *testing.T) {
 		i    int64
 		want bool
 	}{{0, true}, {7, true}, {1<<32 + 5, true}, {1, false}, {5, false}, {1 << 32, false}} {
-		if dv.contains(tc.i) != tc.want {
+		if dv.Contains(tc.i) != tc.want {
 			t.Errorf("contains(%d) = %v", tc.i, !tc.want)
 		}
 	}
-	if dv.card != 3 {
-		t.Errorf("cardinality %d", dv.card)
+	if dv.Cardinality() != 3 {
+		t.Errorf("cardinality %d", dv.Cardinality())
 	}
 	corrupt := map[string][]byte{
 		"bad magic":    append([]byte{1, 2, 3, 4}, data[4:]...),

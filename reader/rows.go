@@ -281,7 +281,7 @@ func (p *readPlan) readFile(ctx context.Context, f *File, emit func([]Record) bo
 		recs := make([]Record, 0, len(rows))
 		for r, row := range rows {
 			idx := rowIndex + int64(r)
-			if dv.contains(idx) {
+			if dv.Contains(idx) {
 				continue
 			}
 			clear(full)

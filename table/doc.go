@@ -4,7 +4,8 @@
 // commit with their add actions and, for an idempotent write, a txn action
 // {appId, version} (PROTOCOL.md, "Transaction Identifiers"); and Merge, an
 // upsert of a change batch by key (inserts, updates, deletes, a sequence
-// column so that late changes lose), copy-on-write, in ONE MERGE commit with
+// column so that late changes lose), copy-on-write or, with
+// delta.enableDeletionVectors=true, with deletion vectors, in ONE MERGE commit with
 // its txn, conflict-checked at Serializable and re-planned after a conflict.
 //
 // Lifecycle:

@@ -30,7 +30,15 @@ func LiveRows(ctx context.Context, t *Table) ([][]any, *schema.StructType, error
 		if err != nil {
 			return nil, nil, err
 		}
-		out = append(out, rows...)
+		dv, err := t.loadDV(ctx, snap, a)
+		if err != nil {
+			return nil, nil, err
+		}
+		for r, row := range rows {
+			if !dv.Contains(int64(r)) {
+				out = append(out, row)
+			}
+		}
 	}
 	return out, sch, nil
 }

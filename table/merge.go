@@ -2,14 +2,20 @@ package table
 
 import (
 	"context"
+	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
+	"io"
 	"maps"
 	"math/big"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/lakesink/lakesink/expr"
 	"github.com/lakesink/lakesink/internal/parquetio"
@@ -115,6 +121,12 @@ type MergeResult struct {
 	NumFilesRemoved int   `json:"numFilesRemoved"`
 	NumBytesAdded   int64 `json:"numBytesAdded"`
 	NumBytesRemoved int64 `json:"numBytesRemoved"`
+	// NumDeletionVectorsAdded, ...Updated and ...Removed count deletion
+	// vectors written for files without one, written to replace one, and
+	// dropped with a file whose every row is deleted (deletion-vector mode).
+	NumDeletionVectorsAdded   int `json:"numDeletionVectorsAdded"`
+	NumDeletionVectorsUpdated int `json:"numDeletionVectorsUpdated"`
+	NumDeletionVectorsRemoved int `json:"numDeletionVectorsRemoved"`
 	// NumFilesInTable: live files of the snapshot the merge read.
 	NumFilesInTable int `json:"numFilesInTable"`
 	// Attempts: how many times the merge was planned (1 without conflicts).
@@ -680,21 +692,29 @@ func (t *Table) mergeOnce(ctx context.Context, snap *txlog.Snapshot, batch *sche
 	res.NumSourceChanges = int64(len(p.order))
 
 	// 1. Prune, then read the key (and sequence) columns of what is left.
+	// Rows an existing deletion vector deletes are not there.
+	dvMode := deletionVectorsOn(snap)
 	keyOrSeq := func(i int) bool { return slices.Contains(p.keyIdx, i) || i == p.seqIdx }
 	var scanned, touched []*txlog.Add
+	oldDV := map[*txlog.Add]*parquetio.DeletionVector{}
 	for _, a := range snap.Files() {
 		if !p.mayHold(a) {
 			continue
 		}
-		if a.DeletionVector != nil {
-			return res, wrap(fmt.Errorf("%w: merge into %s: file %s has a deletion vector (copy-on-write merge of such files is not implemented)", ErrUnsupportedMode, t.URL(), a.Path))
+		dv, err := t.loadDV(ctx, snap, a)
+		if err != nil {
+			return res, wrap(err)
 		}
+		oldDV[a] = dv
 		scanned = append(scanned, a)
 		rows, err := t.readRows(ctx, snap, p, a, keyOrSeq)
 		if err != nil {
 			return res, wrap(err)
 		}
-		for _, row := range rows {
+		for r, row := range rows {
+			if dv.Contains(int64(r)) {
+				continue
+			}
 			if c, ok := p.changes[p.key(row)]; ok {
 				var rs any
 				if p.seqIdx >= 0 {
@@ -709,40 +729,62 @@ func (t *Table) mergeOnce(ctx context.Context, snap *txlog.Snapshot, batch *sche
 	}
 	res.NumFilesScanned = len(scanned)
 
-	// 2. Rewrite touched files: copy, update or drop each row.
+	// 2. Each touched file: copy-on-write rewrites it without its changed
+	// rows; in deletion-vector mode the changed rows are marked deleted in a
+	// new deletion vector of the same file. Changed rows go to new files.
 	var out [][]any
+	newDV := map[*txlog.Add]*parquetio.DeletionVector{}
 	for _, a := range touched {
 		rows, err := t.readRows(ctx, snap, p, a, nil)
 		if err != nil {
 			return res, wrap(err)
 		}
-		for _, row := range rows {
-			c, ok := p.changes[p.key(row)]
-			if !ok {
-				out = append(out, row)
-				res.NumCopied++
+		old := oldDV[a]
+		var ndv *parquetio.DeletionVector
+		if dvMode {
+			ndv = parquetio.NewDeletionVector()
+			for r := range rows {
+				if old.Contains(int64(r)) {
+					ndv.Add(int64(r))
+				}
+			}
+			newDV[a] = ndv
+		}
+		for r, row := range rows {
+			if old.Contains(int64(r)) {
 				continue
 			}
-			c.hit = true
+			c, ok := p.changes[p.key(row)]
 			var rs any
-			if p.seqIdx >= 0 {
+			if ok && p.seqIdx >= 0 {
 				rs = row[p.seqIdx]
 			}
 			switch {
-			case !p.applies(c, rs):
-				out = append(out, row)
-				res.NumCopied++
-				res.NumStale++
-			case c.delete:
-				res.NumDeleted++
-			default:
-				nr := slices.Clone(row)
-				for _, i := range p.updIdx {
-					nr[i] = c.row[i]
+			case !ok || !p.applies(c, rs):
+				if ok {
+					c.hit = true
+					res.NumStale++
 				}
-				out = append(out, nr)
-				res.NumUpdated++
+				if !dvMode {
+					out = append(out, row)
+					res.NumCopied++
+				}
+				continue
 			}
+			c.hit = true
+			if dvMode {
+				ndv.Add(int64(r))
+			}
+			if c.delete {
+				res.NumDeleted++
+				continue
+			}
+			nr := slices.Clone(row)
+			for _, i := range p.updIdx {
+				nr[i] = c.row[i]
+			}
+			out = append(out, nr)
+			res.NumUpdated++
 		}
 	}
 	// Keys matched in scanned-but-untouched files are stale changes.
@@ -759,7 +801,10 @@ func (t *Table) mergeOnce(ctx context.Context, snap *txlog.Snapshot, batch *sche
 			if err != nil {
 				return res, wrap(err)
 			}
-			for _, row := range rows {
+			for r, row := range rows {
+				if oldDV[a].Contains(int64(r)) {
+					continue
+				}
 				if c, ok := p.changes[p.key(row)]; ok && !c.hit {
 					c.hit = true
 					res.NumStale++
@@ -796,6 +841,29 @@ func (t *Table) mergeOnce(ctx context.Context, snap *txlog.Snapshot, batch *sche
 		}
 	}
 
+	// Deletion vector files, one per touched file that keeps live rows.
+	newDesc := map[*txlog.Add]*txlog.DeletionVector{}
+	var dvKeys []string
+	for _, a := range touched {
+		ndv := newDV[a]
+		if ndv == nil {
+			continue
+		}
+		if n, ok := numRecordsOf(a.Stats); ok && ndv.Cardinality() >= n {
+			continue // every row deleted: the file is removed
+		}
+		desc, key, err := t.writeDV(ctx, ndv)
+		if err != nil {
+			return res, wrap(err)
+		}
+		newDesc[a], dvKeys = desc, append(dvKeys, key)
+		if a.DeletionVector == nil {
+			res.NumDeletionVectorsAdded++
+		} else {
+			res.NumDeletionVectorsUpdated++
+		}
+	}
+
 	// 4. One commit: removes, adds, txn.
 	now := o.Now().UnixMilli()
 	tx := t.log.Begin(snap)
@@ -813,6 +881,19 @@ func (t *Table) mergeOnce(ctx context.Context, snap *txlog.Snapshot, batch *sche
 			PartitionValues: a.PartitionValues, Size: &size, Stats: a.Stats, Tags: a.Tags,
 			DeletionVector: a.DeletionVector, BaseRowID: a.BaseRowID, DefaultRowCommitVersion: a.DefaultRowCommitVersion,
 		}})
+		if d := newDesc[a]; d != nil {
+			// The same file again, with its new deletion vector (PROTOCOL.md,
+			// "Deletion Vectors": remove the old add, add it back with the DV).
+			tx.Add(txlog.Action{Add: &txlog.Add{
+				Path: a.Path, PartitionValues: nonNilMap(a.PartitionValues), Size: a.Size, ModificationTime: a.ModificationTime,
+				DataChange: true, Stats: looseStats(a.Stats), Tags: a.Tags, DeletionVector: d,
+				BaseRowID: a.BaseRowID, DefaultRowCommitVersion: a.DefaultRowCommitVersion,
+			}})
+			continue
+		}
+		if a.DeletionVector != nil && dvMode {
+			res.NumDeletionVectorsRemoved++
+		}
 		res.NumFilesRemoved++
 		res.NumBytesRemoved += a.Size
 	}
@@ -853,6 +934,9 @@ func (t *Table) mergeOnce(ctx context.Context, snap *txlog.Snapshot, batch *sche
 			dctx := context.WithoutCancel(ctx)
 			for _, f := range files {
 				_ = t.store.Delete(dctx, f.Path)
+			}
+			for _, k := range dvKeys {
+				_ = t.store.Delete(dctx, k)
 			}
 		}
 		return res, wrap(err)
@@ -933,8 +1017,136 @@ func (r MergeResult) operationMetrics() map[string]any {
 		"numTargetChangeFilesAdded":              "0",
 		"numTargetBytesAdded":                    i(r.NumBytesAdded),
 		"numTargetBytesRemoved":                  i(r.NumBytesRemoved),
-		"numTargetDeletionVectorsAdded":          "0",
-		"numTargetDeletionVectorsRemoved":        "0",
-		"numTargetDeletionVectorsUpdated":        "0",
+		"numTargetDeletionVectorsAdded":          strconv.Itoa(r.NumDeletionVectorsAdded),
+		"numTargetDeletionVectorsRemoved":        strconv.Itoa(r.NumDeletionVectorsRemoved),
+		"numTargetDeletionVectorsUpdated":        strconv.Itoa(r.NumDeletionVectorsUpdated),
 	}
+}
+
+// deletionVectorsOn: the table merges with deletion vectors
+// (delta.enableDeletionVectors=true and the deletionVectors writer feature).
+func deletionVectorsOn(snap *txlog.Snapshot) bool {
+	return strings.EqualFold(snap.Metadata().Configuration[PropertyEnableDeletionVectors], "true") &&
+		slices.Contains(snap.Protocol().WriterFeatures, txlog.FeatureDeletionVectors)
+}
+
+// looseStats marks a file's stats as no longer tight (PROTOCOL.md, "Per-file
+// Statistics": tightBounds=false once a deletion vector removes rows; the
+// bounds still hold, numRecords counts the physical rows).
+func looseStats(stats string) string {
+	if stats == "" {
+		return ""
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(stats), &m); err != nil {
+		return stats
+	}
+	m["tightBounds"] = json.RawMessage("false")
+	b, err := json.Marshal(m)
+	if err != nil {
+		return stats
+	}
+	return string(b)
+}
+
+// loadDV reads the deletion vector of a file (nil without one). Errors wrap
+// txlog.ErrCorruptLog and name the file.
+func (t *Table) loadDV(ctx context.Context, snap *txlog.Snapshot, a *txlog.Add) (*parquetio.DeletionVector, error) {
+	d := a.DeletionVector
+	if d == nil {
+		return nil, nil
+	}
+	fail := func(err error) error {
+		return fmt.Errorf("%w: deletion vector %s of %s: %w", txlog.ErrCorruptLog, d.UniqueID(), a.Path, err)
+	}
+	var data []byte
+	switch d.StorageType {
+	case "i":
+		raw, err := parquetio.Z85Decode(d.PathOrInlineDV)
+		if err != nil {
+			return nil, fail(err)
+		}
+		if d.SizeInBytes < 0 || int(d.SizeInBytes) > len(raw) {
+			return nil, fail(fmt.Errorf("sizeInBytes %d of %d bytes", d.SizeInBytes, len(raw)))
+		}
+		data = raw[:d.SizeInBytes]
+	case "u", "p":
+		var key string
+		if d.StorageType == "u" {
+			s := d.PathOrInlineDV
+			if len(s) < 20 {
+				return nil, fail(fmt.Errorf("%q is shorter than a Z85 UUID", s))
+			}
+			raw, err := parquetio.Z85Decode(s[len(s)-20:])
+			if err != nil {
+				return nil, fail(err)
+			}
+			id, err := uuid.FromBytes(raw)
+			if err != nil {
+				return nil, fail(err)
+			}
+			key = parquetio.DVFileName(id)
+			if prefix := s[:len(s)-20]; prefix != "" {
+				key = prefix + "/" + key
+			}
+		} else {
+			k, err := snap.FileKey(d.PathOrInlineDV)
+			if err != nil {
+				return nil, fail(err)
+			}
+			key = k
+		}
+		off := int64(1)
+		if d.Offset != nil {
+			off = int64(*d.Offset)
+		}
+		rc, err := t.store.NewRangeReader(ctx, key, off, int64(d.SizeInBytes)+8)
+		if err != nil {
+			return nil, fail(err)
+		}
+		buf, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			return nil, fail(err)
+		}
+		if len(buf) != int(d.SizeInBytes)+8 || binary.BigEndian.Uint32(buf) != uint32(d.SizeInBytes) {
+			return nil, fail(fmt.Errorf("%s: size does not match the descriptor's %d bytes", key, d.SizeInBytes))
+		}
+		data = buf[4 : 4+d.SizeInBytes]
+		if crc32.ChecksumIEEE(data) != binary.BigEndian.Uint32(buf[4+d.SizeInBytes:]) {
+			return nil, fail(fmt.Errorf("%s: checksum mismatch", key))
+		}
+	default:
+		return nil, fail(fmt.Errorf("unknown storageType %q", d.StorageType))
+	}
+	dv, err := parquetio.ParseDeletionVector(data)
+	if err != nil {
+		return nil, fail(err)
+	}
+	if d.Cardinality >= 0 && dv.Cardinality() != d.Cardinality {
+		return nil, fail(fmt.Errorf("holds %d rows, descriptor cardinality %d", dv.Cardinality(), d.Cardinality))
+	}
+	return dv, nil
+}
+
+// writeDV writes dv as deletion_vector_<uuid>.bin under the table root and
+// returns its descriptor: storageType 'u', the Z85-encoded UUID, offset 1
+// (PROTOCOL.md, "Deletion Vector Descriptor Schema", "Deletion Vector File
+// Storage Format").
+func (t *Table) writeDV(ctx context.Context, dv *parquetio.DeletionVector) (*txlog.DeletionVector, string, error) {
+	data, err := dv.MarshalBinary()
+	if err != nil {
+		return nil, "", err
+	}
+	id := uuid.New()
+	enc, err := parquetio.Z85Encode(id[:])
+	if err != nil {
+		return nil, "", err
+	}
+	key := parquetio.DVFileName(id)
+	if err := t.store.Put(ctx, key, parquetio.EncodeDVFile(data)); err != nil {
+		return nil, "", fmt.Errorf("write deletion vector %s: %w", key, err)
+	}
+	off := int32(1)
+	return &txlog.DeletionVector{StorageType: "u", PathOrInlineDV: enc, Offset: &off, SizeInBytes: int32(len(data)), Cardinality: dv.Cardinality()}, key, nil
 }

@@ -251,3 +251,88 @@ func TestMergeCreatesTableWithoutChangeColumns(t *testing.T) {
 		t.Fatalf("table %s", got)
 	}
 }
+
+// TestMergeDeletionVectors: on a table created with
+// delta.enableDeletionVectors=true (protocol 3/7 with the deletionVectors
+// features), a merge marks the changed rows deleted in a deletion vector
+// file (deletion_vector_<uuid>.bin, magic 1681511377, version byte, size and
+// CRC framing) and re-adds the same data file with the descriptor
+// (storageType u, 20 Z85 characters, offset 1, cardinality); a second merge
+// into the file replaces its deletion vector with the union.
+func TestMergeDeletionVectors(t *testing.T) {
+	ctx := context.Background()
+	tb := open(t)
+	b := &schema.Batch{Schema: kvSchema()}
+	for i := range 10 {
+		b.Rows = append(b.Rows, []any{int64(i), "p", "old", int64(1)})
+	}
+	if _, err := tb.Write(ctx, b, table.WriteOptions{Properties: map[string]string{table.PropertyEnableDeletionVectors: "true"}}); err != nil {
+		t.Fatal(err)
+	}
+	snap, _ := tb.Snapshot(ctx)
+	if p := snap.Protocol(); p.MinReaderVersion != 3 || p.MinWriterVersion != 7 || !slices.Contains(p.ReaderFeatures, "deletionVectors") || !slices.Contains(p.WriterFeatures, "deletionVectors") {
+		t.Fatalf("protocol %+v", p)
+	}
+	dataPath := snap.Files()[0].Path
+	op := schema.StructField{Name: "op", Type: schema.TypeString, Nullable: true}
+	o := table.MergeOptions{Keys: []string{"id"}, DeleteWhen: "op = 'd'"}
+	res, err := tb.Merge(ctx, &schema.Batch{Schema: kvSchema(op), Rows: [][]any{
+		{int64(3), "p", "new", int64(2), "u"}, {int64(5), "p", nil, nil, "d"}, {int64(20), "p", "ins", int64(2), "c"},
+	}}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.NumDeletionVectorsAdded != 1 || res.NumFilesRemoved != 0 || res.NumCopied != 0 || res.NumUpdated != 1 || res.NumDeleted != 1 || res.NumInserted != 1 {
+		t.Fatalf("result %+v", res)
+	}
+	snap, _ = tb.Snapshot(ctx)
+	var dvFile *txlog.Add
+	for _, a := range snap.Files() {
+		if a.Path == dataPath {
+			dvFile = a
+		}
+	}
+	if dvFile == nil || dvFile.DeletionVector == nil {
+		t.Fatalf("data file %s not re-added with a deletion vector: %+v", dataPath, snap.Files())
+	}
+	d := dvFile.DeletionVector
+	if d.StorageType != "u" || len(d.PathOrInlineDV) != 20 || d.Offset == nil || *d.Offset != 1 || d.Cardinality != 2 {
+		t.Fatalf("descriptor %+v", d)
+	}
+	if !strings.Contains(dvFile.Stats, `"tightBounds":false`) {
+		t.Errorf("stats of the re-added file %s: want tightBounds false", dvFile.Stats)
+	}
+	var dvKey string
+	for fi, err := range tb.Store().List(ctx, "", "") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(fi.Path, "deletion_vector_") && strings.HasSuffix(fi.Path, ".bin") {
+			dvKey = fi.Path
+		}
+	}
+	raw, err := tb.Store().Read(ctx, dvKey)
+	if err != nil {
+		t.Fatalf("deletion vector file %q: %v", dvKey, err)
+	}
+	if len(raw) != 1+4+int(d.SizeInBytes)+4 || raw[0] != 1 || fmt.Sprint(raw[5:9]) != fmt.Sprint([]byte{0xd1, 0xd3, 0x39, 0x64}) {
+		t.Fatalf("deletion vector file: %d bytes, head % x", len(raw), raw[:min(len(raw), 9)])
+	}
+	if got, want := state(t, tb), "0:p:old:1 1:p:old:1 20:p:ins:2 2:p:old:1 3:p:new:2 4:p:old:1 6:p:old:1 7:p:old:1 8:p:old:1 9:p:old:1"; got != want {
+		t.Fatalf("table\n got %s\nwant %s", got, want)
+	}
+	// A second merge into the same file: the union of deletions.
+	res, err = tb.Merge(ctx, &schema.Batch{Schema: kvSchema(op), Rows: [][]any{{int64(7), "p", nil, nil, "d"}}}, o)
+	if err != nil || res.NumDeletionVectorsUpdated != 1 || res.NumDeleted != 1 {
+		t.Fatalf("second merge %+v %v", res, err)
+	}
+	snap, _ = tb.Snapshot(ctx)
+	for _, a := range snap.Files() {
+		if a.Path == dataPath && (a.DeletionVector == nil || a.DeletionVector.Cardinality != 3) {
+			t.Fatalf("descriptor after the second merge %+v", a.DeletionVector)
+		}
+	}
+	if got := state(t, tb); strings.Contains(got, "7:p") || strings.Contains(got, "5:p") || !strings.Contains(got, "3:p:new:2") {
+		t.Fatalf("table after the second merge %s", got)
+	}
+}

@@ -211,6 +211,9 @@ func newTableActions(o CreateOptions, now time.Time) ([]txlog.Action, error) {
 	}
 	created := now.UnixMilli()
 	proto := txlog.NewTableProtocol(string(schemaJSON))
+	if strings.EqualFold(o.Properties[PropertyEnableDeletionVectors], "true") {
+		proto = withDeletionVectors(proto)
+	}
 	md := txlog.Metadata{
 		ID:               uuid.NewString(),
 		Name:             o.Name,
@@ -228,6 +231,26 @@ func newTableActions(o CreateOptions, now time.Time) ([]txlog.Action, error) {
 		md.Configuration = map[string]string{}
 	}
 	return []txlog.Action{{Protocol: &proto}, {MetaData: &md}}, nil
+}
+
+// PropertyEnableDeletionVectors is the table property that turns on
+// deletion vectors (DeltaConfigs.ENABLE_DELETION_VECTORS_CREATION): a table
+// created with it set to "true" gets the deletionVectors reader and writer
+// features, and Merge then marks changed rows deleted in deletion vectors
+// instead of rewriting their files.
+const PropertyEnableDeletionVectors = "delta.enableDeletionVectors"
+
+// withDeletionVectors is p with the deletionVectors feature: reader 3 /
+// writer 7 (PROTOCOL.md, "Deletion Vectors": a table feature of both).
+func withDeletionVectors(p txlog.Protocol) txlog.Protocol {
+	p.MinReaderVersion, p.MinWriterVersion = 3, 7
+	if !slices.Contains(p.ReaderFeatures, txlog.FeatureDeletionVectors) {
+		p.ReaderFeatures = append(slices.Clone(p.ReaderFeatures), txlog.FeatureDeletionVectors)
+	}
+	if !slices.Contains(p.WriterFeatures, txlog.FeatureDeletionVectors) {
+		p.WriterFeatures = append(slices.Clone(p.WriterFeatures), txlog.FeatureDeletionVectors)
+	}
+	return p
 }
 
 // Create creates the table at url: version 0 with protocol and metaData. It

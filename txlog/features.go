@@ -44,12 +44,15 @@ var SupportedReaderFeatures = []string{FeatureTimestampNTZ, FeatureV2Checkpoint,
 // appendOnly (refuse removes when delta.appendOnly=true), timestampNtz,
 // domainMetadata (domains are preserved), v2Checkpoint (we write classic V1
 // checkpoints, which are always allowed), vacuumProtocolCheck,
-// inCommitTimestamp (commitInfo.inCommitTimestamp is written first).
+// inCommitTimestamp (commitInfo.inCommitTimestamp is written first),
+// deletionVectors (table.Merge writes them; appends do not touch them;
+// OPTIMIZE refuses a snapshot with live deletion vectors,
+// Snapshot.CheckReadSupported, so it never brings deleted rows back).
 // Legacy features (invariants, checkConstraints, generatedColumns,
 // identityColumns, changeDataFeed, columnMapping) are refused only when
 // active in the metadata.
 var SupportedWriterFeatures = []string{FeatureAppendOnly, FeatureTimestampNTZ, FeatureDomainMetadata,
-	FeatureV2Checkpoint, FeatureVacuumProtocolCheck, FeatureInCommitTimestamp}
+	FeatureV2Checkpoint, FeatureVacuumProtocolCheck, FeatureInCommitTimestamp, FeatureDeletionVectors}
 
 // knownFeatures are every feature name of PROTOCOL.md this package knows,
 // supported or not: a checkpoint can represent the state of such a table
@@ -149,9 +152,11 @@ func (s *Snapshot) CheckReadSupported() error {
 // the schema, CHECK constraints, generated or identity columns, change data
 // feed, column mapping); under writer version 7 any writer feature outside
 // SupportedWriterFeatures and the inactive legacy ones. Readers' features
-// must be readable too (a writer reads the table).
+// must be readable too (a writer reads the table); deletionVectors is
+// accepted: a writer that rewrites files must apply or refuse their
+// deletion vectors itself.
 func CheckWriteSupported(p Protocol, m Metadata) error {
-	if err := checkRead(p, m, true); err != nil {
+	if err := checkRead(p, m, false); err != nil {
 		var ufe *UnsupportedFeatureError
 		if asUFE(err, &ufe) {
 			ufe.Write = true

@@ -549,7 +549,7 @@ func TestFeatureChecks(t *testing.T) {
 		{"2/5 cm name", Protocol{MinReaderVersion: 2, MinWriterVersion: 5}, cm, "columnMapping", "columnMapping"},
 		{"4/7", Protocol{MinReaderVersion: 4, MinWriterVersion: 7}, md, "readerVersion 4", "readerVersion 4"},
 		{"3/7 ntz", Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"timestampNtz"}, WriterFeatures: []string{"timestampNtz"}}, md, "", ""},
-		{"3/7 dv", Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"deletionVectors"}, WriterFeatures: []string{"deletionVectors"}}, md, "deletionVectors", "deletionVectors"},
+		{"3/7 dv", Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"deletionVectors"}, WriterFeatures: []string{"deletionVectors"}}, md, "deletionVectors", ""},
 		{"3/7 unknown", Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"fancy"}, WriterFeatures: []string{"fancy"}}, md, "fancy", "fancy"},
 		{"1/7 identity inactive", Protocol{MinReaderVersion: 1, MinWriterVersion: 7, WriterFeatures: []string{"appendOnly", "invariants", "identityColumns"}}, md, "", ""},
 		{"1/7 rowTracking", Protocol{MinReaderVersion: 1, MinWriterVersion: 7, WriterFeatures: []string{"rowTracking"}}, md, "", "rowTracking"},
