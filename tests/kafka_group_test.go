@@ -217,6 +217,12 @@ func groupKillTest(t *testing.T, cluster kafkaCluster, cfg groupRun) {
 	workers = nil
 	mu.Unlock()
 	checkGroupTable(t, out, topic, cfg.total, int(cfg.parts))
+	if tb, err := table.Open(context.Background(), out); err == nil {
+		if hist, err := tb.History(context.Background(), 0); err == nil {
+			t.Logf("%d records in %d commits", cfg.total, len(hist))
+		}
+		tb.Close()
+	}
 	for tp, v := range groupTxns(t, out, group, topic, cfg.parts) {
 		if v != last {
 			t.Fatalf("txn of %s = %d, want the last offset %d", tp, v, last)
