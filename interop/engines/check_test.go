@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/big"
 	"net/url"
 	"path/filepath"
@@ -319,9 +320,22 @@ func compareStat(t schema.DataType, ours, theirs any) string {
 			}
 			return ""
 		case "double", "float":
-			a, err1 := strconv.ParseFloat(o, 64)
-			b, err2 := strconv.ParseFloat(th, 64)
-			if err1 != nil || err2 != nil || a != b {
+			// Our stats hold the shortest text of the value (of a float32 for
+			// float columns); delta-rs answers it widened to a double; NaN
+			// is NaN whatever its spelling.
+			bits := 64
+			if t == "float" {
+				bits = 32
+			}
+			a, err1 := strconv.ParseFloat(o, bits)
+			b, err2 := strconv.ParseFloat(th, bits)
+			if err1 != nil || err2 != nil {
+				return fmt.Sprintf("delta-rs %s, lakesink %s", th, o)
+			}
+			if bits == 32 {
+				a, b = float64(float32(a)), float64(float32(b))
+			}
+			if a != b && !(math.IsNaN(a) && math.IsNaN(b)) {
 				return fmt.Sprintf("delta-rs %s, lakesink %s", th, o)
 			}
 			return ""
