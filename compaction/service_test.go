@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"go.uber.org/goleak"
@@ -72,43 +73,50 @@ func TestServiceRunOnce(t *testing.T) {
 	}
 }
 
+// TestServiceRunStopsOnCancel runs in a synctest bubble (its clock moves only
+// when every goroutine in it is blocked), so the 10 ms interval and the
+// bounds below are the bubble's time, not the machine's.
 func TestServiceRunStopsOnCancel(t *testing.T) {
-	defer goleak.VerifyNone(t)
-	tb, _ := newTable(t, nil, nil)
-	for i := range 8 {
-		appendRows(t, tb, flightsRows(int64(i*10), 10, origins))
-	}
-	svc, err := NewService([]*table.Table{tb}, ServiceOptions{Interval: 10 * time.Millisecond, SmallFileThreshold: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- svc.Run(ctx) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		snap, err := tb.Snapshot(context.Background())
+	synctest.Test(t, func(t *testing.T) {
+		tb, _ := newTable(t, nil, nil)
+		for i := range 8 {
+			appendRows(t, tb, flightsRows(int64(i*10), 10, origins))
+		}
+		svc, err := NewService([]*table.Table{tb}, ServiceOptions{Interval: 10 * time.Millisecond, SmallFileThreshold: 4})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if snap.NumFiles() == 1 {
-			break
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- svc.Run(ctx) }()
+		deadline := time.Now().Add(time.Minute)
+		for {
+			synctest.Wait()
+			snap, err := tb.Snapshot(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if snap.NumFiles() == 1 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("service did not compact in a minute of 10 ms passes: %d files", snap.NumFiles())
+			}
+			svc.Trigger()
+			time.Sleep(5 * time.Millisecond)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("service did not compact: %d files", snap.NumFiles())
+		cancel()
+		synctest.Wait() // Run is blocked again: returned, or stuck
+		select {
+		case err := <-done:
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("Run returned %v", err)
+			}
+		default:
+			t.Fatal("Run did not return after cancel")
 		}
-		svc.Trigger()
-		time.Sleep(5 * time.Millisecond)
-	}
-	cancel()
-	select {
-	case err := <-done:
-		if !errors.Is(err, context.Canceled) {
-			t.Fatalf("Run returned %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Run did not return after cancel")
-	}
+	})
+	goleak.VerifyNone(t)
 }
 
 func TestServiceOptionsValidate(t *testing.T) {
@@ -140,34 +148,36 @@ func (l *lockedBuffer) String() string {
 }
 
 // A table that fails every pass is retried with exponential back-off, not at
-// every Interval.
+// every Interval. In a synctest bubble the passes fall exactly at 0, 40,
+// 120, 280 and 440 ms of its clock (back-off 40, 80, 160, 160 ms) before the
+// 500 ms deadline; without back-off there would be ~500.
 func TestServiceBacksOff(t *testing.T) {
-	defer goleak.VerifyNone(t)
-	st, err := storage.Open(context.Background(), fmt.Sprintf("mem://compaction-%d/missing", memSeq.Add(1)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	missing, err := table.OpenStore(st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var logs lockedBuffer
-	svc, err := NewService([]*table.Table{missing}, ServiceOptions{
-		Interval: time.Millisecond, BackoffMin: 40 * time.Millisecond, BackoffMax: 160 * time.Millisecond,
-		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+	synctest.Test(t, func(t *testing.T) {
+		st, err := storage.Open(context.Background(), fmt.Sprintf("mem://compaction-%d/missing", memSeq.Add(1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		missing, err := table.OpenStore(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var logs lockedBuffer
+		svc, err := NewService([]*table.Table{missing}, ServiceOptions{
+			Interval: time.Millisecond, BackoffMin: 40 * time.Millisecond, BackoffMax: 160 * time.Millisecond,
+			Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		defer cancel()
+		if err := svc.Run(ctx); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Run: %v", err)
+		}
+		if failures := strings.Count(logs.String(), "maintenance step failed"); failures != 5 {
+			t.Fatalf("%d failed passes in 500ms with back-off 40ms..160ms, want 5", failures)
+		}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-	defer cancel()
-	if err := svc.Run(ctx); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Run: %v", err)
-	}
-	// Without back-off ~500 passes would fail; with it 0, 40, 120, 280, 440 ms.
-	failures := strings.Count(logs.String(), "maintenance step failed")
-	if failures < 2 || failures > 7 {
-		t.Fatalf("%d failed passes in 500ms with back-off 40ms..160ms", failures)
-	}
+	goleak.VerifyNone(t)
 }

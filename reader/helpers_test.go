@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"math/big"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,23 +12,15 @@ import (
 	"time"
 
 	"github.com/lakesink/lakesink/schema"
+	"github.com/lakesink/lakesink/internal/testutil/corpus"
 )
 
-// sharedData is the project-wide interop test data (absent on a clean
-// checkout: tests that need it skip).
-const sharedData = "../../shared/testdata"
-
+// sharedDir is sub of the project-wide interop test data, ../shared/testdata
+// (absent on a clean checkout: tests that need it skip, or fail under
+// LAKESINK_REQUIRE_CORPUS=1).
 func sharedDir(t testing.TB, sub string) string {
 	t.Helper()
-	dir := filepath.Join(sharedData, sub)
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("interop data %s is absent (it lives outside the repository, in ../shared/testdata): %v", dir, err)
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return abs
+	return corpus.Dir(t, corpus.Testdata, sub)
 }
 
 func localDir(t testing.TB, sub string) string {

@@ -4,19 +4,19 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/internal/testutil/corpus"
 	"github.com/lakesink/lakesink/internal/testutil/heaptest"
 	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/sink"
 	"github.com/lakesink/lakesink/storage"
 )
-
-const flights3M = "../../shared/data/flights-3m.parquet"
 
 // flightRow is the raw parquet-go baseline's row type: the same five columns.
 type flightRow struct {
@@ -37,11 +37,12 @@ var flightSchema = &schema.StructType{Fields: []schema.StructField{
 
 // loadFlights returns the 3M flight rows in chunks (one per row group of the
 // source file; its date column, TIMESTAMP without UTC adjustment, is taken as
-// UTC), or synthetic rows of the same shape when ../shared is absent.
+// UTC), or synthetic rows of the same shape when ../shared/data is absent
+// (package corpus finds it).
 func loadFlights(b *testing.B) (chunks [][][]any, source string) {
 	ctx := context.Background()
-	if _, err := os.Stat(flights3M); err == nil {
-		st, err := storage.Open(ctx, "../../shared/data")
+	if dir, err := corpus.Find(corpus.Data, "flights-3m.parquet"); err == nil {
+		st, err := storage.Open(ctx, filepath.Dir(dir))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"go.uber.org/goleak"
@@ -393,93 +394,114 @@ func TestSecondDriverFails(t *testing.T) {
 	}
 }
 
+// The ProcessingTime tests run in a synctest bubble: its clock advances only
+// when every goroutine in it is blocked, so trigger intervals, idle waits
+// and the sink's delay are exact and the machine's load changes nothing.
+
 func TestProcessingTimeStopsOnCancel(t *testing.T) {
-	e := newEnv()
-	e.addFiles(t, 1)
-	o := e.options(t)
-	o.Trigger = ProcessingTime(10 * time.Millisecond)
-	var pl progressLog
-	o.Progress = pl.add
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- Run(ctx, o) }()
-	waitFor(t, func() bool { return len(pl.all()) == 1 })
-	e.addFiles(t, 1)
-	waitFor(t, func() bool { return len(pl.all()) == 2 })
-	time.Sleep(30 * time.Millisecond) // idle triggers: no batch
-	if n := len(pl.all()); n != 2 {
-		t.Errorf("%d batches without new input", n)
-	}
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("Run after cancel = %v, want nil", err)
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv()
+		e.addFiles(t, 1)
+		o := e.options(t)
+		o.Trigger = ProcessingTime(10 * time.Millisecond)
+		var pl progressLog
+		o.Progress = pl.add
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- Run(ctx, o) }()
+		waitFor(t, func() bool { return len(pl.all()) == 1 })
+		e.addFiles(t, 1)
+		waitFor(t, func() bool { return len(pl.all()) == 2 })
+		time.Sleep(30 * time.Millisecond) // three idle triggers: no batch
+		if n := len(pl.all()); n != 2 {
+			t.Errorf("%d batches without new input", n)
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Run did not return after cancel")
-	}
-	e.checkExactlyOnce(t)
+		cancel()
+		synctest.Wait() // Run is blocked again (returned or stuck)
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Run after cancel = %v, want nil", err)
+			}
+		default:
+			t.Fatal("Run did not return after cancel")
+		}
+		e.checkExactlyOnce(t)
+	})
 }
 
 func TestProcessingTimeCatchesUp(t *testing.T) {
-	e := newEnv()
-	e.addFiles(t, 3)
-	e.sink.delay = 60 * time.Millisecond
-	o := e.options(t)
-	o.MaxFilesPerTrigger = 1
-	o.Trigger = ProcessingTime(20 * time.Millisecond)
-	var pl progressLog
-	o.Progress = pl.add
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- Run(ctx, o) }()
-	waitFor(t, func() bool { return len(pl.all()) == 3 })
-	cancel()
-	<-done
-	ps := pl.all()
-	for i := 1; i < len(ps); i++ {
-		prevEnd := ps[i-1].Timestamp.Add(time.Duration(ps[i-1].DurationMs.TriggerExecution) * time.Millisecond)
-		if gap := ps[i].Timestamp.Sub(prevEnd); gap > 15*time.Millisecond {
-			t.Errorf("batch %d started %v after the previous one ended; a late batch must be followed at once", i, gap)
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv()
+		e.addFiles(t, 3)
+		e.sink.delay = 60 * time.Millisecond
+		o := e.options(t)
+		o.MaxFilesPerTrigger = 1
+		o.Trigger = ProcessingTime(20 * time.Millisecond)
+		var pl progressLog
+		o.Progress = pl.add
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- Run(ctx, o) }()
+		waitFor(t, func() bool { return len(pl.all()) == 3 })
+		cancel()
+		<-done
+		ps := pl.all()
+		for i := 1; i < len(ps); i++ {
+			// A batch of the bubble takes exactly the sink's 60 ms, longer
+			// than the 20 ms interval: the next one starts at once.
+			prevEnd := ps[i-1].Timestamp.Add(time.Duration(ps[i-1].DurationMs.TriggerExecution) * time.Millisecond)
+			if gap := ps[i].Timestamp.Sub(prevEnd); gap != 0 {
+				t.Errorf("batch %d started %v after the previous one ended; a late batch must be followed at once", i, gap)
+			}
 		}
-	}
+	})
 }
 
 func TestCancelDuringBatchAbandonsIt(t *testing.T) {
-	e := newEnv()
-	e.addFiles(t, 1)
-	e.sink.delay = time.Minute
-	o := e.options(t)
-	o.Trigger = ProcessingTime(time.Second)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- Run(ctx, o) }()
-	waitFor(t, func() bool { return slices.Contains(e.cp.Keys(), "offsets/0") })
-	cancel()
-	err := <-done
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("err = %v", err)
-	}
-	if slices.Contains(e.cp.Keys(), "commits/0") {
-		t.Error("abandoned batch was committed")
-	}
-	e.sink.delay = 0
-	ps, err := run(t, e.options(t))
-	if err != nil || len(ps) != 1 || ps[0].Recovery != "rerun" || ps[0].Sink.Skipped {
-		t.Fatalf("rerun = %+v, %v", ps, err)
-	}
-	e.checkExactlyOnce(t)
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv()
+		e.addFiles(t, 1)
+		e.sink.delay = time.Minute
+		o := e.options(t)
+		o.Trigger = ProcessingTime(time.Second)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- Run(ctx, o) }()
+		waitFor(t, func() bool { return slices.Contains(e.cp.Keys(), "offsets/0") })
+		cancel()
+		err := <-done
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v", err)
+		}
+		if slices.Contains(e.cp.Keys(), "commits/0") {
+			t.Error("abandoned batch was committed")
+		}
+		e.sink.delay = 0
+		ps, err := run(t, e.options(t))
+		if err != nil || len(ps) != 1 || ps[0].Recovery != "rerun" || ps[0].Sink.Skipped {
+			t.Fatalf("rerun = %+v, %v", ps, err)
+		}
+		e.checkExactlyOnce(t)
+	})
 }
 
+// waitFor polls cond, inside a synctest bubble: each synctest.Wait lets every
+// other goroutine of the bubble run until it blocks, then a 1 ms sleep
+// advances the bubble's clock to the next timer. The bound is an hour of the
+// bubble's clock (a Run that never gets there), not of the machine's.
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
+	deadline := time.Now().Add(time.Hour)
+	for {
+		synctest.Wait()
+		if cond() {
+			return
+		}
 		if time.Now().After(deadline) {
 			t.Fatal("timed out")
 		}
-		time.Sleep(2 * time.Millisecond)
+		time.Sleep(time.Millisecond)
 	}
 }
 

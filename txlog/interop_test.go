@@ -9,12 +9,14 @@ import (
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/lakesink/lakesink/internal/testutil/corpus"
 )
 
-// sharedTestdata is the workspace copy of the interop tables; tests that
-// need all of it skip when it is absent. The small cases are copied into
+// The shared interop tables (../shared/testdata, found by package corpus)
+// are absent on a clean checkout: the tests that need them skip, or fail
+// under LAKESINK_REQUIRE_CORPUS=1. The small cases are copied into
 // testdata/tables.
-const sharedTestdata = "/work/shared/testdata"
 
 func openDir(t *testing.T, dir string) (*Log, *memStore) {
 	t.Helper()
@@ -110,10 +112,18 @@ func assertSameAsJSONReplay(t *testing.T, l *Log, s *Snapshot) {
 // expected/latest (counted from the expected Parquet files, not by us).
 func TestInteropDAT(t *testing.T) {
 	cases := map[string]string{"with_checkpoint (copy)": "testdata/tables/dat-with_checkpoint"}
-	if entries, err := os.ReadDir(filepath.Join(sharedTestdata, "dat")); err == nil {
-		for _, e := range entries {
-			cases[e.Name()] = filepath.Join(sharedTestdata, "dat", e.Name())
+	if dat, err := corpus.Find(corpus.Testdata, "dat"); err == nil {
+		entries, err := os.ReadDir(dat)
+		if err != nil {
+			t.Fatal(err)
 		}
+		for _, e := range entries {
+			cases[e.Name()] = filepath.Join(dat, e.Name())
+		}
+	} else if corpus.Required() {
+		t.Fatalf("%v (%s=1)", err, corpus.RequireEnv)
+	} else {
+		t.Logf("only the copied case: %v", err)
 	}
 	for name, dir := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -179,10 +189,10 @@ func parquetRows(t *testing.T, p string) int64 {
 
 // Every delta-rs table opens (or is reported as not a table).
 func TestSmokeAllDeltaRSTables(t *testing.T) {
-	root := filepath.Join(sharedTestdata, "delta-rs")
+	root := corpus.Dir(t, corpus.Testdata, "delta-rs")
 	entries, err := os.ReadDir(root)
 	if err != nil {
-		t.Skipf("shared delta-rs test data absent (%v)", err)
+		t.Fatal(err)
 	}
 	for _, e := range entries {
 		t.Run(e.Name(), func(t *testing.T) {

@@ -171,6 +171,20 @@ func DecodeCommit(r io.Reader, path string, version int64, maxLine int, fn func(
 // quadratic for a long line arriving in small network reads), and the
 // memory is one line plus a 64 KiB read buffer.
 func DecodeCommitLines(r io.Reader, path string, version int64, maxLine int, fn func(line int, b []byte) error) error {
+	return decodeCommitLines(r, path, version, maxLine, fn, nil)
+}
+
+// lineWork counts the bytes DecodeCommitLines handles: searched for '\n'
+// (each fragment bufio.Reader.ReadSlice returns, whose search covers only
+// the bytes it has not searched yet) and copied into the long-line buffer
+// (appends and regrowths). The test of linear cost compares it with the
+// input size instead of timing the call.
+type lineWork struct{ searched, copied int64 }
+
+func decodeCommitLines(r io.Reader, path string, version int64, maxLine int, fn func(line int, b []byte) error, work *lineWork) error {
+	if work == nil {
+		work = new(lineWork)
+	}
 	if maxLine <= 0 {
 		maxLine = DefaultMaxLineBytes
 	}
@@ -179,12 +193,13 @@ func DecodeCommitLines(r io.Reader, path string, version int64, maxLine int, fn 
 	line := 0
 	for {
 		frag, err := br.ReadSlice('\n')
+		work.searched += int64(len(frag))
 		if errors.Is(err, bufio.ErrBufferFull) {
 			if len(long)+len(frag) > maxLine {
 				return &CorruptLogError{Path: path, Version: version, Line: line + 1,
 					Err: fmt.Errorf("line longer than %d bytes", maxLine)}
 			}
-			long = appendDoubling(long, frag, maxLine)
+			long = appendDoubling(long, frag, maxLine, work)
 			continue
 		}
 		if err != nil && !errors.Is(err, io.EOF) {
@@ -196,7 +211,7 @@ func DecodeCommitLines(r io.Reader, path string, version int64, maxLine int, fn 
 		line++
 		b := frag
 		if long != nil {
-			long = appendDoubling(long, frag, maxLine+1)
+			long = appendDoubling(long, frag, maxLine+1, work)
 			b = long
 		}
 		if len(bytes.TrimSuffix(b, []byte("\n"))) > maxLine {
@@ -219,9 +234,11 @@ func DecodeCommitLines(r io.Reader, path string, version int64, maxLine int, fn 
 // grow (at most to limit unless more is needed): append's 1.25× growth for
 // large slices would leave several near-full copies of a long line as
 // garbage at once.
-func appendDoubling(buf, frag []byte, limit int) []byte {
+func appendDoubling(buf, frag []byte, limit int, work *lineWork) []byte {
 	need := len(buf) + len(frag)
+	work.copied += int64(len(frag))
 	if need > cap(buf) {
+		work.copied += int64(len(buf))
 		c := max(2*cap(buf), 64<<10)
 		c = max(min(c, limit), need)
 		nb := make([]byte, len(buf), c)

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lakesink/lakesink/internal/testutil/corpus"
 )
 
 // loadFixture puts a testdata file into a fresh memStore under name.
@@ -301,15 +303,13 @@ func errorsIsAny(err error, targets ...error) bool {
 
 // TestReadSharedCorpus reads every data and checkpoint Parquet file of the
 // shared Spark/Delta/delta-rs tables with the file's own schema. The corpus
-// lives outside the repository; the test skips without it.
+// lives outside the repository (package corpus finds it); the test skips
+// without it, or fails under LAKESINK_REQUIRE_CORPUS=1.
 func TestReadSharedCorpus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("reads ~400 files; skipped with -short")
 	}
-	const root = "../../../shared/testdata"
-	if _, err := os.Stat(root); err != nil {
-		t.Skipf("shared test corpus not present at %s", root)
-	}
+	root := corpus.Dir(t, corpus.Testdata, "")
 	var files []string
 	_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".parquet") && !strings.Contains(p, "/expected/") {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/lakesink/lakesink/storage"
@@ -228,24 +229,34 @@ func TestCrashLoop(t *testing.T) {
 	}
 }
 
+// TestDelay runs in a synctest bubble, whose clock advances only when every
+// goroutine in it is blocked: the Put takes exactly its 30 ms of fake time,
+// and a deadline shorter than the delay always wins, however loaded the
+// machine is.
 func TestDelay(t *testing.T) {
-	base := memStore(t)
-	fs := newFS(t, base, faultstore.Rule{Ops: faultstore.OpPut, Mode: faultstore.Delay, Latency: 30 * time.Millisecond})
-	start := time.Now()
-	if err := fs.Put(t.Context(), "x", []byte("x")); err != nil {
-		t.Fatal(err)
-	}
-	if d := time.Since(start); d < 30*time.Millisecond {
-		t.Errorf("Put took %v, want >= 30ms", d)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Millisecond)
-	defer cancel()
-	if err := fs.Put(ctx, "y", []byte("y")); !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("Put with a short deadline: got %v", err)
-	}
-	if _, err := base.Read(t.Context(), "y"); !errors.Is(err, storage.ErrNotFound) {
-		t.Errorf("a cancelled delayed Put landed: %v", err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		base := memStore(t)
+		fs := newFS(t, base, faultstore.Rule{Ops: faultstore.OpPut, Mode: faultstore.Delay, Latency: 30 * time.Millisecond})
+		start := time.Now()
+		if err := fs.Put(t.Context(), "x", []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d != 30*time.Millisecond {
+			t.Errorf("Put took %v of the bubble's clock, want 30ms", d)
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Millisecond)
+		defer cancel()
+		start = time.Now()
+		if err := fs.Put(ctx, "y", []byte("y")); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Put with a short deadline: got %v", err)
+		}
+		if d := time.Since(start); d != 5*time.Millisecond {
+			t.Errorf("Put with a 5ms deadline returned after %v of the bubble's clock", d)
+		}
+		if _, err := base.Read(t.Context(), "y"); !errors.Is(err, storage.ErrNotFound) {
+			t.Errorf("a cancelled delayed Put landed: %v", err)
+		}
+	})
 }
 
 func TestWriterCloseFault(t *testing.T) {

@@ -357,8 +357,9 @@ func TestNewPartitionPickedUp(t *testing.T) {
 	}
 	defer cl2.Close()
 	produce(t, cl2, "t", []int32{1}, 0, 3)
-	// The source's metadata may be up to 100ms old: poll.
-	for deadline := time.Now().Add(5 * time.Second); len(got[TP{"t", 1}]) < 3 && time.Now().Before(deadline); {
+	// The source's metadata may be up to 100ms old: poll (the minute only
+	// bounds a source that never sees the partition; no speed is assumed).
+	for deadline := time.Now().Add(time.Minute); len(got[TP{"t", 1}]) < 3 && time.Now().Before(deadline); {
 		time.Sleep(50 * time.Millisecond)
 		committed, _ = drain(t, s, committed, got)
 	}
