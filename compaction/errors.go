@@ -6,6 +6,12 @@ var (
 	// ErrInvalidOptions: PlanOptions, ExecOptions, VacuumOptions or
 	// ServiceOptions failed Validate. The message lists every violation.
 	ErrInvalidOptions = errors.New("compaction: invalid options")
+	// ErrPassInterrupted: Service.Run was cancelled while a pass was in
+	// progress on a table (its step was abandoned, the table consistent).
+	// Run returns it as a *PassInterruptedError naming the tables, which
+	// also matches the context's error. A cancel between passes is ctx.Err()
+	// alone.
+	ErrPassInterrupted = errors.New("compaction: maintenance pass interrupted")
 	// ErrPredicate: an OPTIMIZE partition filter does not parse, does not fit
 	// the schema, or refers to a column that is not a partition column
 	// (OPTIMIZE ... WHERE may only name partition columns, as in Delta).

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -194,17 +195,25 @@ func (s *Service) RunOnce(ctx context.Context) ([]TableReport, error) {
 // Run maintains the tables until ctx is cancelled: one goroutine per table
 // makes a pass every Interval (or on Trigger), waiting with exponential
 // back-off after a failed pass. A cancelled pass abandons its step with the
-// table consistent (nothing half-committed). Run returns ctx.Err() once
-// every goroutine has finished.
+// table consistent (nothing half-committed). Run returns once every
+// goroutine has finished: ctx.Err() when the cancel came between passes, or
+// an error matching both ErrPassInterrupted and ctx.Err(), naming the
+// tables, when it cut a pass short.
 func (s *Service) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var cut []string // tables whose pass the cancel interrupted
 	fanout := make([]chan struct{}, len(s.tables))
 	for i, t := range s.tables {
 		fanout[i] = make(chan struct{}, 1)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s.loop(ctx, t, fanout[i])
+			if s.loop(ctx, t, fanout[i]) {
+				mu.Lock()
+				cut = append(cut, t.URL())
+				mu.Unlock()
+			}
 		}()
 	}
 	// Distribute triggers to every table (one-slot channels merge them).
@@ -226,17 +235,38 @@ func (s *Service) Run(ctx context.Context) error {
 		}
 	}()
 	wg.Wait()
+	if len(cut) > 0 {
+		slices.Sort(cut)
+		return &PassInterruptedError{Tables: cut, Err: ctx.Err()}
+	}
 	return ctx.Err()
 }
 
-func (s *Service) loop(ctx context.Context, t *table.Table, wake <-chan struct{}) {
+// PassInterruptedError is Service.Run's error when the cancel cut a pass
+// short: Tables are the URLs of the tables whose step was abandoned (each
+// left consistent), Err the context's error. It matches ErrPassInterrupted
+// and Err.
+type PassInterruptedError struct {
+	Tables []string
+	Err    error
+}
+
+func (e *PassInterruptedError) Error() string {
+	return fmt.Sprintf("%v: %s: %v", ErrPassInterrupted, strings.Join(e.Tables, ", "), e.Err)
+}
+
+func (e *PassInterruptedError) Unwrap() []error { return []error{ErrPassInterrupted, e.Err} }
+
+// loop runs the passes of one table until ctx is cancelled; it reports
+// whether the cancel interrupted a pass (the pass returned with ctx done).
+func (s *Service) loop(ctx context.Context, t *table.Table, wake <-chan struct{}) (interrupted bool) {
 	backoff := time.Duration(0)
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			return false
 		case <-timer.C:
 		case <-wake:
 			if !timer.Stop() {
@@ -246,9 +276,12 @@ func (s *Service) loop(ctx context.Context, t *table.Table, wake <-chan struct{}
 				}
 			}
 		}
+		if ctx.Err() != nil {
+			return false // the timer and the cancel were both ready
+		}
 		_, err := s.pass(ctx, t)
 		if ctx.Err() != nil {
-			return
+			return true
 		}
 		wait := s.opts.Interval
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/lakesink/lakesink/storage"
+	"github.com/lakesink/lakesink/storage/faultstore"
 	"github.com/lakesink/lakesink/table"
 )
 
@@ -180,4 +181,46 @@ func TestServiceBacksOff(t *testing.T) {
 		}
 	})
 	goleak.VerifyNone(t)
+}
+
+// A cancel between passes is a plain context.Canceled (the CLI's exit 0); a
+// cancel that cuts a pass short is ErrPassInterrupted naming the table (and
+// context.Canceled), the CLI's exit 130. The second table's store delays
+// every call by an hour of the synctest bubble's clock, so its first pass
+// is in progress when the cancel comes.
+func TestServiceRunReportsAnInterruptedPass(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tb, st := newTable(t, nil, nil)
+		appendRows(t, tb, flightsRows(0, 10, origins))
+		run := func(tb *table.Table) error {
+			svc, err := NewService([]*table.Table{tb}, ServiceOptions{Interval: time.Hour})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- svc.Run(ctx) }()
+			synctest.Wait() // the first pass is done (idle) or blocked in a call
+			cancel()
+			return <-done
+		}
+		if err := run(tb); !errors.Is(err, context.Canceled) || errors.Is(err, ErrPassInterrupted) {
+			t.Fatalf("cancel between passes: %v, want context.Canceled alone", err)
+		}
+		slow, err := faultstore.New(st, faultstore.DefaultOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := slow.Add(faultstore.Rule{Ops: faultstore.OpAll, Mode: faultstore.Delay, Latency: time.Hour}); err != nil {
+			t.Fatal(err)
+		}
+		slowTable, err := table.OpenStore(slow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = run(slowTable)
+		if !errors.Is(err, ErrPassInterrupted) || !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), slowTable.URL()) {
+			t.Fatalf("cancel during a pass: %v, want ErrPassInterrupted and context.Canceled naming %s", err, slowTable.URL())
+		}
+	})
 }

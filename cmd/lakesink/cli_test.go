@@ -6,11 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lakesink/lakesink/compaction"
 )
 
 // runCLI runs the CLI in-process as main does and returns stdout, stderr and
@@ -264,25 +267,26 @@ func TestMaintenanceSummaries(t *testing.T) {
 	}
 }
 
-// TestMaintainInterruptedSaysSo: stopping the service with SIGINT printed
-// "lakesink: context canceled".
-func TestMaintainInterruptedSaysSo(t *testing.T) {
-	tbl := ingestFlights(t, t.TempDir(), 1, false)
-	ctx, cancel := context.WithCancel(context.Background()) // as signal.NotifyContext
-	defer cancel()
-	time.AfterFunc(300*time.Millisecond, cancel)
-	var out, errb bytes.Buffer
-	root := newRootCommand()
-	root.SetArgs([]string{"maintain", tbl, "--interval", "1h", "-q"})
-	root.SetOut(&out)
-	root.SetErr(&errb)
-	err := root.ExecuteContext(ctx)
-	if code := exitCode(err, ctx.Err() != nil); code != exitInterrupted {
-		t.Fatalf("maintain stopped by its context: exit %d (%v), want %d", code, err, exitInterrupted)
+// TestMaintainStopExitStatus: SIGINT/SIGTERM between passes ends maintain
+// with exit 0, as ingest --trigger interval (it was 130); a stop that cut a
+// pass short is 130 and names the table (compaction's
+// TestServiceRunReportsAnInterruptedPass shows Run's two errors).
+func TestMaintainStopExitStatus(t *testing.T) {
+	var errb bytes.Buffer
+	p := &printer{out: io.Discard, err: &errb}
+	err := maintainStopped(p, context.Canceled, context.Canceled)
+	if code := exitCode(err, true); code != exitOK || err != nil {
+		t.Fatalf("stop between passes: exit %d (%v), want 0", code, err)
 	}
-	printExitError(&errb, false, err)
-	if e := errb.String(); !strings.Contains(e, "interrupted: maintenance stopped") {
-		t.Fatalf("stderr %q; want it to say the service was interrupted", e)
+	if !strings.Contains(errb.String(), "maintenance stopped between passes") {
+		t.Errorf("stderr %q; want it to say the service stopped between passes", errb.String())
+	}
+	err = maintainStopped(p, &compaction.PassInterruptedError{Tables: []string{"file:///data/t"}, Err: context.Canceled}, context.Canceled)
+	if code := exitCode(err, true); code != exitInterrupted {
+		t.Fatalf("stop during a pass: exit %d (%v), want %d", code, err, exitInterrupted)
+	}
+	if want := "interrupted: maintenance stopped during a pass of file:///data/t; every table is consistent"; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("stop during a pass: %v, want %q...", err, want)
 	}
 }
 

@@ -67,13 +67,13 @@ func runCompact(ctx context.Context, p *printer, url string, o CompactOptions) e
 	po := compaction.PlanOptions{Where: o.Where, MaxBins: o.MaxBins}
 	var err error
 	if o.TargetSize != "" {
-		if po.TargetFileSizeBytes, err = compaction.ParseByteSize(o.TargetSize); err != nil {
-			return fmt.Errorf("--target-size: %w", err)
+		if po.TargetFileSizeBytes, err = parseByteSizeFlag("target-size", o.TargetSize); err != nil {
+			return err
 		}
 	}
 	if o.MaxBytes != "" {
-		if po.MaxBytes, err = compaction.ParseByteSize(o.MaxBytes); err != nil {
-			return fmt.Errorf("--max-bytes: %w", err)
+		if po.MaxBytes, err = parseByteSizeFlag("max-bytes", o.MaxBytes); err != nil {
+			return err
 		}
 	}
 	t, err := table.Open(ctx, url)

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -57,17 +60,46 @@ EXIT STATUS
 	return cmd
 }
 
-// loadSchema reads a Delta schema from inline JSON or a file.
+// loadSchema reads a Delta schema (the metaData.schemaString JSON) from
+// inline JSON or a file. A JSON syntax error names the file (or "inline"),
+// the 1-based line and column, and what was wrong; every error keeps
+// schema.ErrSchema (or the read error) for errors.Is.
 func loadSchema(s string) (*schema.StructType, error) {
 	data := []byte(s)
+	where := "--schema (inline JSON)"
 	if !strings.HasPrefix(strings.TrimSpace(s), "{") {
 		b, err := os.ReadFile(s)
 		if err != nil {
 			return nil, fmt.Errorf("read schema: %w", err)
 		}
-		data = b
+		data, where = b, "schema file "+s
 	}
-	return schema.ParseSchema(data)
+	var raw any
+	if err := json.Unmarshal(data, &raw); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			line, col := lineColumn(data, se.Offset)
+			return nil, &hintError{err: fmt.Errorf("%w: %w", schema.ErrSchema, err),
+				msg: fmt.Sprintf("%s: line %d, column %d: %v", where, line, col, err)}
+		}
+		return nil, &hintError{err: fmt.Errorf("%w: %w", schema.ErrSchema, err), msg: fmt.Sprintf("%s: %v", where, err)}
+	}
+	st, err := schema.ParseSchema(data)
+	if err != nil {
+		return nil, &hintError{err: err, msg: fmt.Sprintf("%s: %s", where, strings.Replace(err.Error(), schema.ErrSchema.Error()+": ", "", 1))}
+	}
+	return st, nil
+}
+
+// lineColumn turns the byte offset of a json.SyntaxError (the count of bytes
+// read when the error was found) into a 1-based line and column (in bytes)
+// of the offending byte.
+func lineColumn(data []byte, offset int64) (line, col int) {
+	off := min(max(int(offset)-1, 0), len(data))
+	before := data[:off]
+	line = 1 + bytes.Count(before, []byte("\n"))
+	col = off - bytes.LastIndexByte(before, '\n')
+	return line, col
 }
 
 func parseProperties(kvs []string) (map[string]string, error) {

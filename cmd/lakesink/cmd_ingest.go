@@ -13,12 +13,12 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/lakesink/lakesink/compaction"
 	"github.com/lakesink/lakesink/filesink"
 	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/sink"
 	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/stream"
+	"github.com/lakesink/lakesink/stream/checkpoint"
 	"github.com/lakesink/lakesink/stream/source"
 	"github.com/lakesink/lakesink/table"
 )
@@ -160,8 +160,8 @@ func runIngest(ctx context.Context, p *printer, o IngestOptions) error {
 	}
 	var target int64
 	if o.TargetFileSize != "" {
-		if target, err = compaction.ParseByteSize(o.TargetFileSize); err != nil {
-			return fmt.Errorf("--target-file-size: %w", err)
+		if target, err = parseByteSizeFlag("target-file-size", o.TargetFileSize); err != nil {
+			return err
 		}
 	}
 	kafkaIn := o.Kafka.Enabled(o.Format)
@@ -390,7 +390,7 @@ func runIngest(ctx context.Context, p *printer, o IngestOptions) error {
 	}
 	q, err := stream.NewQuery(qopts)
 	if err != nil {
-		return err
+		return ingestHint(err, o.BadRecordsPath != "", chkStore.URL())
 	}
 	runErr := q.Run(ctx)
 	if p.json {
@@ -470,6 +470,7 @@ func checkCDC(o IngestOptions, sch *schema.StructType) error {
 // (a rerun must read exactly the files offsets/N planned).
 func ingestHint(err error, badRecordsPath, fileSink bool, checkpointURL string) error {
 	var be *stream.BatchError
+	var me *checkpoint.MismatchError
 	switch {
 	case err == nil:
 		return nil
@@ -480,6 +481,9 @@ func ingestHint(err error, badRecordsPath, fileSink bool, checkpointURL string) 
 	case errors.Is(err, source.ErrUnknownField):
 		return &hintError{err, err.Error() + "; to add new columns to the table pass --merge-schema, " +
 			"or --schema-evolution-mode none to drop such fields"}
+	case errors.As(err, &me):
+		return &hintError{err, fmt.Sprintf("checkpoint %s records %s %q but this run uses %q: a checkpoint belongs to one source and sink; "+
+			"use a new --checkpoint directory, or pass --allow-reset to reuse this one", checkpointURL, me.Field, me.Recorded, me.Given)}
 	case errors.Is(err, source.ErrBadRecord) && !badRecordsPath:
 		return &hintError{err, err.Error() + "; to go on, fix the input (a rerun reads the same files) or --schema/--timestamp-format, " +
 			"or pass --bad-records-path URL to set such records aside"}

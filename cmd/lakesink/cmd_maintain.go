@@ -49,7 +49,8 @@ EXAMPLE
   lakesink maintain s3://bucket/a s3://bucket/b --interval 1m
 
 EXIT STATUS
-  0 ok, 1 error, 130 interrupted`,
+  0 ok (also when SIGINT/SIGTERM stops the service between passes, as for
+  ingest --trigger interval), 1 error, 130 interrupted during a pass`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runMaintain(cmd.Context(), newPrinter(g, cmd.OutOrStdout(), cmd.ErrOrStderr()), args, o)
@@ -101,13 +102,7 @@ func runMaintain(ctx context.Context, p *printer, urls []string, o MaintainOptio
 		return err
 	}
 	if !o.Once {
-		err := svc.Run(ctx)
-		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
-			// The normal way to stop the service: say so (exit status 130)
-			// instead of printing a bare "context canceled".
-			return &hintError{err, "interrupted: maintenance stopped; every table is consistent (a step in progress was finished or abandoned)"}
-		}
-		return err
+		return maintainStopped(p, svc.Run(ctx), ctx.Err())
 	}
 	reports, err := svc.RunOnce(ctx)
 	for _, r := range reports {
@@ -135,6 +130,28 @@ func runMaintain(ctx context.Context, p *printer, urls []string, o MaintainOptio
 			done = append(done, "nothing due")
 		}
 		p.textf("%s: %s\n", r.Table, strings.Join(done, "; "))
+	}
+	return err
+}
+
+// maintainStopped maps the end of Service.Run (err) after a stop request
+// (ctxErr, the signal context's error): a stop between passes is the normal
+// way to end the service, exit status 0 as ingest --trigger interval; a stop
+// that cut a pass short is exit 130 and says which table's step was
+// abandoned.
+func maintainStopped(p *printer, err, ctxErr error) error {
+	var pe *compaction.PassInterruptedError
+	switch {
+	case ctxErr == nil || err == nil:
+		return err
+	case errors.As(err, &pe):
+		return &hintError{err, fmt.Sprintf("interrupted: maintenance stopped during a pass of %s; every table is consistent (the step in progress was abandoned)",
+			strings.Join(pe.Tables, ", "))}
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		if !p.quiet && !p.json {
+			fmt.Fprintln(p.err, "maintenance stopped between passes")
+		}
+		return nil
 	}
 	return err
 }
