@@ -141,6 +141,26 @@ type In struct {
 	Negated bool
 }
 
+// Like is Col LIKE Pattern, or Col NOT LIKE Pattern when Negated, with
+// Spark SQL's semantics (Spark's StringUtils.escapeLikeRegex): the pattern
+// matches the whole string, case-sensitively; % matches any run of
+// characters (none included), _ exactly one; Escape (0: backslash) before %,
+// _ or itself makes it literal, before any other character it is an error.
+// A null value or pattern gives null.
+type Like struct {
+	Col     Column
+	Pattern string
+	Escape  rune
+	Negated bool
+}
+
+func (e *Like) escape() rune {
+	if e.Escape == 0 {
+		return '\\'
+	}
+	return e.Escape
+}
+
 // IsNull is Col IS NULL, or Col IS NOT NULL when Negated.
 type IsNull struct {
 	Col     Column
@@ -153,6 +173,7 @@ func (*Not) isExpr()     {}
 func (*Compare) isExpr() {}
 func (*In) isExpr()      {}
 func (*IsNull) isExpr()  {}
+func (*Like) isExpr()    {}
 
 func (e *And) String() string     { return "(" + e.L.String() + " AND " + e.R.String() + ")" }
 func (e *Or) String() string      { return "(" + e.L.String() + " OR " + e.R.String() + ")" }
@@ -168,6 +189,17 @@ func (e *In) String() string {
 		not = "NOT "
 	}
 	return e.Col.String() + " " + not + "IN (" + strings.Join(parts, ", ") + ")"
+}
+func (e *Like) String() string {
+	not := ""
+	if e.Negated {
+		not = "NOT "
+	}
+	s := e.Col.String() + " " + not + "LIKE " + quote(e.Pattern)
+	if e.Escape != 0 && e.Escape != '\\' {
+		s += " ESCAPE " + quote(string(e.Escape))
+	}
+	return s
 }
 func (e *IsNull) String() string {
 	if e.Negated {
@@ -204,6 +236,8 @@ func Columns(e Expr) []Column {
 		case *In:
 			add(e.Col)
 		case *IsNull:
+			add(e.Col)
+		case *Like:
 			add(e.Col)
 		}
 	}

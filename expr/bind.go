@@ -67,6 +67,13 @@ type cmpNode struct {
 	lit any
 }
 
+// likeNode is col [NOT] LIKE pattern.
+type likeNode struct {
+	col int
+	m   *likeMatcher
+	neg bool
+}
+
 type isNullNode struct {
 	col int
 	neg bool
@@ -77,6 +84,7 @@ func (*orNode) isNode()     {}
 func (*notNode) isNode()    {}
 func (*cmpNode) isNode()    {}
 func (*isNullNode) isNode() {}
+func (*likeNode) isNode()   {}
 
 // Bind resolves e against schema. Column names match exactly, or else
 // case-insensitively when that is unambiguous (Spark's default). Errors wrap
@@ -172,6 +180,19 @@ func (b *binder) bind(e Expr) (node, error) {
 			n = &notNode{n}
 		}
 		return n, nil
+	case *Like:
+		c, err := b.column(e.Col)
+		if err != nil {
+			return nil, err
+		}
+		if t := b.cols[c].Type; t != schema.TypeString {
+			return nil, fmt.Errorf("%w: %s: LIKE needs a string column, %s is %s", ErrBind, e, b.cols[c].Name(), t.TypeName())
+		}
+		m, err := compileLike(e.Pattern, e.escape())
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrBind, e, err)
+		}
+		return &likeNode{col: c, m: m, neg: e.Negated}, nil
 	case nil:
 		return nil, fmt.Errorf("%w: nil expression", ErrBind)
 	}

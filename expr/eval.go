@@ -108,6 +108,15 @@ func eval(n node, value func(i int) any) Truth {
 			return True
 		}
 		return False
+	case *likeNode:
+		s, ok := value(n.col).(string)
+		if !ok {
+			return Unknown
+		}
+		if n.m.match(s) != n.neg {
+			return True
+		}
+		return False
 	case *cmpNode:
 		v := value(n.col)
 		if v == nil || n.lit == nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/big"
+	"strings"
 	"testing"
 	"time"
 
@@ -187,5 +188,58 @@ func TestParsePartitionValue(t *testing.T) {
 		if _, err := ParsePartitionValue(str(bad.v), bad.typ); !errors.Is(err, ErrValue) {
 			t.Errorf("ParsePartitionValue(%q, %s) = %v, want ErrValue", bad.v, bad.typ.TypeName(), err)
 		}
+	}
+}
+
+// LIKE follows Spark (StringUtils.escapeLikeRegex): whole-string,
+// case-sensitive, % any run (none included), _ one character (a newline
+// too), the escape character before %, _ or itself.
+func TestEvalLike(t *testing.T) {
+	sch := &schema.StructType{Fields: []schema.StructField{{Name: "s", Type: schema.TypeString, Nullable: true}}}
+	cases := []struct {
+		where string
+		value any
+		want  Truth
+	}{
+		{"s LIKE 'SF%'", "SFO", True},
+		{"s LIKE 'SF%'", "SF", True},
+		{"s LIKE 'SF%'", "sfo", False},
+		{"s LIKE 'S_O'", "SFO", True},
+		{"s LIKE 'S_O'", "SO", False},
+		{"s LIKE 'S_O'", "S\nO", True},
+		{"s LIKE '%é%'", "café", True},
+		{"s LIKE 'caf_'", "café", True},
+		{"s LIKE 'a.c'", "abc", False},
+		{"s LIKE 'a*'", "aaa", False},
+		{`s LIKE '100\%'`, "100%", True},
+		{`s LIKE '100\%'`, "1000", False},
+		{`s LIKE 'a\_b'`, "a_b", True},
+		{`s LIKE 'a\_b'`, "axb", False},
+		{`s LIKE 'a\\b'`, `a\b`, True},
+		{"s LIKE 'a!%' ESCAPE '!'", "a%", True},
+		{"s LIKE 'a!%' ESCAPE '!'", "ab", False},
+		{"s LIKE 'abc'", "abc", True},
+		{"s LIKE 'abc'", "abcd", False},
+		{"s LIKE ''", "", True},
+		{"s LIKE '%'", nil, Unknown},
+		{"s NOT LIKE 'SF%'", "SFO", False},
+		{"s NOT LIKE 'SF%'", "LAX", True},
+		{"s NOT LIKE 'SF%'", nil, Unknown},
+	}
+	for _, tc := range cases {
+		p, err := ParseAndBind(tc.where, sch)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.where, err)
+		}
+		if got := p.EvalRow([]any{tc.value}); got != tc.want {
+			t.Errorf("%s on %q = %v, want %v", tc.where, tc.value, got, tc.want)
+		}
+		e, _ := Parse(tc.where)
+		if e2, err := Parse(e.String()); err != nil || e2.String() != e.String() {
+			t.Errorf("round trip of %s: %q, %v", tc.where, e.String(), err)
+		}
+	}
+	if _, err := ParseAndBind("id LIKE '1%'", testSchema()); !errors.Is(err, ErrBind) || !strings.Contains(err.Error(), "LIKE needs a string column, id is long") {
+		t.Errorf("LIKE on a long column: %v", err)
 	}
 }

@@ -18,6 +18,7 @@ import (
 //	          | operand cmpop operand                 (one column, one literal)
 //	          | column [NOT] IN '(' literal {, literal} ')'
 //	          | column [NOT] BETWEEN literal AND literal
+//	          | column [NOT] LIKE 'pattern' [ESCAPE 'c']  (Spark's LIKE: % any run, _ one character)
 //	          | column IS [NOT] NULL
 //	          | column                                (a boolean column: column = true)
 //	cmpop    := = | == | != | <> | < | <= | > | >=
@@ -401,7 +402,7 @@ func (p *parser) parseAtom() (Expr, error) {
 		}
 		p.next()
 		return &IsNull{Col: *left.col, Negated: neg}, nil
-	case p.isKW("IN") || p.isKW("BETWEEN") || p.isKW("NOT"):
+	case p.isKW("IN") || p.isKW("BETWEEN") || p.isKW("LIKE") || p.isKW("NOT"):
 		if left.col == nil {
 			return nil, p.errf(p.peek(), "%s needs a column on its left", strings.ToUpper(p.peek().text))
 		}
@@ -414,6 +415,9 @@ func (p *parser) parseAtom() (Expr, error) {
 		case p.isKW("IN"):
 			p.next()
 			return p.parseInList(*left.col, neg)
+		case p.isKW("LIKE"):
+			p.next()
+			return p.parseLike(*left.col, neg)
 		case p.isKW("BETWEEN"):
 			p.next()
 			lo, err := p.parseLiteral()
@@ -434,7 +438,7 @@ func (p *parser) parseAtom() (Expr, error) {
 			}
 			return e, nil
 		default:
-			return nil, p.errf(p.peek(), "expected IN or BETWEEN after NOT, found %s", describe(p.peek()))
+			return nil, p.errf(p.peek(), "expected IN, BETWEEN or LIKE after NOT, found %s", describe(p.peek()))
 		}
 	default:
 		if left.col != nil {
@@ -481,6 +485,27 @@ func (p *parser) parseInList(col Column, neg bool) (Expr, error) {
 		}
 	}
 	return &In{Col: col, List: list, Negated: neg}, nil
+}
+
+// parseLike parses the rest of col [NOT] LIKE 'pattern' [ESCAPE 'c'].
+func (p *parser) parseLike(col Column, neg bool) (Expr, error) {
+	t := p.next()
+	if t.kind != tString {
+		return nil, p.errf(t, "expected a 'pattern' string after LIKE, found %s", describe(t))
+	}
+	e := &Like{Col: col, Pattern: t.text, Negated: neg}
+	if p.isKW("ESCAPE") {
+		p.next()
+		et := p.next()
+		if et.kind != tString || utf8.RuneCountInString(et.text) != 1 {
+			return nil, p.errf(et, "expected a one-character string after ESCAPE, found %s", describe(et))
+		}
+		e.Escape, _ = utf8.DecodeRuneInString(et.text)
+	}
+	if _, err := compileLike(e.Pattern, e.escape()); err != nil {
+		return nil, p.errf(t, "%v", err)
+	}
+	return e, nil
 }
 
 func (p *parser) parseLiteral() (Literal, error) {

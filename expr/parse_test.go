@@ -91,7 +91,11 @@ func TestParseErrors(t *testing.T) {
 		{"number glued to letters", "a = 12abc", 4, "malformed number"},
 		{"minus without number", "a = -x", 5, "expected a number"},
 		{"and dangling", "a = 1 AND", 9, "expected a column"},
-		{"not then garbage", "a NOT LIKE 'x'", 6, "expected IN or BETWEEN"},
+		{"not then garbage", "a NOT = 'x'", 6, "expected IN, BETWEEN or LIKE"},
+		{"like without a pattern", "a LIKE 3", 7, "expected a 'pattern' string after LIKE"},
+		{"like escape before a letter", `a LIKE 'x\y'`, 7, "may only precede %, _ or itself"},
+		{"like ending with escape", `a LIKE 'x\'`, 7, "ends with the escape character"},
+		{"like escape of two characters", "a LIKE 'x' ESCAPE 'ab'", 18, "one-character string after ESCAPE"},
 		{"empty backquote", "`` = 1", 0, "empty quoted"},
 		{"deep nesting", strings.Repeat("(", 500) + "a = 1" + strings.Repeat(")", 500), 200, "nested deeper"},
 	}

@@ -123,8 +123,51 @@ func outcomes(n node, domain func(i int) Domain) Outcomes {
 		return pack(t, f, false)
 	case *cmpNode:
 		return cmpOutcomes(domain(n.col), n.op, n.lit)
+	case *likeNode:
+		o := likeOutcomes(domain(n.col), n.m)
+		if n.neg {
+			o = o&MayUnknown | (o&MayTrue)<<1 | (o&MayFalse)>>1
+		}
+		return o
 	}
 	return allOutcomes
+}
+
+// likeOutcomes prunes on the pattern's literal prefix P (the text before
+// its first wildcard): a matching value starts with P, so a file whose
+// values all sort below P, or above every string starting with P, has no
+// match. When the pattern is P% and both bounds start with P, every value
+// between them starts with P and matches: no row is false.
+func likeOutcomes(d Domain, m *likeMatcher) Outcomes {
+	if d.empty() {
+		return 0
+	}
+	if d.Exact {
+		s, ok := d.Value.(string)
+		if !ok {
+			if d.Value == nil {
+				return MayUnknown
+			}
+			return allOutcomes
+		}
+		return pack(m.match(s), !m.match(s), false)
+	}
+	if d.allNull() {
+		return MayUnknown
+	}
+	mayNull := d.NullCount != 0
+	p := m.prefix
+	lo, minOK := d.Min.(string)
+	hi, maxOK := d.Max.(string)
+	t := true
+	if minOK && lo > p && !strings.HasPrefix(lo, p) {
+		t = false // lo is above every string starting with p
+	}
+	if maxOK && hi < p && !(d.MaxPrefix && strings.HasPrefix(p, hi)) {
+		t = false // every value is below p (a truncated max may go on into p)
+	}
+	f := !(m.prefixOnly && minOK && maxOK && strings.HasPrefix(lo, p) && strings.HasPrefix(hi, p))
+	return pack(t, f, mayNull)
 }
 
 func pack(t, f, u bool) Outcomes {

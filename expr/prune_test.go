@@ -78,6 +78,18 @@ func TestMayMatchStats(t *testing.T) {
 		{"wide bounds nullCount ignored", "id IS NULL", `{"numRecords":10,"tightBounds":false,"nullCount":{"id":3}}`, true},
 		{"unparsable stat kept", "id = 100", `{"numRecords":10,"minValues":{"id":"abc"},"maxValues":{"id":"def"}}`, true},
 		{"null literal never true", "id = NULL", base, false},
+		// LIKE prunes on the pattern's literal prefix (name: min "bob", max
+		// "dave", a possibly truncated prefix).
+		{"like prefix inside", "name LIKE 'c%'", base, true},
+		{"like prefix below min", "name LIKE 'a%'", base, false},
+		{"like prefix above max", "name LIKE 'e%'", base, false},
+		{"like prefix of the min", "name LIKE 'bo_'", base, true},
+		{"like prefix continuing the truncated max", "name LIKE 'dave2%'", base, true},
+		{"like leading wildcard kept", "name LIKE '%zzz'", base, true},
+		{"like escaped wildcard is prefix", `name LIKE 'e\%%'`, base, false},
+		{"not like prefix, some rows differ", "name NOT LIKE 'b%'", base, true},
+		{"not like prefix, every row matches", "name NOT LIKE 'b%'", `{"numRecords":3,"minValues":{"name":"ba"},"maxValues":{"name":"bz"},"nullCount":{"name":0}}`, false},
+		{"like all null", "name LIKE 'a%'", `{"numRecords":3,"nullCount":{"name":3}}`, false},
 	}
 	sch := testSchema()
 	sch.Fields = append(sch.Fields, schema.StructField{Name: "x", Type: schema.TypeLong, Nullable: true})

@@ -486,7 +486,7 @@ func pvString(m map[string]*string) string {
 
 // modelDefaultChecks is the number of sequences when neither -rapid.checks
 // nor RAPID_CHECKS asks for another.
-const modelDefaultChecks = 8
+const modelDefaultChecks = 4
 
 func TestModelReplayAndCommits(t *testing.T) {
 	explicit := false

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The messages a new user met (issue 19), each asserted in full enough to
+// fail with the old wording.
+
+// A byte-size flag's error names the flag, the value and the accepted forms,
+// not table properties or packages (it read "compaction: invalid options:
+// txlog: invalid table property: byte size "banana"").
+func TestByteSizeFlagErrorNamesTheFlag(t *testing.T) {
+	tbl := ingestFlights(t, t.TempDir(), 1, false)
+	for _, tc := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"compact", tbl, "--target-size", "banana"}, "--target-size"},
+		{[]string{"compact", tbl, "--max-bytes", "12 parsecs"}, "--max-bytes"},
+	} {
+		_, e, code := runCLI(t, tc.args...)
+		want := tc.flag + ` "` + tc.args[3] + `": not a byte size; want ` + byteSizeForms
+		if code != exitError || strings.TrimSpace(e) != "lakesink: "+want {
+			t.Errorf("%v: exit %d, stderr %q; want %q", tc.args, code, e, want)
+		}
+		for _, bad := range []string{"compaction:", "txlog:", "table property"} {
+			if strings.Contains(e, bad) {
+				t.Errorf("%v: stderr %q names %q", tc.args, e, bad)
+			}
+		}
+	}
+}
+
+// A schema file with a JSON syntax error names the file, line and column.
+func TestSchemaFileSyntaxErrorNamesFileLineColumn(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "schema.json")
+	if err := os.WriteFile(bad, []byte("{\"type\":\"struct\",\n \"fields\":[\n  {\"name\":\"a\",\"type\":\"long\",\"nullable\":true,\"metadata\":{}},\n ]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, e, code := runCLI(t, "create", filepath.Join(dir, "t"), "--schema", bad)
+	want := "schema file " + bad + ": line 4, column 2: invalid character ']' looking for beginning of value"
+	if code != exitError || !strings.Contains(e, want) {
+		t.Fatalf("exit %d, stderr %q; want %q", code, e, want)
+	}
+	_, e, _ = runCLI(t, "create", filepath.Join(dir, "t"), "--schema", `{"type":"struct","fields":[{"name":"a","type":"lonk"}]}`)
+	if want := `--schema (inline JSON): column a: unknown type "lonk"`; !strings.Contains(e, want) {
+		t.Fatalf("stderr %q; want %q", e, want)
+	}
+}
+
+// A checkpoint reused for another table is refused naming --allow-reset.
+func TestReusedCheckpointNamesAllowReset(t *testing.T) {
+	dir := t.TempDir()
+	ingestFlights(t, dir, 1, false)
+	_, e, code := runCLI(t, "ingest", "--source", filepath.Join(dir, "src"), "--schema", flightsSchema, "--timestamp-format", "2006/01/02 15:04",
+		"--checkpoint", filepath.Join(dir, "chk"), "--table", filepath.Join(dir, "other"), "-q")
+	if code == exitOK || !strings.Contains(e, "pass --allow-reset to reuse this one") || !strings.Contains(e, "use a new --checkpoint directory") ||
+		strings.Contains(e, "allow a reset explicitly") {
+		t.Fatalf("exit %d, stderr %q; want a refusal naming --allow-reset", code, e)
+	}
+}
+
+// --where supports LIKE and NOT LIKE (it said "unexpected LIKE"), and skips
+// files on the literal prefix.
+func TestWhereLike(t *testing.T) {
+	tbl := ingestFlights(t, t.TempDir(), 2, false)
+	out, e, code := runCLI(t, "scan", tbl, "--where", "origin LIKE 'SF%' AND destination NOT LIKE 'S__'", "--columns", "origin,destination")
+	if code != 0 {
+		t.Fatalf("scan: exit %d: %s", code, e)
+	}
+	rows := 0
+	for _, r := range jsonRows(t, out) {
+		o, d := r["origin"].(string), r["destination"].(string)
+		if !strings.HasPrefix(o, "SF") || len(d) == 3 && d[0] == 'S' {
+			t.Fatalf("row %v does not match", r)
+		}
+		rows++
+	}
+	if rows == 0 {
+		t.Fatal("no row of origin SF% outside destinations S__")
+	}
+	out, _, code = runCLI(t, "files", tbl, "--where", "origin LIKE 'ZZ%'")
+	if code != 0 || !strings.Contains(out, "0 of 2 files kept") {
+		t.Fatalf("files --where LIKE 'ZZ%%': exit %d, %q; want every file skipped on its stats", code, out)
+	}
+}
+
+func jsonRows(t *testing.T, out string) []map[string]any {
+	t.Helper()
+	var rows []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("row %q: %v", l, err)
+		}
+		rows = append(rows, m)
+	}
+	return rows
+}
