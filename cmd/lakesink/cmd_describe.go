@@ -120,15 +120,21 @@ func describe(url string, snap *txlog.Snapshot) (Description, error) {
 	if !json.Valid(d.Schema) {
 		return d, fmt.Errorf("%w: schemaString of version %d is not valid JSON", txlog.ErrCorruptLog, snap.Version())
 	}
-	var total int64
-	known := true
+	if total, ok := statsRecords(snap); ok {
+		d.NumRecords = &total
+	}
+	return d, nil
+}
+
+// statsRecords sums numRecords over the live files' stats (PROTOCOL.md,
+// "Per-file Statistics"); ok is false when a file has none.
+func statsRecords(snap *txlog.Snapshot) (total int64, ok bool) {
 	for _, a := range snap.Files() {
 		var st struct {
 			NumRecords *int64 `json:"numRecords"`
 		}
 		if a.Stats == "" || json.Unmarshal([]byte(a.Stats), &st) != nil || st.NumRecords == nil {
-			known = false
-			break
+			return 0, false
 		}
 		total += *st.NumRecords
 		if a.DeletionVector != nil {
@@ -138,10 +144,7 @@ func describe(url string, snap *txlog.Snapshot) (Description, error) {
 			total -= a.DeletionVector.Cardinality
 		}
 	}
-	if known {
-		d.NumRecords = &total
-	}
-	return d, nil
+	return total, true
 }
 
 func nonNil(s []string) []string {

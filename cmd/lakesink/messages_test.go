@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -102,4 +104,29 @@ func jsonRows(t *testing.T, out string) []map[string]any {
 		rows = append(rows, m)
 	}
 	return rows
+}
+
+// compact says how many of the table's files it rewrote, how many rows they
+// held and how many the table holds (it said "compacted 1551 files ... 19989
+// rows" of a 20,000-row table, which read as rows lost).
+func TestCompactSaysRowsOfTheTable(t *testing.T) {
+	tbl := ingestFlights(t, t.TempDir(), 3, false, "--partition-by", "origin")
+	out, e, code := runCLI(t, "compact", tbl)
+	re := regexp.MustCompile(`^compacted (\d+) of (\d+) files \(.*\) into .* bins?; the rewritten files held (\d+) rows, the table holds 3000 rows; committed version 3 in `)
+	m := re.FindStringSubmatch(out)
+	if code != 0 || m == nil {
+		t.Fatalf("compact: exit %d, stdout %q, stderr %q; want %s", code, out, e, re)
+	}
+	if removed, total, held := atoi(t, m[1]), atoi(t, m[2]), atoi(t, m[3]); removed > total || held > 3000 || held == 0 {
+		t.Fatalf("compacted %d of %d files holding %d rows: inconsistent", removed, total, held)
+	}
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
