@@ -63,6 +63,16 @@ type CleanupResult struct {
 // retained version stays readable. delta.enableExpiredLogCleanup=false turns
 // it off.
 func CleanupLog(ctx context.Context, t *table.Table, now time.Time) (*CleanupResult, error) {
+	// Deleting log files modifies the table: like any writer, refuse a table
+	// whose writer features lakesink does not support (PROTOCOL.md, "Table
+	// Features": a writer must not write to such a table).
+	snap, err := t.Snapshot(ctx)
+	if err != nil {
+		return cleanupResult(nil, false), fmt.Errorf("compaction: cleanup-log %s: %w", t.URL(), err)
+	}
+	if err := txlog.CheckWriteSupported(snap.Protocol(), snap.Metadata()); err != nil {
+		return cleanupResult(nil, false), fmt.Errorf("compaction: cleanup-log %s version %d: %w", t.URL(), snap.Version(), err)
+	}
 	plan, err := t.Log().Cleanup(ctx, now)
 	res := cleanupResult(plan, false)
 	if err != nil {

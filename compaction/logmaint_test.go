@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/txlog"
 )
 
@@ -99,4 +101,46 @@ func TestParseInterval(t *testing.T) {
 			t.Errorf("ParseInterval(%q) = %v, %v", tc.in, got, err)
 		}
 	}
+}
+
+// CleanupLog deletes log files: a table with a writer feature lakesink does
+// not know is refused, with nothing deleted (it cleaned such a table up).
+func TestCleanupLogRefusesUnsupportedWriterFeature(t *testing.T) {
+	ctx := context.Background()
+	tb, st := newTable(t, nil, nil)
+	var last int64
+	for i := range 4 {
+		last = appendRows(t, tb, flightsRows(int64(i*10), 10, origins))
+	}
+	if _, err := Checkpoint(ctx, tb); err != nil {
+		t.Fatal(err)
+	}
+	commit, err := txlog.EncodeCommit([]txlog.Action{{Protocol: &txlog.Protocol{MinReaderVersion: 3, MinWriterVersion: 7,
+		ReaderFeatures: []string{}, WriterFeatures: []string{"fancyWriterFeature"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PutIfAbsent(ctx, txlog.CommitPath(last+1), commit); err != nil {
+		t.Fatal(err)
+	}
+	before := logKeys(t, st)
+	_, err = CleanupLog(ctx, tb, time.Now().Add(60*24*time.Hour))
+	if !errors.Is(err, txlog.ErrUnsupportedFeature) || !strings.Contains(err.Error(), "fancyWriterFeature") {
+		t.Fatalf("CleanupLog of a table with an unknown writer feature: %v, want ErrUnsupportedFeature naming it", err)
+	}
+	if after := logKeys(t, st); !slices.Equal(before, after) {
+		t.Fatalf("log files changed: %v -> %v", before, after)
+	}
+}
+
+func logKeys(t *testing.T, st storage.Store) []string {
+	t.Helper()
+	var keys []string
+	for fi, err := range st.List(context.Background(), "_delta_log/", "") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, fi.Path)
+	}
+	return keys
 }

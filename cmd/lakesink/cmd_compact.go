@@ -87,7 +87,7 @@ func runCompact(ctx context.Context, p *printer, url string, o CompactOptions) e
 	}
 	plan, err := compaction.NewPlan(snap, po)
 	if err != nil {
-		return err
+		return fmt.Errorf("compaction: optimize %s: %w", t.URL(), err) // as compaction.Optimize names it
 	}
 	if o.DryRun {
 		if p.json {
