@@ -24,7 +24,31 @@ var (
 	ErrClosed = errors.New("storage: closed")
 	// ErrInvalidOptions: Options.Validate found a violation.
 	ErrInvalidOptions = errors.New("storage: invalid options")
+	// ErrNoCredentials: an s3:// store found no AWS credentials in the SDK's
+	// default chain (returned as a *NoCredentialsError).
+	ErrNoCredentials = errors.New("storage: no AWS credentials found")
 )
+
+// NoCredentialsError is the error of an S3 request when the AWS SDK's
+// default credential chain found nothing, and no credential source was
+// configured at all (no AWS_ACCESS_KEY_ID, AWS_PROFILE, profile= URL
+// parameter, shared config or credentials file, web identity or container
+// credentials): its message says which variables or profile to set instead
+// of the SDK's account of every provider it tried. It matches
+// ErrNoCredentials; Err is the SDK's error.
+type NoCredentialsError struct {
+	Bucket string
+	Err    error
+}
+
+func (e *NoCredentialsError) Error() string {
+	return "no AWS credentials found for s3://" + e.Bucket + ": set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY " +
+		"(and AWS_SESSION_TOKEN for temporary keys), or AWS_PROFILE (or profile= in the URL) naming a profile of " +
+		"~/.aws/credentials or ~/.aws/config (AWS_SHARED_CREDENTIALS_FILE, AWS_CONFIG_FILE); off EC2 also set " +
+		"AWS_EC2_METADATA_DISABLED=true so that the instance metadata service is not asked"
+}
+
+func (e *NoCredentialsError) Unwrap() []error { return []error{ErrNoCredentials, e.Err} }
 
 // PathError records a failed operation on one path. It matches its sentinel
 // (ErrNotFound, ErrAlreadyExists, ...) and, when present, the underlying

@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -78,6 +80,9 @@ func (o *Opener) openS3(ctx context.Context, u *url.URL) (Store, error) {
 		// Without a region every request fails before it is sent; say so
 		// now rather than as an ambiguous commit later.
 		return nil, fmt.Errorf("%w: s3://%s: no region (add region=... to the URL or set AWS_REGION)", ErrUnsupportedURL, name)
+	}
+	if cfg.Credentials != nil && !credentialSourceConfigured(q) {
+		cfg.Credentials = noCredentialsHint{inner: cfg.Credentials, bucket: name}
 	}
 	client := s3.NewFromConfig(cfg, clientOpts...)
 	b, err := s3blob.OpenBucket(ctx, client, name, &s3blob.Options{
@@ -309,4 +314,51 @@ func (s *s3Backend) list(ctx context.Context, prefix, startAfter string) iter.Se
 			token = next
 		}
 	}
+}
+
+// noCredentialsHint turns a failed credential retrieval into a
+// *NoCredentialsError; it wraps the SDK's default chain only when no source
+// was configured (credentialSourceConfigured), so that a broken profile or
+// an expired SSO session keeps the SDK's own explanation.
+type noCredentialsHint struct {
+	inner  aws.CredentialsProvider
+	bucket string
+}
+
+func (p noCredentialsHint) Retrieve(ctx context.Context) (aws.Credentials, error) {
+	c, err := p.inner.Retrieve(ctx)
+	if err != nil && ctx.Err() == nil {
+		return c, &NoCredentialsError{Bucket: p.bucket, Err: err}
+	}
+	return c, err
+}
+
+// credentialSourceConfigured reports whether anything names AWS credentials
+// for the SDK's default chain: the environment variables of static keys,
+// profiles, web identity or container credentials, a profile URL parameter,
+// or an existing shared config or credentials file. (With none, the chain
+// can only end at the EC2 instance metadata service.)
+func credentialSourceConfigured(q url.Values) bool {
+	if q.Get("profile") != "" || q.Get("anonymous") != "" {
+		return true
+	}
+	for _, v := range []string{"AWS_ACCESS_KEY_ID", "AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_WEB_IDENTITY_TOKEN_FILE",
+		"AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI"} {
+		if os.Getenv(v) != "" {
+			return true
+		}
+	}
+	files := []string{os.Getenv("AWS_SHARED_CREDENTIALS_FILE"), os.Getenv("AWS_CONFIG_FILE")}
+	if home, err := os.UserHomeDir(); err == nil {
+		files = append(files, filepath.Join(home, ".aws", "credentials"), filepath.Join(home, ".aws", "config"))
+	}
+	for _, f := range files {
+		if f == "" {
+			continue
+		}
+		if _, err := os.Stat(f); err == nil {
+			return true
+		}
+	}
+	return false
 }

@@ -10,6 +10,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/lakesink/lakesink/storage"
 )
 
 // Exit codes, documented as stable in README.md ("Exit status").
@@ -47,6 +49,12 @@ func markInterrupted(err error, interrupted bool) error {
 // printExitError writes a fatal error to stderr: as a JSON object when the
 // command ran with --json, else as text.
 func printExitError(w io.Writer, asJSON bool, err error) {
+	// Missing AWS credentials: the storage error says what to set; the
+	// SDK's chain of providers tried (EC2 roles...) only buries it.
+	var nce *storage.NoCredentialsError
+	if errors.As(err, &nce) {
+		err = &hintError{err, nce.Error()}
+	}
 	if asJSON {
 		_ = json.NewEncoder(w).Encode(map[string]any{"message_type": "exit_error", "code": exitCode(err, false), "message": err.Error()})
 		return

@@ -130,3 +130,23 @@ func atoi(t *testing.T, s string) int {
 	}
 	return n
 }
+
+// S3 without any credential source says that no AWS credentials were found
+// and what to set (it printed the SDK's IMDS warnings and a long error about
+// EC2 roles).
+func TestS3WithoutCredentialsSaysWhatToSet(t *testing.T) {
+	home := t.TempDir() // no ~/.aws
+	for _, v := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_DEFAULT_PROFILE",
+		"AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+		"AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE"} {
+		t.Setenv(v, "")
+	}
+	t.Setenv("HOME", home)
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	_, e, code := runCLI(t, "describe", "s3://bucket/t?region=us-east-1&endpoint=http://127.0.0.1:9&use_path_style=true")
+	want := "lakesink: no AWS credentials found for s3://bucket: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
+	if code != exitError || !strings.HasPrefix(e, want) || !strings.Contains(e, "AWS_PROFILE") ||
+		strings.Contains(e, "IMDS") || strings.Contains(e, "get identity") {
+		t.Fatalf("exit %d, stderr %q; want %q...", code, e, want)
+	}
+}
