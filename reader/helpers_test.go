@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/internal/testutil/corpus"
+	"github.com/lakesink/lakesink/schema"
 )
 
 // sharedDir is sub of the project-wide interop test data, ../shared/testdata
