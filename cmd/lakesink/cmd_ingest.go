@@ -390,7 +390,7 @@ func runIngest(ctx context.Context, p *printer, o IngestOptions) error {
 	}
 	q, err := stream.NewQuery(qopts)
 	if err != nil {
-		return ingestHint(err, o.BadRecordsPath != "", chkStore.URL())
+		return ingestHint(err, o.BadRecordsPath != "", o.FileSink != "", chkStore.URL())
 	}
 	runErr := q.Run(ctx)
 	if p.json {
