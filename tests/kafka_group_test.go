@@ -114,6 +114,12 @@ func groupKillTest(t *testing.T, cluster kafkaCluster, cfg groupRun) {
 	// lands at offset i/parts.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	// Spread the records over the time the kills take (about 0.9 s per
+	// kill), so that kills land while batches are being built and
+	// committed, not after the topic was drained.
+	const chunk = 250
+	pace := time.Duration(cfg.kills) * 900 * time.Millisecond / time.Duration(cfg.total/chunk)
+	prng := rand.New(rand.NewSource(seed + 1))
 	prodErr := make(chan error, 1)
 	go func() {
 		cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
@@ -122,7 +128,6 @@ func groupKillTest(t *testing.T, cluster kafkaCluster, cfg groupRun) {
 			return
 		}
 		defer cl.Close()
-		const chunk = 500
 		for from := 0; from < cfg.total; from += chunk {
 			var recs []*kgo.Record
 			for i := from; i < min(from+chunk, cfg.total); i++ {
@@ -136,7 +141,7 @@ func groupKillTest(t *testing.T, cluster kafkaCluster, cfg groupRun) {
 			case <-ctx.Done():
 				prodErr <- ctx.Err()
 				return
-			case <-time.After(time.Duration(rng.Intn(60)) * time.Millisecond):
+			case <-time.After(pace/2 + time.Duration(prng.Int63n(int64(pace)))):
 			}
 		}
 		prodErr <- nil
