@@ -30,4 +30,8 @@ var (
 	// a reader feature lakesink does not implement. The error is a
 	// *txlog.UnsupportedFeatureError naming the feature.
 	ErrUnsupportedFeature = txlog.ErrUnsupportedFeature
+
+	// ErrCommitNotFound: a commit file that Snapshot.ReadCommit was asked
+	// for does not exist (not yet written, or removed by log cleanup).
+	ErrCommitNotFound = errors.New("reader: commit not found")
 )

@@ -71,6 +71,11 @@ type ReadOptions struct {
 	// Predicate is an already bound predicate (from Snapshot.Predicate);
 	// used instead of Where when set.
 	Predicate *expr.Predicate
+	// Files, when non-nil, are the files read instead of the snapshot's live
+	// files, in this order (still pruned by the predicate): e.g. the adds of
+	// one commit from Snapshot.ReadCommit. They are read with the snapshot's
+	// schema, partition columns and column mapping.
+	Files []File
 	// Limit stops after this many rows. 0: no limit.
 	Limit int64
 	// Workers is how many files are read at once. Default (0):

@@ -103,6 +103,14 @@ func (s *Snapshot) plan(ctx context.Context, o ReadOptions) (*readPlan, error) {
 	case MappingID:
 		p.readOpts.ByFieldID = true
 	}
+	if o.Files != nil {
+		for _, f := range o.Files {
+			if p.pred == nil || s.mayMatch(p.pred, &f) {
+				p.files = append(p.files, f)
+			}
+		}
+		return p, nil
+	}
 	files, err := s.Files(ctx, p.pred)
 	if err != nil {
 		return nil, err

@@ -40,6 +40,7 @@ type Snapshot struct {
 	owned      bool
 	kind       Kind
 	delta      *txlog.Snapshot // KindDelta only
+	log        *txlog.Log      // KindDelta only: the log the snapshot was read from
 	version    int64
 	timestamp  time.Time
 	schema     *schema.StructType
@@ -116,7 +117,12 @@ func open(ctx context.Context, store storage.Store, o openOptions, forceSink boo
 			ds, err = l.Snapshot(ctx)
 		}
 		if err == nil {
-			return newDeltaSnapshot(store, ds)
+			s, err := newDeltaSnapshot(store, ds)
+			if err != nil {
+				return nil, err
+			}
+			s.log = l
+			return s, nil
 		}
 		if !errors.Is(err, txlog.ErrTableNotFound) {
 			return nil, fmt.Errorf("reader: open %s: %w", store.URL(), err)

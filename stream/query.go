@@ -51,6 +51,9 @@ type Options struct {
 	// MaxFilesPerTrigger caps the new files of one batch; 0 = no cap.
 	// Ignored by Once (as in Spark).
 	MaxFilesPerTrigger int
+	// MaxBytesPerTrigger is a soft cap on the bytes of the new files of one
+	// batch (source.ReadLimit.MaxBytes); 0 = no cap. Ignored by Once.
+	MaxBytesPerTrigger int64
 	// AllowReset lets a checkpoint be reused with another source or sink:
 	// its metadata is rewritten (same query id).
 	AllowReset bool
@@ -101,6 +104,9 @@ func (o *Options) Validate() error {
 	}
 	if o.MaxFilesPerTrigger < 0 {
 		bad("MaxFilesPerTrigger %d < 0", o.MaxFilesPerTrigger)
+	}
+	if o.MaxBytesPerTrigger < 0 {
+		bad("MaxBytesPerTrigger %d < 0", o.MaxBytesPerTrigger)
 	}
 	if o.FirstBatchID < 0 {
 		bad("FirstBatchID %d < 0", o.FirstBatchID)
@@ -334,7 +340,7 @@ func (q *Query) trigger(ctx context.Context) (ran bool, err error) {
 	if q.pending {
 		start, end = q.pendingStart, q.pendingEnd
 	} else {
-		limit := source.ReadLimit{MaxFiles: o.MaxFilesPerTrigger}
+		limit := source.ReadLimit{MaxFiles: o.MaxFilesPerTrigger, MaxBytes: o.MaxBytesPerTrigger}
 		if o.Trigger.kind == kindOnce {
 			limit = source.ReadLimit{}
 		}

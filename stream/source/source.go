@@ -45,6 +45,11 @@ type ReadLimit struct {
 	// MaxFiles is the most new files in one batch; 0 = no limit
 	// (ReadMaxFiles / ReadAllAvailable).
 	MaxFiles int
+	// MaxBytes is a soft cap on the bytes of the new files of one batch: a
+	// file is admitted while the batch is under it, so a batch holds at
+	// least one file (Delta's maxBytesPerTrigger, AdmissionLimits); 0 = no
+	// limit. Sources without file sizes ignore it.
+	MaxBytes int64
 }
 
 // BatchStats describes the input of one batch.
