@@ -49,13 +49,14 @@ type IngestOptions struct {
 	CDCFormat          string
 	RecoverFromTable   bool         // ingest_recover.go
 	Kafka              KafkaFlags   // ingest_kafka.go
+	Delta              DeltaFlags   // ingest_delta.go
 	Metrics            MetricsFlags // metrics_flags.go
 }
 
 // AddFlags registers the flags.
 func (o *IngestOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.Source, "source", "", "directory URL of input files (required)")
-	f.StringVar(&o.Format, "format", "json", "input format: json (NDJSON or a JSON array), csv (with header), parquet")
+	f.StringVar(&o.Format, "format", "json", "input format: json (NDJSON or a JSON array), csv (with header), parquet, kafka, or delta (--source is a Delta table; its new data files)")
 	f.StringVar(&o.Checkpoint, "checkpoint", "", "checkpoint directory URL (Spark layout: metadata, offsets/, commits/, sources/) (required)")
 	f.StringVar(&o.Table, "table", "", "Delta table URL to write (created at the first batch if absent)")
 	f.StringVar(&o.FileSink, "file-sink", "", "Spark file-sink directory URL to write instead of a Delta table")
@@ -78,13 +79,14 @@ func (o *IngestOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.BadRecordsPath, "bad-records-path", "", "Delta table URL for records that do not fit the schema (as Spark's badRecordsPath): valid rows go on, rejects land there once per batch")
 	f.BoolVar(&o.RecoverFromTable, "recover-checkpoint-from-table", false, "rebuild a lost checkpoint from the Delta table's commits (Kafka source only): continue after the newest batch the table recorded for this source, with its query id")
 	o.Kafka.AddFlags(f)
+	o.Delta.AddFlags(f)
 	o.Metrics.AddFlags(f)
 }
 
 func newIngestCommand(g *globalOptions) *cobra.Command {
 	var o IngestOptions
 	cmd := &cobra.Command{
-		Use:   "ingest (--source URL | --format kafka --kafka-bootstrap HOST:PORT --kafka-topic T) (--checkpoint URL | --kafka-group G) (--table URL | --file-sink URL)",
+		Use:   "ingest (--source URL | --format delta --source TABLE | --format kafka --kafka-bootstrap HOST:PORT --kafka-topic T) (--checkpoint URL | --kafka-group G) (--table URL | --file-sink URL)",
 		Short: "Stream files from a directory, or a Kafka topic, into a Delta table or a file-sink directory, exactly once",
 		Long: `Run a micro-batch streaming query: new files in --source are decoded into
 batches and written to --table (a Delta table: each batch ONE commit with a
@@ -104,7 +106,16 @@ a worker starts each partition it is assigned after the table's txn version
 Triggers: available-now (default; process the backlog in batches of
 --max-files-per-trigger files, then exit), once (one batch of everything new),
 interval=30s (run until SIGINT/SIGTERM). With no new input no batch runs.
---max-files-per-trigger defaults to 0: every new file in one batch.
+--max-files-per-trigger defaults to 0: every new file in one batch (for
+--format delta: 1000, as Delta).
+
+Delta source (--format delta --source TABLE, Delta's DeltaSource): the
+table's latest snapshot first, then each later commit (or --starting-version
+/ --starting-timestamp: the commits from there); offsets/N holds Spark's
+DeltaSourceOffset. Only adds with dataChange=true are new rows, so OPTIMIZE
+commits give none; a commit that removes data (DELETE, UPDATE, MERGE,
+overwrite) fails naming its version unless --skip-change-commits; a
+recreated table or a version removed by cleanup-log fails, never skipped.
 
 Schema: --schema, else the table's, else inferred from the first batch. An
 input field that the schema lacks (a new column) fails the batch, naming
@@ -166,6 +177,10 @@ func runIngest(ctx context.Context, p *printer, o IngestOptions) error {
 	}
 	kafkaIn := o.Kafka.Enabled(o.Format)
 	sourceURL := kafkaSourceURL(o.Kafka)
+	deltaIn := o.Format == "delta"
+	if flag := o.Delta.misused(); flag != "" && !deltaIn {
+		return fmt.Errorf("%s applies to --format delta (a Delta table source), not --format %s", flag, o.Format)
+	}
 	var srcStore storage.Store
 	if !kafkaIn {
 		if o.Source == "" {
@@ -319,8 +334,22 @@ func runIngest(ctx context.Context, p *printer, o IngestOptions) error {
 		return err
 	}
 	cm.ready() // the table's snapshot (or the file sink's log) is open
-	var src source.Source
-	if kafkaIn {
+	var (
+		src      source.Source
+		maxBytes int64
+	)
+	maxFiles := o.MaxFilesPerTrigger
+	if deltaIn {
+		ds, mb, err := deltaSource(srcStore, o.Delta)
+		if err != nil {
+			return err
+		}
+		defer ds.Close()
+		src, maxBytes = ds, mb
+		if maxFiles == 0 {
+			maxFiles = deltaMaxFilesPerTrigger
+		}
+	} else if kafkaIn {
 		ks, err := kafkaSource(ctx, o.Kafka, srcOpts)
 		if err != nil {
 			return err
@@ -343,7 +372,8 @@ func runIngest(ctx context.Context, p *printer, o IngestOptions) error {
 	qopts.SinkURL = sinkURL
 	qopts.FirstBatchID = firstBatchID
 	qopts.Trigger = trig
-	qopts.MaxFilesPerTrigger = o.MaxFilesPerTrigger
+	qopts.MaxFilesPerTrigger = maxFiles
+	qopts.MaxBytesPerTrigger = maxBytes
 	qopts.AllowReset = o.AllowReset
 	qopts.CheckFresh = lazy.checkFresh
 	qopts.Progress = func(pr stream.Progress) {

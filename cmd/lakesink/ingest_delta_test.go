@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/lakesink/lakesink/reader"
+	"github.com/lakesink/lakesink/schema"
+	"github.com/lakesink/lakesink/table"
+)
+
+// writeEvents writes one NDJSON file of ids [from, from+n) into dir.
+func writeEvents(t *testing.T, dir string, from, n int) {
+	t.Helper()
+	var b strings.Builder
+	for i := from; i < from+n; i++ {
+		fmt.Fprintf(&b, "{\"id\":%d,\"day\":\"d%d\"}\n", i, i%2)
+	}
+	if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("ev-%05d.json", from)), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// tableIDs reads the id column of a Delta table, sorted.
+func tableIDs(t *testing.T, url string) []int64 {
+	t.Helper()
+	snap, err := reader.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close()
+	var ids []int64
+	for rec, err := range snap.Rows(context.Background(), reader.ReadOptions{Columns: []string{"id"}}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, rec.Values[0].(int64))
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+func idRange(n int) []int64 {
+	out := make([]int64, n)
+	for i := range out {
+		out[i] = int64(i)
+	}
+	return out
+}
+
+// TestIngestFromDeltaTable: files -> bronze (lakesink ingest, partitioned)
+// -> silver (lakesink ingest --format delta), with a restart and an
+// OPTIMIZE of bronze in between: silver holds every bronze row exactly
+// once. A MERGE that deletes on bronze fails the silver query naming its
+// version; --skip-change-commits skips it and the stream goes on.
+func TestIngestFromDeltaTable(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	os.MkdirAll(src, 0o755)
+	bronze, silver := filepath.Join(dir, "bronze"), filepath.Join(dir, "silver")
+	toBronze := func() {
+		t.Helper()
+		if _, e, code := runCLI(t, "ingest", "--source", src, "--checkpoint", filepath.Join(dir, "chk-bronze"), "--table", bronze,
+			"--partition-by", "day", "--max-files-per-trigger", "1", "-q"); code != 0 {
+			t.Fatalf("ingest into bronze: exit %d: %s", code, e)
+		}
+	}
+	toSilver := func(extra ...string) (string, int) {
+		t.Helper()
+		args := append([]string{"ingest", "--format", "delta", "--source", bronze, "--checkpoint", filepath.Join(dir, "chk-silver"),
+			"--table", silver, "--max-files-per-trigger", "2", "-q"}, extra...)
+		_, e, code := runCLI(t, args...)
+		return e, code
+	}
+	for i := range 3 {
+		writeEvents(t, src, i*10, 10)
+	}
+	toBronze()
+	if e, code := toSilver(); code != 0 {
+		t.Fatalf("first silver run: exit %d: %s", code, e)
+	}
+	if got := tableIDs(t, silver); !slices.Equal(got, idRange(30)) {
+		t.Fatalf("silver after the first run: %v", got)
+	}
+
+	writeEvents(t, src, 30, 10)
+	writeEvents(t, src, 40, 10)
+	toBronze()
+	if _, e, code := runCLI(t, "compact", bronze, "-q"); code != 0 {
+		t.Fatalf("compact bronze: exit %d: %s", code, e)
+	}
+	hist, _, _ := runCLI(t, "history", bronze, "--json")
+	if !strings.Contains(hist, "OPTIMIZE") {
+		t.Fatalf("bronze has no OPTIMIZE commit (the test would prove nothing): %s", hist)
+	}
+	writeEvents(t, src, 50, 10)
+	toBronze()
+	if e, code := toSilver(); code != 0 {
+		t.Fatalf("second silver run: exit %d: %s", code, e)
+	}
+	if got := tableIDs(t, silver); !slices.Equal(got, idRange(60)) {
+		t.Fatalf("silver after OPTIMIZE and a restart: %v (want 0..59 once each)", got)
+	}
+	if got := tableIDs(t, bronze); !slices.Equal(got, idRange(60)) {
+		t.Fatalf("bronze: %v", got)
+	}
+
+	// A MERGE deleting one row: a change commit.
+	ctx := context.Background()
+	bt, err := table.Open(ctx, bronze)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bt.Close()
+	del := &schema.Batch{Schema: &schema.StructType{Fields: []schema.StructField{
+		{Name: "id", Type: schema.TypeLong, Nullable: true}, {Name: "op", Type: schema.TypeString, Nullable: true}}},
+		Rows: [][]any{{int64(3), "d"}}}
+	res, err := bt.Merge(ctx, del, table.MergeOptions{Keys: []string{"id"}, DeleteWhen: "op = 'd'"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeEvents(t, src, 60, 10)
+	toBronze()
+	e, code := toSilver()
+	if code == 0 || !strings.Contains(e, fmt.Sprintf("version %d ", res.Version)) || !strings.Contains(e, "--skip-change-commits") {
+		t.Fatalf("after a MERGE on bronze: exit %d %q; want an error naming version %d and --skip-change-commits", code, e, res.Version)
+	}
+	if e, code := toSilver("--skip-change-commits"); code != 0 {
+		t.Fatalf("--skip-change-commits: exit %d: %s", code, e)
+	}
+	if got := tableIDs(t, silver); !slices.Equal(got, idRange(70)) {
+		t.Fatalf("silver after skipping the MERGE: %v (want 0..69: the delete is not streamed, the later append is)", got)
+	}
+}
+
+// The Delta source flags are refused with another --format.
+func TestDeltaSourceFlagsNeedFormatDelta(t *testing.T) {
+	dir := t.TempDir()
+	_, e, code := runCLI(t, "ingest", "--source", dir, "--checkpoint", filepath.Join(dir, "c"), "--table", filepath.Join(dir, "t"), "--skip-change-commits")
+	if code == 0 || !strings.Contains(e, "--skip-change-commits applies to --format delta") {
+		t.Fatalf("exit %d %q", code, e)
+	}
+}
