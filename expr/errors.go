@@ -7,13 +7,13 @@ import (
 
 var (
 	// ErrSyntax: a predicate string does not parse. Wrapped by *SyntaxError.
-	ErrSyntax = errors.New("expr: syntax error")
+	ErrSyntax = errors.New("syntax error")
 	// ErrBind: a predicate does not fit the schema (unknown column, a literal
 	// of the wrong type for its column, a comparison on a nested type).
-	ErrBind = errors.New("expr: predicate does not fit the schema")
+	ErrBind = errors.New("predicate does not fit the schema")
 	// ErrValue: a serialized value (partition value, statistic) cannot be
 	// parsed as its column's type.
-	ErrValue = errors.New("expr: invalid value")
+	ErrValue = errors.New("invalid value")
 )
 
 // SyntaxError is a parse error at a byte offset of the input (0-based).
@@ -24,7 +24,7 @@ type SyntaxError struct {
 }
 
 func (e *SyntaxError) Error() string {
-	return fmt.Sprintf("expr: syntax error at position %d: %s", e.Pos, e.Msg)
+	return fmt.Sprintf("syntax error at position %d: %s", e.Pos, e.Msg)
 }
 
 // Unwrap makes errors.Is(err, ErrSyntax) true.

@@ -340,7 +340,7 @@ func TestOptionsValidate(t *testing.T) {
 	}
 	o := DefaultOptions()
 	o.CompactInterval, o.MinBatchesToRetain, o.S3Scheme = 50, 0, "gs"
-	if err := o.Validate(); err == nil || strings.Count(err.Error(), "filesink: invalid options") != 3 {
+	if err := o.Validate(); err == nil || strings.Count(err.Error(), "invalid options") != 3 {
 		t.Fatalf("Validate should list all 3 violations, got %v", err)
 	}
 }

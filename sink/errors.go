@@ -8,9 +8,9 @@ import (
 var (
 	// ErrUnsupportedOutputMode: an output mode the sink does not implement
 	// (Delta refuses "update": "Data source ... does not support Update output mode").
-	ErrUnsupportedOutputMode = errors.New("sink: unsupported output mode")
+	ErrUnsupportedOutputMode = errors.New("unsupported output mode")
 	// ErrInvalidOptions: Options.Validate failed.
-	ErrInvalidOptions = errors.New("sink: invalid options")
+	ErrInvalidOptions = errors.New("invalid options")
 )
 
 // BatchError is a failed batch: it names the table and the batch. Err is the
@@ -23,7 +23,7 @@ type BatchError struct {
 }
 
 func (e *BatchError) Error() string {
-	return fmt.Sprintf("sink: batch %d to %s: %v", e.BatchID, e.Table, e.Err)
+	return fmt.Sprintf("batch %d to %s: %v", e.BatchID, e.Table, e.Err)
 }
 
 func (e *BatchError) Unwrap() error { return e.Err }

@@ -37,7 +37,7 @@
 // wrapper refuses empty paths, absolute paths, "." / ".." / empty elements,
 // backslashes and control characters with ErrInvalidPath, so no path can
 // escape the root. Every error is a *PathError naming the operation and the
-// path ("storage: read _delta_log/00000000000000000003.json: not found") and
+// path ("read _delta_log/00000000000000000003.json: not found") and
 // matches its class with errors.Is: ErrNotFound, ErrAlreadyExists,
 // ErrCommitStateUnknown, ErrInvalidPath, ErrClosed, context.Canceled.
 //

@@ -7,26 +7,26 @@ import (
 
 var (
 	// ErrNotFound: the object does not exist.
-	ErrNotFound = errors.New("storage: not found")
+	ErrNotFound = errors.New("not found")
 	// ErrAlreadyExists: PutIfAbsent lost; an object is already at the path.
-	ErrAlreadyExists = errors.New("storage: already exists")
+	ErrAlreadyExists = errors.New("already exists")
 	// ErrInvalidPath: the path is absolute, contains "." or "..", or escapes the root.
-	ErrInvalidPath = errors.New("storage: invalid path")
+	ErrInvalidPath = errors.New("invalid path")
 	// ErrCommitStateUnknown: a PutIfAbsent whose outcome is not known
 	// (timeout, 5xx after the request was sent). Never retry blindly: read back.
-	ErrCommitStateUnknown = errors.New("storage: commit state unknown")
+	ErrCommitStateUnknown = errors.New("commit state unknown")
 	// ErrUnsupportedURL: the URL scheme or form is not supported.
-	ErrUnsupportedURL = errors.New("storage: unsupported URL")
+	ErrUnsupportedURL = errors.New("unsupported URL")
 	// ErrConditionalWriteUnsupported: the object store does not honour
 	// If-None-Match: * and so cannot serve as a commit store.
-	ErrConditionalWriteUnsupported = errors.New("storage: conditional writes not supported by the store")
+	ErrConditionalWriteUnsupported = errors.New("conditional writes not supported by the store")
 	// ErrClosed: the store (or a writer) was used after Close.
-	ErrClosed = errors.New("storage: closed")
+	ErrClosed = errors.New("closed")
 	// ErrInvalidOptions: Options.Validate found a violation.
-	ErrInvalidOptions = errors.New("storage: invalid options")
+	ErrInvalidOptions = errors.New("invalid options")
 	// ErrNoCredentials: an s3:// store found no AWS credentials in the SDK's
 	// default chain (returned as a *NoCredentialsError).
-	ErrNoCredentials = errors.New("storage: no AWS credentials found")
+	ErrNoCredentials = errors.New("no AWS credentials found")
 )
 
 // NoCredentialsError is the error of an S3 request when the AWS SDK's
@@ -54,8 +54,8 @@ func (e *NoCredentialsError) Unwrap() []error { return []error{ErrNoCredentials,
 // (ErrNotFound, ErrAlreadyExists, ...) and, when present, the underlying
 // driver or context error through errors.Is / errors.As.
 //
-// Its message reads "storage: <op> <path>: <reason>", e.g.
-// "storage: read _delta_log/00000000000000000003.json: not found".
+// Its message reads "<op> <path>: <reason>", e.g.
+// "read _delta_log/00000000000000000003.json: not found".
 // Path is relative to the store's root. Messages never contain credentials.
 type PathError struct {
 	Op   string // "read", "put", "put-if-absent", "list", "stat", "delete", "write", ...
@@ -67,14 +67,13 @@ type PathError struct {
 
 func (e *PathError) Error() string {
 	var b strings.Builder
-	b.WriteString("storage: ")
 	b.WriteString(e.Op)
 	if e.Path != "" {
 		b.WriteString(" ")
 		b.WriteString(e.Path)
 	}
 	b.WriteString(": ")
-	b.WriteString(strings.TrimPrefix(e.Err.Error(), "storage: "))
+	b.WriteString(e.Err.Error())
 	// The cause of a plain not-found or already-exists is noise; for the
 	// others (commit state unknown, I/O errors) it is the explanation.
 	if e.Cause != nil && (e.Err != ErrNotFound && e.Err != ErrAlreadyExists || e.Cause == errNoSuchBucket) { //nolint:errorlint // identity on our own sentinels
@@ -91,3 +90,27 @@ func (e *PathError) Unwrap() []error {
 	}
 	return []error{e.Err, e.Cause}
 }
+
+// ErrCorrupt marks every kind of corrupt or unreadable input, whatever
+// package found it: a commit, checkpoint or _last_checkpoint that cannot be
+// parsed, a data file that is not the Parquet the log describes, a
+// deletion vector, a _spark_metadata or stream checkpoint file, a path in a
+// log that escapes its root, or a table or log in a format version or
+// feature lakesink cannot read. errors.Is(err, storage.ErrCorrupt) finds it
+// under each package's own sentinel (txlog.ErrCorruptLog, ...), as pebble's
+// base.ErrCorruption + MarkCorruptionError do. The CLI exits 4 on it.
+var ErrCorrupt = errors.New("corrupt or unreadable data")
+
+// MarkCorrupt returns err marked with ErrCorrupt: its message is err's and
+// errors.Is finds both err and ErrCorrupt. MarkCorrupt(nil) is nil.
+func MarkCorrupt(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &corruptError{err: err}
+}
+
+type corruptError struct{ err error }
+
+func (e *corruptError) Error() string   { return e.err.Error() }
+func (e *corruptError) Unwrap() []error { return []error{e.err, ErrCorrupt} }

@@ -89,7 +89,7 @@ func (w *gcWriter) Abort() error {
 	if err == nil {
 		// The write landed although it was cancelled: report it, the
 		// caller must not believe the object is absent.
-		return errors.New("storage: abort came too late, the object was written")
+		return errors.New("abort came too late, the object was written")
 	}
 	return nil
 }

@@ -39,7 +39,7 @@ type backend interface {
 
 // errNoLocation: a local directory that does not exist yet. Reads see
 // ErrNotFound, listings see nothing, deletes succeed.
-var errNoLocation = errors.New("storage: location does not exist")
+var errNoLocation = errors.New("location does not exist")
 
 // classErr carries a sentinel class and the driver error behind it.
 type classErr struct {
@@ -168,7 +168,7 @@ func (s *store) NewRangeReader(ctx context.Context, path string, offset, length 
 		return nil, err
 	}
 	if offset < 0 {
-		return nil, &PathError{Op: op, Path: path, Err: fmt.Errorf("storage: negative offset %d", offset)}
+		return nil, &PathError{Op: op, Path: path, Err: fmt.Errorf("negative offset %d", offset)}
 	}
 	b, err := s.be.bucket(ctx)
 	if err != nil {

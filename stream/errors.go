@@ -9,7 +9,7 @@ import (
 
 var (
 	// ErrInvalidOptions: Options.Validate failed.
-	ErrInvalidOptions = errors.New("stream: invalid options")
+	ErrInvalidOptions = errors.New("invalid options")
 	// ErrCheckpointInUse: another driver runs on the same checkpoint (a
 	// put-if-absent of offsets/N, commits/N or sources/0/N lost).
 	ErrCheckpointInUse = checkpoint.ErrCheckpointInUse
@@ -21,7 +21,7 @@ var (
 	ErrCorruptCheckpoint = checkpoint.ErrCorrupt
 	// ErrSourceCount: offsets/N lists another number of sources than the
 	// query has.
-	ErrSourceCount = errors.New("stream: checkpoint offsets do not match the query's sources")
+	ErrSourceCount = errors.New("checkpoint offsets do not match the query's sources")
 )
 
 // BatchError wraps a failure of batch BatchID in one stage ("walCommit",
@@ -33,7 +33,7 @@ type BatchError struct {
 }
 
 func (e *BatchError) Error() string {
-	return fmt.Sprintf("stream: batch %d: %s: %v", e.BatchID, e.Stage, e.Err)
+	return fmt.Sprintf("batch %d: %s: %v", e.BatchID, e.Stage, e.Err)
 }
 
 func (e *BatchError) Unwrap() error { return e.Err }

@@ -6,12 +6,12 @@ var (
 	// ErrSchemaMismatch: a batch's schema does not fit the table's (a column
 	// of another type, a new non-nullable column, or a new column without
 	// WriteOptions.MergeSchema). The message names the column.
-	ErrSchemaMismatch = errors.New("table: batch schema does not match the table")
+	ErrSchemaMismatch = errors.New("batch schema does not match the table")
 	// ErrInvalidOptions: CreateOptions or WriteOptions are invalid.
-	ErrInvalidOptions = errors.New("table: invalid options")
+	ErrInvalidOptions = errors.New("invalid options")
 	// ErrUnsupportedMode: a write mode the table writer does not implement.
-	ErrUnsupportedMode = errors.New("table: unsupported write mode")
+	ErrUnsupportedMode = errors.New("unsupported write mode")
 	// ErrTxnMismatch: a write's WriteOptions.Txns continued from a txn
 	// version the table no longer has (*TxnMismatchError).
-	ErrTxnMismatch = errors.New("table: txn version mismatch")
+	ErrTxnMismatch = errors.New("txn version mismatch")
 )

@@ -272,10 +272,10 @@ type change struct {
 
 // ErrDuplicateKey: a merge batch without a sequence column holds several
 // rows with the same key (the message names the key and the rows).
-var ErrDuplicateKey = errors.New("table: several source rows with the same merge key")
+var ErrDuplicateKey = errors.New("several source rows with the same merge key")
 
 // ErrNullKey: a merge batch row has a null key column.
-var ErrNullKey = errors.New("table: null merge key")
+var ErrNullKey = errors.New("null merge key")
 
 func (t *Table) planMerge(snap *txlog.Snapshot, batch *schema.Batch, o MergeOptions) (*mergePlan, error) {
 	md := snap.Metadata()

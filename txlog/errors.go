@@ -1,6 +1,8 @@
 package txlog
 
 import (
+	"github.com/lakesink/lakesink/storage"
+
 	"errors"
 	"fmt"
 	"strings"
@@ -9,46 +11,46 @@ import (
 var (
 	// ErrCorruptLog: a commit file, checkpoint or _last_checkpoint cannot be
 	// parsed, or the log is not contiguous. Wrapped by *CorruptLogError.
-	ErrCorruptLog = errors.New("txlog: corrupt log")
+	ErrCorruptLog = storage.MarkCorrupt(errors.New("corrupt log"))
 	// ErrTableNotFound: there is no _delta_log with at least one commit or
 	// checkpoint under the table root.
-	ErrTableNotFound = errors.New("txlog: table not found")
+	ErrTableNotFound = errors.New("table not found")
 	// ErrTableExists: creating a table (version 0) when version 0 exists.
-	ErrTableExists = errors.New("txlog: table already exists")
+	ErrTableExists = errors.New("table already exists")
 	// ErrVersionNotFound: a requested version is not in the log (not yet
 	// written, or cleaned up and not reachable from a checkpoint).
-	ErrVersionNotFound = errors.New("txlog: version not found")
+	ErrVersionNotFound = errors.New("version not found")
 	// ErrTimestampOutOfRange: time travel to a timestamp before the first
 	// retained commit or after the latest one.
-	ErrTimestampOutOfRange = errors.New("txlog: timestamp out of range")
+	ErrTimestampOutOfRange = errors.New("timestamp out of range")
 	// ErrUnsupportedFeature: the table's protocol needs a reader or writer
 	// version or table feature this package does not implement. Wrapped by
 	// *UnsupportedFeatureError.
-	ErrUnsupportedFeature = errors.New("txlog: unsupported table feature")
+	ErrUnsupportedFeature = storage.MarkCorrupt(errors.New("unsupported table feature"))
 	// ErrPathOutsideTable: a path in an add/remove/cdc action resolves to a
 	// location outside the table root (absolute URI elsewhere, or ".."
 	// escaping the root).
-	ErrPathOutsideTable = errors.New("txlog: path outside the table root")
+	ErrPathOutsideTable = storage.MarkCorrupt(errors.New("path outside the table root"))
 	// ErrConcurrentModification is the base class of commit conflicts
 	// (Delta's DeltaConcurrentModificationException). Wrapped by *ConflictError.
-	ErrConcurrentModification = errors.New("txlog: concurrent modification")
+	ErrConcurrentModification = errors.New("concurrent modification")
 	// ErrVersionAlreadyExists: the put-if-absent of a commit lost. Surfaced
 	// only when retries run out; it then also matches ErrConcurrentModification.
-	ErrVersionAlreadyExists = errors.New("txlog: version already exists")
+	ErrVersionAlreadyExists = errors.New("version already exists")
 	// ErrCommitStateUnknown: the outcome of the commit put is unknown and
 	// reading the version back did not resolve it. Never retried blindly.
 	// Errors carrying it also match storage.ErrCommitStateUnknown.
-	ErrCommitStateUnknown = errors.New("txlog: commit state unknown")
+	ErrCommitStateUnknown = errors.New("commit state unknown")
 	// ErrUnknownAction: the log holds an action type this package does not
 	// know, and the operation would have to drop it (a checkpoint carries
 	// only the actions it knows). Wrapped by *UnknownActionError, which also
 	// matches ErrUnsupportedFeature. Reads ignore such actions.
-	ErrUnknownAction = errors.New("txlog: unknown action")
+	ErrUnknownAction = errors.New("unknown action")
 	// ErrInvalidOptions: Options.Validate failed.
-	ErrInvalidOptions = errors.New("txlog: invalid options")
+	ErrInvalidOptions = errors.New("invalid options")
 	// ErrInvalidTransaction: a transaction is misused (committed twice, no
 	// metadata for a new table, invalid action, ...).
-	ErrInvalidTransaction = errors.New("txlog: invalid transaction")
+	ErrInvalidTransaction = errors.New("invalid transaction")
 )
 
 // CorruptLogError reports a log file that cannot be interpreted. Line is the
@@ -63,7 +65,7 @@ type CorruptLogError struct {
 
 func (e *CorruptLogError) Error() string {
 	var b strings.Builder
-	b.WriteString("txlog: corrupt log: ")
+	b.WriteString("corrupt log: ")
 	b.WriteString(e.Path)
 	if e.Line > 0 {
 		fmt.Fprintf(&b, " line %d", e.Line)
@@ -81,8 +83,10 @@ func (e *CorruptLogError) Error() string {
 // Unwrap returns the cause.
 func (e *CorruptLogError) Unwrap() error { return e.Err }
 
-// Is makes every *CorruptLogError match ErrCorruptLog.
-func (e *CorruptLogError) Is(target error) bool { return target == ErrCorruptLog }
+// Is makes every *CorruptLogError match ErrCorruptLog and storage.ErrCorrupt.
+func (e *CorruptLogError) Is(target error) bool {
+	return target == ErrCorruptLog || target == storage.ErrCorrupt //nolint:errorlint // identity on sentinels
+}
 
 // UnsupportedFeatureError names a protocol version or table feature that this
 // package cannot honour for the requested access (read or write).
@@ -96,7 +100,7 @@ func (e *UnsupportedFeatureError) Error() string {
 	if e.Write {
 		mode = "write"
 	}
-	return fmt.Sprintf("txlog: unsupported table feature: cannot %s a table that requires %q", mode, e.Feature)
+	return fmt.Sprintf("unsupported table feature: cannot %s a table that requires %q", mode, e.Feature)
 }
 
 // Unwrap returns ErrUnsupportedFeature.
@@ -111,7 +115,7 @@ type UnknownActionError struct {
 }
 
 func (e *UnknownActionError) Error() string {
-	return fmt.Sprintf("txlog: unknown action: %q in %s (version %d) would be lost by rewriting the log state", e.Action, e.Path, e.Version)
+	return fmt.Sprintf("unknown action: %q in %s (version %d) would be lost by rewriting the log state", e.Action, e.Path, e.Version)
 }
 
 // Unwrap returns ErrUnknownAction and ErrUnsupportedFeature.
@@ -144,7 +148,7 @@ type ConflictError struct {
 }
 
 func (e *ConflictError) Error() string {
-	msg := fmt.Sprintf("txlog: concurrent modification: %s: commit %d (read version %d)", e.Kind, e.WinningVersion, e.ReadVersion)
+	msg := fmt.Sprintf("concurrent modification: %s: commit %d (read version %d)", e.Kind, e.WinningVersion, e.ReadVersion)
 	if e.Path != "" {
 		msg += " " + e.Path
 	}
@@ -165,7 +169,7 @@ type commitStateUnknownError struct {
 }
 
 func (e *commitStateUnknownError) Error() string {
-	return fmt.Sprintf("txlog: commit state unknown: %s: %v", e.path, e.err)
+	return fmt.Sprintf("commit state unknown: %s: %v", e.path, e.err)
 }
 func (e *commitStateUnknownError) Unwrap() []error { return []error{ErrCommitStateUnknown, e.err} }
 

@@ -10,7 +10,7 @@ import (
 
 // ErrInvalidProperty: a table property (metaData.configuration) that
 // lakesink reads has a value it cannot parse.
-var ErrInvalidProperty = errors.New("txlog: invalid table property")
+var ErrInvalidProperty = errors.New("invalid table property")
 
 // ParseByteSize parses a byte count as Delta's delta.targetFileSize and
 // Spark's byte-string configs take it: a plain integer, or a number with a

@@ -4,8 +4,7 @@ import (
 	"errors"
 
 	"github.com/lakesink/lakesink/filesink"
-	"github.com/lakesink/lakesink/internal/parquetio"
-	"github.com/lakesink/lakesink/reader"
+	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/stream"
 	"github.com/lakesink/lakesink/txlog"
 )
@@ -18,20 +17,9 @@ func isConflict(err error) bool {
 }
 
 // isCorrupt: a corrupt log, checkpoint or data file, or a table we may not
-// read or write (exit 4).
-func isCorrupt(err error) bool {
-	for _, target := range []error{
-		txlog.ErrCorruptLog, txlog.ErrUnsupportedFeature, txlog.ErrPathOutsideTable,
-		filesink.ErrCorruptLog, filesink.ErrUnsupportedLogVersion, filesink.ErrPathOutsideRoot, filesink.ErrIncompleteLog, filesink.ErrCorruptDataFile,
-		stream.ErrCorruptCheckpoint, parquetio.ErrCorruptFile, parquetio.ErrUnsupported,
-		reader.ErrCorruptFile, reader.ErrCorruptDeletionVector,
-	} {
-		if errors.Is(err, target) {
-			return true
-		}
-	}
-	return false
-}
+// read or write (exit 4). Every package marks such errors with
+// storage.ErrCorrupt (txlog.ErrCorruptLog, filesink.ErrCorruptLog, ...).
+func isCorrupt(err error) bool { return errors.Is(err, storage.ErrCorrupt) }
 
 // hintError prints msg, the CLI's wording of err (flag names instead of
 // option names, what to do next), and keeps err for errors.Is and errors.As.

@@ -1,14 +1,18 @@
 package parquetio
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/lakesink/lakesink/storage"
+)
 
 var (
 	// ErrCorruptFile: a Parquet file cannot be read.
-	ErrCorruptFile = errors.New("parquetio: corrupt or unreadable Parquet file")
+	ErrCorruptFile = storage.MarkCorrupt(errors.New("corrupt or unreadable Parquet file"))
 	// ErrUnsupported: a Parquet physical/logical type or encoding we cannot read.
-	ErrUnsupported = errors.New("parquetio: unsupported")
+	ErrUnsupported = storage.MarkCorrupt(errors.New("unsupported"))
 	// ErrOptions: invalid WriteOptions.
-	ErrOptions = errors.New("parquetio: invalid options")
+	ErrOptions = errors.New("invalid options")
 	// ErrPartitionPath: a directory is not a Hive-style partition path.
-	ErrPartitionPath = errors.New("parquetio: invalid partition path")
+	ErrPartitionPath = errors.New("invalid partition path")
 )

@@ -122,7 +122,7 @@ func testReadMissing(t *testing.T, s storage.Store) {
 	if !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("Read missing: got %v, want ErrNotFound", err)
 	}
-	want := "storage: read " + p + ": not found"
+	want := "read " + p + ": not found"
 	if err.Error() != want {
 		t.Errorf("Read missing message = %q, want %q", err.Error(), want)
 	}
@@ -228,7 +228,7 @@ func testInvalidPath(t *testing.T, s storage.Store) {
 			}
 		}
 	}
-	if _, err := s.Read(ctx, "a/../b"); err == nil || err.Error() != `storage: read a/../b: invalid path: "a/../b" has a ".." element` {
+	if _, err := s.Read(ctx, "a/../b"); err == nil || err.Error() != `read a/../b: invalid path: "a/../b" has a ".." element` {
 		t.Errorf("invalid path message = %v", err)
 	}
 	for _, prefix := range []string{"/abs", "../x", "a/../", `a\`, "a//"} {
@@ -600,7 +600,7 @@ func testPutIfAbsent(t *testing.T, s storage.Store) {
 	if !errors.Is(err, storage.ErrAlreadyExists) {
 		t.Fatalf("second PutIfAbsent: got %v, want ErrAlreadyExists", err)
 	}
-	if want := "storage: put-if-absent " + p + ": already exists"; err.Error() != want {
+	if want := "put-if-absent " + p + ": already exists"; err.Error() != want {
 		t.Errorf("message = %q, want %q", err.Error(), want)
 	}
 	if got := read(t, s, p); got != "winner" {

@@ -1,6 +1,8 @@
 package checkpoint
 
 import (
+	"github.com/lakesink/lakesink/storage"
+
 	"errors"
 	"fmt"
 )
@@ -8,20 +10,20 @@ import (
 var (
 	// ErrCorrupt: a checkpoint file is empty, truncated or unparsable.
 	// Wrapped by *CorruptFileError, which names the file and a repair hint.
-	ErrCorrupt = errors.New("checkpoint: corrupt checkpoint file")
+	ErrCorrupt = storage.MarkCorrupt(errors.New("corrupt checkpoint file"))
 	// ErrUnsupportedVersion: a log file was written by a newer format version
 	// than this reader supports (Spark's MetadataVersionUtil "UnsupportedLogVersion").
-	ErrUnsupportedVersion = errors.New("checkpoint: unsupported log version")
+	ErrUnsupportedVersion = errors.New("unsupported log version")
 	// ErrCheckpointInUse: a put-if-absent of offsets/N, commits/N or a source
 	// log file lost: another driver is running on the same checkpoint
 	// (Spark: "Concurrent update to the log. Multiple streaming jobs detected").
-	ErrCheckpointInUse = errors.New("checkpoint: checkpoint is in use by another query")
+	ErrCheckpointInUse = errors.New("checkpoint is in use by another query")
 	// ErrMismatch: the checkpoint was created for another source or sink.
 	// Wrapped by *MismatchError.
-	ErrMismatch = errors.New("checkpoint: checkpoint belongs to a different source or sink")
+	ErrMismatch = errors.New("checkpoint belongs to a different source or sink")
 	// ErrMissingBatch: a log file that must exist (a batch between two that
 	// exist, or the one a later file refers to) is missing.
-	ErrMissingBatch = errors.New("checkpoint: missing log file")
+	ErrMissingBatch = errors.New("missing log file")
 )
 
 // CorruptFileError reports a checkpoint file that cannot be read. Path is
@@ -59,7 +61,7 @@ type MismatchError struct {
 }
 
 func (e *MismatchError) Error() string {
-	return fmt.Sprintf("checkpoint: metadata records %s %q but this run uses %q; "+
+	return fmt.Sprintf("metadata records %s %q but this run uses %q; "+
 		"a checkpoint must not be reused for another source or sink (use a new checkpoint directory, or allow a reset explicitly)",
 		e.Field, e.Recorded, e.Given)
 }

@@ -7,17 +7,17 @@ import (
 
 var (
 	// ErrInvalidOptions: Options.Validate failed.
-	ErrInvalidOptions = errors.New("kafka: invalid options")
+	ErrInvalidOptions = errors.New("invalid options")
 	// ErrBadOffset: an offset string is not Spark's Kafka offset JSON.
-	ErrBadOffset = errors.New("kafka: invalid offset")
+	ErrBadOffset = errors.New("invalid offset")
 	// ErrDataLoss: records of a planned range are no longer in the log.
 	// Wrapped by *DataLossError.
-	ErrDataLoss = errors.New("kafka: data loss")
+	ErrDataLoss = errors.New("data loss")
 	// ErrNotStarted: a method was called before Start.
-	ErrNotStarted = errors.New("kafka: source not started")
+	ErrNotStarted = errors.New("source not started")
 	// ErrBadRecord: a value does not decode against the schema (ValueFormat
 	// json). Wrapped by *RecordError.
-	ErrBadRecord = errors.New("kafka: record does not fit the schema")
+	ErrBadRecord = errors.New("record does not fit the schema")
 )
 
 // DataLossError reports records of a planned range that cannot be read:
@@ -31,7 +31,7 @@ type DataLossError struct {
 }
 
 func (e *DataLossError) Error() string {
-	return fmt.Sprintf("kafka: data loss in %s-%d offsets [%d, %d): %s (set failOnDataLoss=false to skip with a warning)",
+	return fmt.Sprintf("data loss in %s-%d offsets [%d, %d): %s (set failOnDataLoss=false to skip with a warning)",
 		e.Topic, e.Partition, e.From, e.Until, e.Reason)
 }
 
@@ -47,7 +47,7 @@ type RecordError struct {
 }
 
 func (e *RecordError) Error() string {
-	msg := fmt.Sprintf("kafka: %s-%d offset %d", e.Topic, e.Partition, e.Offset)
+	msg := fmt.Sprintf("%s-%d offset %d", e.Topic, e.Partition, e.Offset)
 	if e.Field != "" {
 		msg += " field " + e.Field
 	}

@@ -30,7 +30,7 @@ const DebeziumTsColumn = "ts_ms"
 
 // ErrDebezium: a change event that does not fit Debezium's envelope (no
 // op, an insert or update without after, a delete without before).
-var ErrDebezium = errors.New("source: not a Debezium change event")
+var ErrDebezium = errors.New("not a Debezium change event")
 
 // DebeziumSchema is the decoding schema of a Debezium JSON change event
 // whose before and after rows have the given schema (made nullable). The

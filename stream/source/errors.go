@@ -8,18 +8,18 @@ import (
 var (
 	// ErrBadRecord: an input record does not fit the schema. Wrapped by
 	// *RecordError, which names the file, line and field.
-	ErrBadRecord = errors.New("source: record does not fit the schema")
+	ErrBadRecord = errors.New("record does not fit the schema")
 	// ErrFormat: an unknown or unsupported input format or option.
-	ErrFormat = errors.New("source: unsupported format")
+	ErrFormat = errors.New("unsupported format")
 	// ErrInvalidOptions: Options.Validate failed.
-	ErrInvalidOptions = errors.New("source: invalid options")
+	ErrInvalidOptions = errors.New("invalid options")
 	// ErrNotStarted: a method was called before Start.
-	ErrNotStarted = errors.New("source: not started")
+	ErrNotStarted = errors.New("not started")
 	// ErrForeignPath: the source log names a file outside this source's
 	// directory (the checkpoint was written for another source).
-	ErrForeignPath = errors.New("source: source log names a file outside the source directory")
+	ErrForeignPath = errors.New("source log names a file outside the source directory")
 	// ErrBadOffset: an offset handed to the source is not one of its offsets.
-	ErrBadOffset = errors.New("source: invalid offset")
+	ErrBadOffset = errors.New("invalid offset")
 )
 
 // RecordError reports one record that does not fit the schema: the source

@@ -34,7 +34,7 @@ const (
 // ErrUnknownField: an input record holds a non-null value for a field that is
 // not in the schema, and the SchemaEvolutionMode is failOnNewColumns. It is
 // found with errors.Is through *RecordError.
-var ErrUnknownField = errors.New("source: input field not in the schema")
+var ErrUnknownField = errors.New("input field not in the schema")
 
 // unknownFieldError is the cause inside a *RecordError for a new field.
 type unknownFieldError struct{}
