@@ -22,11 +22,13 @@ kafka:
 	./scripts/install-kafka.sh
 
 # All unit and integration tests (seed corpora of the fuzz targets included),
-# the S3 ones against the local server, and the arrow-go interop module.
+# the S3 ones against the local server, the arrow-go interop module, and the
+# examples module (lakesink used from another module through its public API).
 # The real-broker tests (*Broker) run in test-kafka.
 test: build s3-server
 	$(GO) test -count=1 -timeout 20m -skip 'Broker' $(PKGS)
 	cd interop && $(GO) test -count=1 ./...
+	cd examples && $(GO) test -count=1 ./...
 
 # The consumer-group and real-broker tests (names containing Group or
 # Broker) against an installed broker; a missing broker fails them.
