@@ -11,7 +11,8 @@
 //
 // A batch is the range of files (start, end] in (version, index) order,
 // where index numbers the adds with dataChange=true of a commit in commit
-// order, or the live files of the starting snapshot sorted by path; a rerun
+// order, or the live files of the starting snapshot sorted by
+// (modificationTime, path) as DeltaSourceSnapshot does; a rerun
 // of batch N after a crash reads exactly its files again.
 //
 // The stream starts with the files of the table's latest snapshot

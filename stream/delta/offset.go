@@ -14,7 +14,8 @@ import (
 //
 // It names the position just after the last file read: file I of version V,
 // where I indexes the adds of commit V with dataChange=true in commit order,
-// or, when IsStartingVersion, the live files of snapshot V sorted by path.
+// or, when IsStartingVersion, the live files of snapshot V sorted by
+// (modificationTime, path) as DeltaSourceSnapshot sorts them.
 // Index -1 (BaseIndex) is the position before the first file of V; an
 // offset (V+1, -1, false) says everything up to and including V was read.
 type Offset struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -384,7 +385,7 @@ func (s *Source) Commit(_ context.Context, end string) error {
 }
 
 // filesOf lists the data files of version v: the live files of snapshot v
-// sorted by path when starting, else the adds with dataChange=true of
+// sorted by (modificationTime, path) when starting, else the adds with dataChange=true of
 // commit v. A change commit fails with ErrChangeCommit, or has no files
 // with SkipChangeCommits.
 func (s *Source) filesOf(ctx context.Context, v int64, starting bool) ([]reader.File, error) {
@@ -405,6 +406,14 @@ func (s *Source) filesOf(ctx context.Context, v int64, starting bool) ([]reader.
 		if fs, err = snap.Files(ctx, nil); err != nil {
 			return nil, err
 		}
+		// DeltaSourceSnapshot orders the initial files by
+		// (modificationTime, path): older data first, the index is stable.
+		slices.SortStableFunc(fs, func(a, b reader.File) int {
+			if c := a.ModificationTime.Compare(b.ModificationTime); c != 0 {
+				return c
+			}
+			return strings.Compare(a.Path, b.Path)
+		})
 	} else {
 		c, err := s.snap.ReadCommit(ctx, v)
 		if errors.Is(err, reader.ErrCommitNotFound) {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/storage"
@@ -374,5 +375,125 @@ func TestOffsetJSONAsSparkWritesIt(t *testing.T) {
 		if _, err := ParseOffset(bad); !errors.Is(err, ErrBadOffset) {
 			t.Errorf("ParseOffset(%s) = %v, want ErrBadOffset", bad, err)
 		}
+	}
+}
+
+// StartingVersion and StartingTimestamp read commits from there, no
+// snapshot; the starting point is recorded once: a restart with other
+// options keeps it.
+func TestStartingVersionAndTimestamp(t *testing.T) {
+	b := newBronze(t)
+	b.appendRows(1)       // v1: id 0
+	v2 := b.appendRows(1) // v2: id 1
+	b.appendRows(1)       // v3: id 2
+	o := DefaultOptions(b.tbl.URL())
+	o.StartingVersion = v2
+	chk := openStore(t)
+	r := runQuery(t, chk, o, 0, -1)
+	if r.err != nil || !slices.Equal(flat(r), []int64{1, 2}) {
+		t.Fatalf("StartingVersion %d: %v, %v; want [1 2]", v2, r.batches, r.err)
+	}
+	b.appendRows(1) // v4: id 3
+	o.StartingVersion = 0
+	if r := runQuery(t, chk, o, 0, -1); r.err != nil || !slices.Equal(flat(r), []int64{3}) {
+		t.Fatalf("restart with another StartingVersion: %v, %v; want [3] (the recorded start holds)", r.batches, r.err)
+	}
+
+	hist, err := b.tbl.History(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ts3 = hist[0].Timestamp
+	for _, e := range hist {
+		if e.Version == 3 {
+			ts3 = e.Timestamp
+		}
+	}
+	o = DefaultOptions(b.tbl.URL())
+	o.StartingTimestamp = ts3
+	if r := runQuery(t, openStore(t), o, 0, -1); r.err != nil || !slices.Equal(flat(r), []int64{2, 3}) {
+		t.Fatalf("StartingTimestamp of version 3: %v, %v; want [2 3]", r.batches, r.err)
+	}
+	o.StartingTimestamp = ts3.Add(-time.Microsecond)
+	if r := runQuery(t, openStore(t), o, 0, -1); r.err != nil || !slices.Equal(flat(r), []int64{2, 3}) {
+		t.Fatalf("StartingTimestamp just before version 3: %v, %v; want [2 3]", r.batches, r.err)
+	}
+}
+
+// Where filters rows and Columns projects them.
+func TestWhereAndColumns(t *testing.T) {
+	b := newBronze(t)
+	b.appendRows(5) // ids 0..4
+	src, err := NewSource(Options{TableURL: b.tbl.URL(), StartingVersion: -1, Where: "id >= 3", Columns: []string{"id"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	ctx := context.Background()
+	if err := src.Start(ctx, openStore(t)); err != nil {
+		t.Fatal(err)
+	}
+	end, err := src.LatestOffset(ctx, source.ReadLimit{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch, st, err := src.GetBatch(ctx, "", end)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(batch.Schema.Fields) != 1 || batch.Schema.Fields[0].Name != "id" || st.NumFiles != 1 {
+		t.Fatalf("schema %v, %d files", batch.Schema, st.NumFiles)
+	}
+	var ids []int64
+	for _, r := range batch.Rows {
+		if len(r) != 1 {
+			t.Fatalf("row %v has %d values, want 1", r, len(r))
+		}
+		ids = append(ids, r[0].(int64))
+	}
+	if !slices.Equal(ids, []int64{3, 4}) {
+		t.Fatalf("rows %v, want [3 4]", ids)
+	}
+}
+
+// A column added under a running query fails it naming the version; a
+// restart reads with the new schema.
+func TestAddedColumnNeedsARestart(t *testing.T) {
+	b := newBronze(t)
+	b.appendRows(1)
+	src, err := NewSource(DefaultOptions(b.tbl.URL()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	ctx := context.Background()
+	dir := openStore(t)
+	if err := src.Start(ctx, dir); err != nil {
+		t.Fatal(err)
+	}
+	wide := &schema.StructType{Fields: append(slices.Clone(testSchema.Fields), schema.StructField{Name: "extra", Type: schema.TypeString, Nullable: true})}
+	res, err := b.tbl.Write(ctx, &schema.Batch{Schema: wide, Rows: [][]any{{int64(9), "p", "x"}}}, table.WriteOptions{MergeSchema: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = src.LatestOffset(ctx, source.ReadLimit{})
+	if !errors.Is(err, ErrSchemaChanged) || !strings.Contains(err.Error(), fmt.Sprintf("version %d ", res.Version)) {
+		t.Fatalf("err = %v, want ErrSchemaChanged naming version %d", err, res.Version)
+	}
+	src2, _ := NewSource(DefaultOptions(b.tbl.URL()))
+	defer src2.Close()
+	if err := src2.Start(ctx, dir); err != nil {
+		t.Fatal(err)
+	}
+	end, err := src2.LatestOffset(ctx, source.ReadLimit{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch, _, err := src2.GetBatch(ctx, "", end)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(batch.Schema.Fields) != 3 || len(batch.Rows) != 2 {
+		t.Fatalf("after a restart: schema %v, rows %v; want 3 columns, 2 rows", batch.Schema, batch.Rows)
 	}
 }
