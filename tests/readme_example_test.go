@@ -1,4 +1,4 @@
-package sink_test
+package tests
 
 import (
 	"context"
@@ -19,10 +19,10 @@ type Event struct {
 	N    int64       `parquet:"n"`
 }
 
-// Example_streamAndRead is the README's "Using the library" example, run:
+// Example_readmeLibrary is the README's "Using the library" example, run:
 // stream a batch into a Delta table exactly once per (queryID, batchID),
 // then read a consistent snapshot with a filter on the date partition.
-func Example_streamAndRead() {
+func Example_readmeLibrary() {
 	ctx := context.Background()
 	url := "mem://example-readme/events" // or "s3://bucket/events?region=eu-west-1", or a local path
 	day := func(s string) schema.Date {
