@@ -138,6 +138,27 @@ func TestIngestFromDeltaTable(t *testing.T) {
 	}
 }
 
+// A Delta table streams into a file-sink directory too.
+func TestIngestFromDeltaTableIntoFileSink(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	os.MkdirAll(src, 0o755)
+	writeEvents(t, src, 0, 10)
+	writeEvents(t, src, 10, 10)
+	bronze, out := filepath.Join(dir, "bronze"), filepath.Join(dir, "out")
+	if _, e, code := runCLI(t, "ingest", "--source", src, "--checkpoint", filepath.Join(dir, "chk-b"), "--table", bronze, "-q"); code != 0 {
+		t.Fatalf("ingest into bronze: exit %d: %s", code, e)
+	}
+	if _, e, code := runCLI(t, "ingest", "--format", "delta", "--source", bronze, "--checkpoint", filepath.Join(dir, "chk-o"),
+		"--file-sink", out, "--where", "id >= 5", "--columns", "id", "-q"); code != 0 {
+		t.Fatalf("ingest into the file sink: exit %d: %s", code, e)
+	}
+	got := tableIDs(t, out)
+	if want := idRange(20)[5:]; !slices.Equal(got, want) {
+		t.Fatalf("file sink rows %v, want %v", got, want)
+	}
+}
+
 // The Delta source flags are refused with another --format.
 func TestDeltaSourceFlagsNeedFormatDelta(t *testing.T) {
 	dir := t.TempDir()
