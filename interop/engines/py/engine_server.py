@@ -142,6 +142,9 @@ class Server:
                 .config("spark.sql.shuffle.partitions", "2")
                 .config("spark.default.parallelism", "2")
                 .config("spark.databricks.delta.snapshotPartitions", "2")
+                # VACUUM lists the table in this many tasks (default 10000:
+                # a Spark VACUUM took 22 minutes on local[2] under load).
+                .config("spark.sql.sources.parallelPartitionDiscovery.parallelism", "2")
                 .config("spark.databricks.delta.retentionDurationCheck.enabled", "false")
                 .config("spark.driver.memory", "2g")
                 # A loaded 2-core machine: missed heartbeats made the local
