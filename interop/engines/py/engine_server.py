@@ -397,8 +397,12 @@ def plain_arrow(v):
 
 def main():
     srv = Server()
-    out = sys.stdout
-    sys.stdout = sys.stderr  # anything printed by libraries goes to stderr
+    # Answers go to a copy of fd 1; fd 1 itself becomes stderr, so that what
+    # Spark and py4j print (Delta's VACUUM prints "Deleted N files ...")
+    # cannot interleave with the answers.
+    out = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
     for line in sys.stdin:
         line = line.strip()
         if not line:
