@@ -36,8 +36,9 @@
 // commit, _delta_log/N.crc is written best effort (a failure never fails
 // the commit), derived from the read snapshot, the winning commits the
 // commit was rebased over and its own actions, without a replay. Loading a
-// version whose .crc is listed checks the replayed state against it (what
-// the file holds only; an unparseable .crc is ignored, as Spark does); a
+// version checks the replay state against the newest .crc listed at or
+// below it and at or after its checkpoint, as the replay passes that
+// version (one .crc read; what the file holds only; an unparseable .crc is ignored, as Spark does); a
 // mismatch is a *CorruptLogError naming the .crc and the version, whose
 // Err is a *ChecksumMismatchError (Options.SkipChecksumValidation skips the
 // check). A commit file with no action (0 bytes) is a *CorruptLogError.

@@ -123,7 +123,8 @@ type segment struct {
 	// last is the commit file of version itself (may also be in commits); nil
 	// when the log holds only a checkpoint for it.
 	last *logFile
-	// checksum is the .crc of version, if listed.
+	// checksum is the newest .crc listed at or below version and at or
+	// after the checkpoint (the replay passes its version), if any.
 	checksum *logFile
 }
 
@@ -190,8 +191,14 @@ func (ls *listing) segmentFor(target int64, partial bool) (*segment, error) {
 	if lf, ok := ls.commits[v]; ok {
 		seg.last = &lf
 	}
-	if lf, ok := ls.checksums[v]; ok {
-		seg.checksum = &lf
+	// The newest .crc the replay passes through: a .crc is best effort, so
+	// the latest version may lack one while an earlier one is present and
+	// disagrees (a truncated commit). One before the checkpoint is not
+	// checked: the replay does not pass through that state.
+	for cv, lf := range ls.checksums {
+		if cv <= v && cv >= max(cpv, 0) && (seg.checksum == nil || cv > seg.checksum.version) {
+			seg.checksum = &lf
+		}
 	}
 	return seg, nil
 }

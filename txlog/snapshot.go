@@ -282,6 +282,22 @@ func (l *Log) snapshot(ctx context.Context, target int64) (*Snapshot, error) {
 func (l *Log) replay(ctx context.Context, seg *segment) (*Snapshot, error) {
 	r := newReplayer(l.root)
 	r.s.version = seg.version
+	// The .crc to check, read first (one small read) so that the replay
+	// checks it as it passes that version: no second replay.
+	var crcFile *checksumFile
+	if seg.checksum != nil && !l.opts.SkipChecksumValidation {
+		cf, err := l.readChecksum(ctx, seg.checksum.version)
+		if err != nil && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		crcFile = cf // nil when unreadable or unparseable: ignored, as Spark does
+	}
+	checkAt := func(v int64, ci CommitInfo) error {
+		if crcFile == nil || seg.checksum.version != v || v == seg.version || r.protocol == nil || r.metadata == nil {
+			return nil
+		}
+		return l.checkChecksumAt(crcFile, *seg.checksum, r, v, ci)
+	}
 	if seg.checkpoint != nil {
 		r.s.checkpointVersion = seg.checkpoint.version
 		ck := seg.checkpoint
@@ -305,6 +321,9 @@ func (l *Log) replay(ctx context.Context, seg *segment) (*Snapshot, error) {
 			return nil
 		}
 		if err := l.readCheckpoint(ctx, ck, applyCk); err != nil {
+			return nil, err
+		}
+		if err := checkAt(ck.version, CommitInfo{}); err != nil {
 			return nil, err
 		}
 	}
@@ -331,7 +350,11 @@ func (l *Log) replay(ctx context.Context, seg *segment) (*Snapshot, error) {
 		}
 		for i, acts := range batch {
 			lf := seg.commits[start+i]
+			var ci CommitInfo
 			for j := range acts {
+				if acts[j].CommitInfo != nil {
+					ci = acts[j].CommitInfo
+				}
 				if err := r.apply(&acts[j]); err != nil {
 					return nil, &CorruptLogError{Path: lf.info.Path, Version: lf.version, Err: err}
 				}
@@ -342,6 +365,9 @@ func (l *Log) replay(ctx context.Context, seg *segment) (*Snapshot, error) {
 				if lf.version == seg.version && acts[j].CommitInfo != nil {
 					r.s.commitInfo = acts[j].CommitInfo
 				}
+			}
+			if err := checkAt(lf.version, ci); err != nil {
+				return nil, err
 			}
 		}
 	}
@@ -375,30 +401,26 @@ func (l *Log) replay(ctx context.Context, seg *segment) (*Snapshot, error) {
 		modTime = seg.checkpoint.files[0].info.ModTime
 	}
 	r.s.timestamp = commitTimestamp(r.s.metadata, r.s.commitInfo, modTime)
-	if seg.checksum != nil && !l.opts.SkipChecksumValidation {
-		if err := l.checkChecksum(ctx, *seg.checksum, r.s); err != nil {
-			return nil, err
+	if crcFile != nil && seg.checksum.version == seg.version {
+		if mm := validateChecksum(crcFile, r.s); mm != nil {
+			return nil, &CorruptLogError{Path: seg.checksum.info.Path, Version: seg.version, Err: mm}
 		}
 	}
 	return r.s, nil
 }
 
-// checkChecksum validates the snapshot against the .crc of its version
-// (PROTOCOL.md, "Version Checksum File"). A .crc that cannot be read or
-// parsed is ignored, as Spark ignores it (ReadChecksum returns None): it is
-// written after the commit, best effort, and may be torn by a crash. A
-// parsed one that disagrees is a *CorruptLogError naming it and the
-// version, whose Err is a *ChecksumMismatchError.
-func (l *Log) checkChecksum(ctx context.Context, lf logFile, s *Snapshot) error {
-	cf, err := l.readChecksum(ctx, lf.version)
-	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return nil
-	}
-	if mm := validateChecksum(cf, s); mm != nil {
-		return &CorruptLogError{Path: lf.info.Path, Version: lf.version, Err: mm}
+// checkChecksumAt validates the replay state as it passes version v (below
+// the loaded version) against v's .crc (PROTOCOL.md, "Version Checksum
+// File"). The state's sums are computed once here (the live files at v);
+// ci is v's commitInfo, for the txnId check. A mismatch is a
+// *CorruptLogError naming the .crc and v, whose Err is a
+// *ChecksumMismatchError.
+func (l *Log) checkChecksumAt(cf *checksumFile, lf logFile, r *replayer, v int64, ci CommitInfo) error {
+	at := &Snapshot{version: v, files: r.s.files, txns: r.s.txns, domains: r.s.domains,
+		protocol: *r.protocol, metadata: *r.metadata, commitInfo: ci,
+		crc: computeChecksumState(r.s.files)}
+	if mm := validateChecksum(cf, at); mm != nil {
+		return &CorruptLogError{Path: lf.info.Path, Version: v, Err: mm}
 	}
 	return nil
 }
