@@ -178,6 +178,12 @@ func (t *Table) Merge(ctx context.Context, batch *schema.Batch, o MergeOptions) 
 	if batch == nil || batch.Schema == nil {
 		return MergeResult{}, fmt.Errorf("%w: merge into %s: a batch with a schema is required", ErrInvalidOptions, t.URL())
 	}
+	// A batch with two columns of one name (case-insensitively, as Delta
+	// resolves names) would let the delete predicate read one and the row
+	// keep the other: refused, like any schema a write refuses.
+	if err := schema.ValidateForWrite(batch.Schema); err != nil {
+		return MergeResult{}, fmt.Errorf("merge into %s: batch schema: %w", t.URL(), err)
+	}
 	if err := t.CheckConditionalWrites(ctx); err != nil {
 		return MergeResult{}, err
 	}

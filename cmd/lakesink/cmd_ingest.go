@@ -276,8 +276,8 @@ func runIngest(ctx context.Context, p *printer, o IngestOptions) error {
 			OperationParameters: map[string]string{"sourceUrl": sourceURL},
 			BatchParameters:     lazy.batchParameters(ctx),
 		}
-		if o.CDCFormat != "" && o.DeleteWhen == "" {
-			dopts.DeleteWhen = source.DebeziumDeleteWhen
+		if o.CDCFormat != "" && o.DeleteWhen == "" && sch != nil {
+			dopts.DeleteWhen = source.DebeziumDeleteWhen(sch) // sch nil: checkCDC refuses below
 		}
 		check := dopts
 		check.QueryID = "validate" // the real one comes from the checkpoint

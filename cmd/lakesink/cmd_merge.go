@@ -122,8 +122,9 @@ func runMerge(ctx context.Context, p *printer, url string, o MergeOptions) error
 		if err := checkCDC(IngestOptions{CDCFormat: o.CDCFormat, OutputMode: "update", DeleteWhen: o.DeleteWhen}, sch); err != nil {
 			return err
 		}
-		_, decodeSchema, transform = cdcDecoding(sch, o.SequenceBy)
-		deleteWhen = source.DebeziumDeleteWhen
+		var row *schema.StructType
+		row, decodeSchema, transform = cdcDecoding(sch, o.SequenceBy)
+		deleteWhen = source.DebeziumDeleteWhen(row)
 	}
 	evolve := o.Schema == "" && readsMissingColumns(sch, deleteWhen)
 	batch, err := readOneFile(ctx, o.Source, o.Format, decodeSchema, o.TimestampFormat, evolve)

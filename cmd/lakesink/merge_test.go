@@ -103,3 +103,34 @@ func TestIngestUpdateModeDebezium(t *testing.T) {
 		t.Fatalf("table %v, want %v", got, want)
 	}
 }
+
+// TestMergeDebeziumRowWithOpColumn: a row whose own columns include "__op"
+// (Debezium's ExtractNewRecordState adds it with add.fields=op) keeps that
+// column, and its value is never read as the event's op: an insert whose
+// row says __op = "d" is an insert. Before the fix the change batch had two
+// "__op" columns, the delete predicate read the row's, one inserted row was
+// deleted and the column was dropped (exit 0).
+func TestMergeDebeziumRowWithOpColumn(t *testing.T) {
+	dir := t.TempDir()
+	events := writeFile(t, filepath.Join(dir, "e.json"), `{"before":null,"after":{"id":1,"__op":"d"},"op":"c","ts_ms":1}
+{"before":null,"after":{"id":2,"__op":"c"},"op":"c","ts_ms":1}
+`)
+	sch := `{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}},{"name":"__op","type":"string","nullable":true,"metadata":{}}]}`
+	tbl := filepath.Join(dir, "t")
+	if _, stderr, code := runCLI(t, "merge", tbl, "--source", events, "--merge-key", "id", "--cdc-format", "debezium", "--schema", sch); code != 0 {
+		t.Fatalf("merge: %d %s", code, stderr)
+	}
+	want := []string{`{"id":1,"__op":"d"}`, `{"id":2,"__op":"c"}`}
+	if got := mergeScanLines(t, tbl); !slices.Equal(got, want) {
+		t.Fatalf("table %v, want %v", got, want)
+	}
+	// A delete event of key 1 deletes it, whatever its row's __op says.
+	del := writeFile(t, filepath.Join(dir, "d.json"), `{"before":{"id":1,"__op":"c"},"after":null,"op":"d","ts_ms":2}
+`)
+	if _, stderr, code := runCLI(t, "merge", tbl, "--source", del, "--merge-key", "id", "--cdc-format", "debezium"); code != 0 {
+		t.Fatalf("merge delete: %d %s", code, stderr)
+	}
+	if got := mergeScanLines(t, tbl); !slices.Equal(got, []string{`{"id":2,"__op":"c"}`}) {
+		t.Fatalf("after delete: %v", got)
+	}
+}

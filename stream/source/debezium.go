@@ -3,6 +3,8 @@ package source
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/lakesink/lakesink/schema"
 )
@@ -17,12 +19,38 @@ import (
 // snapshot read, upserted like "c" and "u"; "t" (truncate) and "m"
 // (message) events change no row and are dropped.
 
-// DebeziumOpColumn is the column DebeziumChanges adds with the event's op;
-// a merge deletes where DebeziumOpColumn = 'd' (DebeziumDeleteWhen).
+// DebeziumOpColumn is the name of the column DebeziumChanges adds with the
+// event's op, unless the row has a column of that name (Debezium's
+// ExtractNewRecordState transform adds a "__op" field with add.fields=op):
+// then DebeziumOpColumnFor picks another.
 const DebeziumOpColumn = "__op"
 
-// DebeziumDeleteWhen is the delete predicate of DebeziumChanges' batches.
-const DebeziumDeleteWhen = DebeziumOpColumn + " = 'd'"
+// DebeziumOpColumnFor is the op column DebeziumChanges adds to change rows
+// of schema row: DebeziumOpColumn, or DebeziumOpColumn followed by "_1",
+// "_2", ... until no column of row has that name (compared
+// case-insensitively, as column names are resolved), so that a row's own
+// column is never read as the event's op.
+func DebeziumOpColumnFor(row *schema.StructType) string {
+	taken := func(name string) bool {
+		for _, f := range row.Fields {
+			if strings.EqualFold(f.Name, name) {
+				return true
+			}
+		}
+		return false
+	}
+	name := DebeziumOpColumn
+	for i := 1; taken(name); i++ {
+		name = DebeziumOpColumn + "_" + strconv.Itoa(i)
+	}
+	return name
+}
+
+// DebeziumDeleteWhen is the delete predicate of DebeziumChanges' batches
+// of schema row: DebeziumOpColumnFor(row) = 'd'.
+func DebeziumDeleteWhen(row *schema.StructType) string {
+	return "`" + DebeziumOpColumnFor(row) + "` = 'd'"
+}
 
 // DebeziumTsColumn is the column DebeziumChanges adds, when asked, with the
 // event's ts_ms (milliseconds since the epoch), to order changes of a key.
@@ -56,12 +84,12 @@ func DebeziumSchema(row *schema.StructType) *schema.StructType {
 }
 
 // DebeziumChanges turns a batch decoded with DebeziumSchema(row) into a
-// change batch: row's columns, then DebeziumOpColumn, then (withTs)
+// change batch: row's columns, then DebeziumOpColumnFor(row), then (withTs)
 // DebeziumTsColumn; in event order. Truncate and message events are
 // dropped. Errors wrap ErrDebezium and name the batch row.
 func DebeziumChanges(b *schema.Batch, row *schema.StructType, withTs bool) (*schema.Batch, error) {
 	out := &schema.Batch{Schema: &schema.StructType{Fields: append(append([]schema.StructField(nil), row.Fields...),
-		schema.StructField{Name: DebeziumOpColumn, Type: schema.TypeString, Nullable: false})}}
+		schema.StructField{Name: DebeziumOpColumnFor(row), Type: schema.TypeString, Nullable: false})}}
 	if withTs {
 		out.Schema.Fields = append(out.Schema.Fields, schema.StructField{Name: DebeziumTsColumn, Type: schema.TypeLong, Nullable: true})
 	}

@@ -46,3 +46,19 @@ func TestDebeziumChanges(t *testing.T) {
 		t.Fatalf("create without after: %v, want ErrDebezium", err)
 	}
 }
+
+// TestDebeziumOpColumnForAvoidsRowColumns: the op column never shares a
+// name (case-insensitively) with a row column.
+func TestDebeziumOpColumnForAvoidsRowColumns(t *testing.T) {
+	row := &schema.StructType{Fields: []schema.StructField{{Name: "id", Type: schema.TypeLong}, {Name: "__OP", Type: schema.TypeString}, {Name: "__op_1", Type: schema.TypeString}}}
+	if got := DebeziumOpColumnFor(row); got != "__op_2" {
+		t.Fatalf("op column %q, want __op_2", got)
+	}
+	if got := DebeziumDeleteWhen(row); got != "`__op_2` = 'd'" {
+		t.Fatalf("delete predicate %q", got)
+	}
+	plain := &schema.StructType{Fields: []schema.StructField{{Name: "id", Type: schema.TypeLong}}}
+	if got := DebeziumOpColumnFor(plain); got != DebeziumOpColumn {
+		t.Fatalf("op column %q, want %q", got, DebeziumOpColumn)
+	}
+}
