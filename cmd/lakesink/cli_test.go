@@ -584,7 +584,7 @@ func TestScanTruncatedCommitExitsCorrupt(t *testing.T) {
 				(tc.data != nil) != strings.Contains(e, "--skip-checksum") {
 				t.Fatalf("scan: exit %d, %d bytes out, %q; want 4 naming %s and version 1 (and --skip-checksum for a .crc mismatch)", code, len(out), e, tc.file)
 			}
-			for _, verb := range []string{"describe", "files"} {
+			for _, verb := range []string{"describe", "files", "history"} {
 				if _, e, code := runCLI(t, verb, tbl); code != 4 || !strings.Contains(e, tc.file) {
 					t.Errorf("%s: exit %d %q; want 4 naming %s", verb, code, e, tc.file)
 				}
@@ -593,6 +593,9 @@ func TestScanTruncatedCommitExitsCorrupt(t *testing.T) {
 				out, e, code := runCLI(t, "scan", tbl, "--format", "csv", "--skip-checksum")
 				if code != 0 || strings.Count(out, "\n") != 1001 {
 					t.Fatalf("scan --skip-checksum: exit %d, %d lines %s; want version 0's 1,000 rows", code, strings.Count(out, "\n"), e)
+				}
+				if _, e, code := runCLI(t, "history", tbl, "--skip-checksum"); code != 0 {
+					t.Errorf("history --skip-checksum: exit %d %s", code, e)
 				}
 			}
 		})

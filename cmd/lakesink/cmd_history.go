@@ -16,11 +16,15 @@ import (
 // HistoryOptions are the flags of `lakesink history`.
 type HistoryOptions struct {
 	Limit int // 0: all
+	// SkipChecksum lists the commits without checking the latest
+	// snapshot against its version checksum file (.crc).
+	SkipChecksum bool
 }
 
 // AddFlags registers the flags.
 func (o *HistoryOptions) AddFlags(f *pflag.FlagSet) {
 	f.IntVar(&o.Limit, "limit", 0, "show at most N commits, newest first (0: all)")
+	f.BoolVar(&o.SkipChecksum, "skip-checksum", false, "list the commits even when a version checksum file (_delta_log/N.crc) disagrees with its commits (by default that is a corrupt table, exit 4)")
 }
 
 func newHistoryCommand(g *globalOptions) *cobra.Command {
@@ -37,7 +41,8 @@ EXAMPLE
   lakesink history ./demo/flights --json | jq .operation
 
 EXIT STATUS
-  0 ok, 1 error (no table), 4 corrupt or unsupported table`,
+  0 ok, 1 error (no table), 4 corrupt or unsupported table (as for scan, a
+  checksum .crc that disagrees with the log: see --skip-checksum)`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runHistory(cmd.Context(), newPrinter(g, cmd.OutOrStdout(), cmd.ErrOrStderr()), args[0], o)
@@ -60,11 +65,21 @@ type HistoryEntry struct {
 }
 
 func runHistory(ctx context.Context, p *printer, url string, o HistoryOptions) error {
-	t, err := table.Open(ctx, url)
+	var topts []table.Option
+	if o.SkipChecksum {
+		topts = append(topts, table.WithoutChecksumValidation())
+	}
+	t, err := table.Open(ctx, url, topts...)
 	if err != nil {
 		return err
 	}
 	defer t.Close()
+	// The latest snapshot is loaded as scan, describe and files load it,
+	// so that a .crc that disagrees with the log (PROTOCOL.md, "Version
+	// Checksum File") is the same corrupt table, exit 4, here.
+	if _, err := t.Snapshot(ctx); err != nil {
+		return err
+	}
 	h, err := t.History(ctx, o.Limit)
 	if err != nil {
 		return err
