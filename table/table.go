@@ -211,6 +211,9 @@ func newTableActions(o CreateOptions, now time.Time) ([]txlog.Action, error) {
 	}
 	created := now.UnixMilli()
 	proto := txlog.NewTableProtocol(string(schemaJSON))
+	if strings.EqualFold(o.Properties[PropertyEnableInCommitTimestamps], "true") {
+		proto = withWriterFeature(proto, txlog.FeatureInCommitTimestamp)
+	}
 	if strings.EqualFold(o.Properties[PropertyEnableDeletionVectors], "true") {
 		proto = withDeletionVectors(proto)
 	}
@@ -239,6 +242,41 @@ func newTableActions(o CreateOptions, now time.Time) ([]txlog.Action, error) {
 // features, and Merge then marks changed rows deleted in deletion vectors
 // instead of rewriting their files.
 const PropertyEnableDeletionVectors = "delta.enableDeletionVectors"
+
+// PropertyEnableInCommitTimestamps is the table property that turns on
+// in-commit timestamps (DeltaConfigs.IN_COMMIT_TIMESTAMPS_ENABLED): a table
+// created with it set to "true" gets the inCommitTimestamp writer feature
+// (PROTOCOL.md, "In-Commit Timestamps": writer version 7, readers
+// unaffected; enabled at creation, the enablement version and timestamp
+// properties are not set).
+const PropertyEnableInCommitTimestamps = "delta.enableInCommitTimestamps"
+
+// withWriterFeature is p with the writer feature f at writer version 7. A
+// legacy writer version lists the features it implied (PROTOCOL.md, "Table
+// Features" and "Writer Version Requirements": writer 2 appendOnly and
+// invariants; 3 checkConstraints; 4 changeDataFeed and generatedColumns; 5
+// columnMapping; 6 identityColumns). The reader version is unchanged.
+func withWriterFeature(p txlog.Protocol, f string) txlog.Protocol {
+	if p.MinWriterVersion < 7 {
+		implied := []struct {
+			v int
+			f string
+		}{{2, txlog.FeatureAppendOnly}, {2, txlog.FeatureInvariants}, {3, txlog.FeatureCheckConstraints},
+			{4, txlog.FeatureChangeDataFeed}, {4, txlog.FeatureGeneratedColumns}, {5, txlog.FeatureColumnMapping},
+			{6, txlog.FeatureIdentityColumns}}
+		wf := slices.Clone(p.WriterFeatures)
+		for _, i := range implied {
+			if int(p.MinWriterVersion) >= i.v && !slices.Contains(wf, i.f) {
+				wf = append(wf, i.f)
+			}
+		}
+		p.MinWriterVersion, p.WriterFeatures = 7, wf
+	}
+	if !slices.Contains(p.WriterFeatures, f) {
+		p.WriterFeatures = append(slices.Clone(p.WriterFeatures), f)
+	}
+	return p
+}
 
 // withDeletionVectors is p with the deletionVectors feature: reader 3 /
 // writer 7 (PROTOCOL.md, "Deletion Vectors": a table feature of both).

@@ -385,3 +385,31 @@ func TestMergeSchemaNestedField(t *testing.T) {
 		t.Fatalf("version %d schema %+v; want version 1 with s struct<a,b>", snap.Version(), s)
 	}
 }
+
+// TestCreateWithInCommitTimestampsHasTheFeature is the adversarial repro
+// 01: delta.enableInCommitTimestamps=true at create left protocol 1/2 while
+// commits carried inCommitTimestamp. PROTOCOL.md "In-Commit Timestamps":
+// writer 7 with the inCommitTimestamp writer feature; a writer 7 table lists
+// the features writer 2 implied (appendOnly, invariants); readers unaffected.
+func TestCreateWithInCommitTimestampsHasTheFeature(t *testing.T) {
+	ctx := context.Background()
+	tb, err := table.Create(ctx, "mem://"+t.Name(), table.CreateOptions{Schema: sch(),
+		Properties: map[string]string{table.PropertyEnableInCommitTimestamps: "true"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close()
+	snap, err := tb.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := snap.Protocol()
+	if p.MinReaderVersion != 1 || p.MinWriterVersion != 7 || len(p.ReaderFeatures) != 0 {
+		t.Fatalf("protocol %+v, want reader 1 / writer 7", p)
+	}
+	for _, f := range []string{txlog.FeatureInCommitTimestamp, txlog.FeatureAppendOnly, txlog.FeatureInvariants} {
+		if !strings.Contains(strings.Join(p.WriterFeatures, ","), f) {
+			t.Errorf("writerFeatures %v lack %s", p.WriterFeatures, f)
+		}
+	}
+}
