@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/uuid"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/lakesink/lakesink/filesink"
@@ -283,35 +284,45 @@ func Vacuum(ctx context.Context, t *table.Table, opts VacuumOptions) (*VacuumRes
 	// action still in the log names (tracked).
 	keep := map[string]bool{}
 	tracked := map[string]bool{}
+	// A deletion vector file an add or tombstone names is tracked (and kept
+	// with it) like the data file (Delta's VacuumCommand collects
+	// DeletionVectorDescriptor.absolutePath of adds and removes).
 	for _, a := range snap.Files() {
-		if a.DeletionVector != nil {
-			return nil, fmt.Errorf("compaction: vacuum %s: %w: file %s has a deletion vector", t.URL(), txlog.ErrUnsupportedFeature, a.Path)
-		}
 		k, err := snap.FileKey(a.Path)
 		if err != nil {
 			return nil, fmt.Errorf("compaction: vacuum %s: %w", t.URL(), err)
 		}
 		keep[k] = true
 		tracked[k] = true
-	}
-	var expired []*txlog.Remove
-	for _, r := range snap.Tombstones() {
-		if r.DeletionVector != nil {
-			return nil, fmt.Errorf("compaction: vacuum %s: %w: tombstone %s has a deletion vector", t.URL(), txlog.ErrUnsupportedFeature, r.Path)
-		}
-		k, err := snap.FileKey(r.Path)
+		dk, ok, err := dvKey(snap, a.DeletionVector)
 		if err != nil {
-			continue // outside the table: never ours to delete anyway
+			return nil, fmt.Errorf("compaction: vacuum %s: deletion vector of %s: %w", t.URL(), a.Path, err)
 		}
-		tracked[k] = true
-		// A tombstone without a deletion timestamp counts as deleted now
-		// (never expired yet), as Delta's delTimestamp defaults to the
-		// current time for it.
-		if r.DeletionTimestamp != nil && time.UnixMilli(*r.DeletionTimestamp).Before(cutoff) {
-			expired = append(expired, r)
-			continue
+		if ok {
+			keep[dk] = true
+			tracked[dk] = true
 		}
-		keep[k] = true
+	}
+	var expired []string
+	for _, r := range snap.Tombstones() {
+		keys := []string{}
+		if k, err := snap.FileKey(r.Path); err == nil {
+			keys = append(keys, k) // outside the table: never ours to delete anyway
+		}
+		if dk, ok, err := dvKey(snap, r.DeletionVector); err == nil && ok {
+			keys = append(keys, dk)
+		}
+		for _, k := range keys {
+			tracked[k] = true
+			// A tombstone without a deletion timestamp counts as deleted now
+			// (never expired yet), as Delta's delTimestamp defaults to the
+			// current time for it.
+			if r.DeletionTimestamp != nil && time.UnixMilli(*r.DeletionTimestamp).Before(cutoff) {
+				expired = append(expired, k)
+				continue
+			}
+			keep[k] = true
+		}
 	}
 	store := t.Store()
 	// A converted file-sink directory: files its log names stay.
@@ -341,7 +352,7 @@ func Vacuum(ctx context.Context, t *table.Table, opts VacuumOptions) (*VacuumRes
 	var victims []VacuumFile
 	dirs := map[string]bool{}
 	if opts.Mode == VacuumLite {
-		victims, err = liteVictims(ctx, t, snap, expired, keep, partCols, res)
+		victims, err = liteVictims(ctx, t, expired, keep, partCols, res)
 		if err != nil {
 			return nil, err
 		}
@@ -429,13 +440,14 @@ func Vacuum(ctx context.Context, t *table.Table, opts VacuumOptions) (*VacuumRes
 // log) names, outside hidden names. Instead of a listing, each candidate
 // is checked with one Stat, so that files an earlier VACUUM deleted are
 // neither reported nor counted again.
-func liteVictims(ctx context.Context, t *table.Table, snap *txlog.Snapshot, expired []*txlog.Remove, keep map[string]bool, partCols []string, res *VacuumResult) ([]VacuumFile, error) {
+func liteVictims(ctx context.Context, t *table.Table, expired []string, keep map[string]bool, partCols []string, res *VacuumResult) ([]VacuumFile, error) {
 	var out []VacuumFile
-	for _, r := range expired {
-		k, err := snap.FileKey(r.Path)
-		if err != nil || hiddenKey(k, partCols) {
+	seen := map[string]bool{}
+	for _, k := range expired {
+		if hiddenKey(k, partCols) || seen[k] {
 			continue
 		}
+		seen[k] = true
 		res.FilesListed++
 		if keep[k] {
 			res.FilesKept++
@@ -515,4 +527,45 @@ func deleteAll(ctx context.Context, store interface {
 	}
 	err := g.Wait()
 	return int(n.Load()), err
+}
+
+// dvKey is the storage key of the file holding deletion vector d, and false
+// for no descriptor or an inline one (storageType 'i'). For storageType 'u'
+// pathOrInlineDv is a random prefix and a 20-character Z85 UUID, the file
+// <prefix>/deletion_vector_<uuid>.bin; for 'p' it is a path resolved inside
+// the table root (an error outside it, so nothing outside is deleted)
+// (PROTOCOL.md "Deletion Vector Descriptor Schema").
+func dvKey(snap *txlog.Snapshot, d *txlog.DeletionVector) (string, bool, error) {
+	if d == nil {
+		return "", false, nil
+	}
+	switch d.StorageType {
+	case "i":
+		return "", false, nil
+	case "u":
+		s := d.PathOrInlineDV
+		if len(s) < 20 {
+			return "", false, fmt.Errorf("storageType u: %q is shorter than a Z85 UUID", s)
+		}
+		raw, err := parquetio.Z85Decode(s[len(s)-20:])
+		if err != nil {
+			return "", false, fmt.Errorf("storageType u: %w", err)
+		}
+		id, err := uuid.FromBytes(raw)
+		if err != nil {
+			return "", false, fmt.Errorf("storageType u: %w", err)
+		}
+		key := parquetio.DVFileName(id)
+		if prefix := s[:len(s)-20]; prefix != "" {
+			key = prefix + "/" + key
+		}
+		return key, true, nil
+	case "p":
+		k, err := snap.FileKey(d.PathOrInlineDV)
+		if err != nil {
+			return "", false, err
+		}
+		return k, true, nil
+	}
+	return "", false, fmt.Errorf("unknown storageType %q", d.StorageType)
 }
