@@ -2,9 +2,12 @@ package compaction
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
+	"io"
 	"runtime"
 	"slices"
 	"strconv"
@@ -16,6 +19,7 @@ import (
 
 	"github.com/lakesink/lakesink/internal/parquetio"
 	"github.com/lakesink/lakesink/schema"
+	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/table"
 	"github.com/lakesink/lakesink/txlog"
 )
@@ -386,7 +390,7 @@ func commitBins(ctx context.Context, t *table.Table, snap *txlog.Snapshot, plan 
 			tx.Add(txlog.Action{Remove: &txlog.Remove{
 				Path: a.Path, DeletionTimestamp: &ts, DataChange: false, ExtendedFileMetadata: &ext,
 				PartitionValues: a.PartitionValues, Size: &size, Stats: a.Stats, Tags: a.Tags,
-				BaseRowID: a.BaseRowID, DefaultRowCommitVersion: a.DefaultRowCommitVersion,
+				DeletionVector: a.DeletionVector, BaseRowID: a.BaseRowID, DefaultRowCommitVersion: a.DefaultRowCommitVersion,
 			}})
 			removed++
 			removedBytes += a.Size
@@ -504,8 +508,15 @@ func rewriteBin(ctx context.Context, t *table.Table, snap *txlog.Snapshot, b *Bi
 		if err != nil {
 			return nil, err
 		}
+		dv, err := loadDV(ctx, store, snap, a.DeletionVector)
+		if err != nil {
+			return nil, fmt.Errorf("deletion vector of %s: %w", a.Path, err)
+		}
 		if n, ok := numRecords(a.Stats); ok && expected >= 0 {
 			expected += n
+			if dv != nil {
+				expected -= dv.Cardinality()
+			}
 		} else {
 			expected = -1
 		}
@@ -513,7 +524,20 @@ func rewriteBin(ctx context.Context, t *table.Table, snap *txlog.Snapshot, b *Bi
 		if err != nil {
 			return nil, err
 		}
+		var rowIndex int64
 		if err := copyRows(ctx, f, dataSchema, func(rows [][]any) error {
+			if dv != nil { // drop the rows the DV marks deleted (row index in the file)
+				live := rows[:0:0]
+				for _, r := range rows {
+					if !dv.Contains(rowIndex) {
+						live = append(live, r)
+					}
+					rowIndex++
+				}
+				if rows = live; len(rows) == 0 {
+					return nil
+				}
+			}
 			if fw == nil {
 				p := parquetio.DeltaFileName(seq, ext)
 				if b.Partition != "" {
@@ -676,4 +700,59 @@ func codecExt(name string) (string, bool) {
 		return "", true
 	}
 	return "", false
+}
+
+// loadDV reads deletion vector d (nil for no descriptor): inline
+// (storageType 'i', Z85) or a DV file at the descriptor's offset, framed by a
+// big-endian size and CRC-32 (PROTOCOL.md "Deletion Vector Format",
+// "Deletion Vector File Storage Format"). The cardinality must match the
+// descriptor's.
+func loadDV(ctx context.Context, store storage.Store, snap *txlog.Snapshot, d *txlog.DeletionVector) (*parquetio.DeletionVector, error) {
+	if d == nil {
+		return nil, nil
+	}
+	var data []byte
+	if d.StorageType == "i" {
+		raw, err := parquetio.Z85Decode(d.PathOrInlineDV)
+		if err != nil {
+			return nil, err
+		}
+		if d.SizeInBytes < 0 || int(d.SizeInBytes) > len(raw) {
+			return nil, fmt.Errorf("inline: sizeInBytes %d of %d bytes", d.SizeInBytes, len(raw))
+		}
+		data = raw[:d.SizeInBytes]
+	} else {
+		key, _, err := dvKey(snap, d)
+		if err != nil {
+			return nil, err
+		}
+		off := int64(1)
+		if d.Offset != nil {
+			off = int64(*d.Offset)
+		}
+		rc, err := store.NewRangeReader(ctx, key, off, int64(d.SizeInBytes)+8)
+		if err != nil {
+			return nil, err
+		}
+		buf, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", key, err)
+		}
+		if d.SizeInBytes < 0 || len(buf) != int(d.SizeInBytes)+8 || binary.BigEndian.Uint32(buf) != uint32(d.SizeInBytes) {
+			return nil, fmt.Errorf("%w: %s: size does not match the descriptor's %d bytes", txlog.ErrCorruptLog, key, d.SizeInBytes)
+		}
+		data = buf[4 : 4+d.SizeInBytes]
+		if crc32.ChecksumIEEE(data) != binary.BigEndian.Uint32(buf[4+d.SizeInBytes:]) {
+			return nil, fmt.Errorf("%w: %s: checksum mismatch", txlog.ErrCorruptLog, key)
+		}
+	}
+	dv, err := parquetio.ParseDeletionVector(data)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", txlog.ErrCorruptLog, err)
+	}
+	if d.Cardinality >= 0 && dv.Cardinality() != d.Cardinality {
+		return nil, fmt.Errorf("%w: holds %d rows, descriptor cardinality %d", txlog.ErrCorruptLog, dv.Cardinality(), d.Cardinality)
+	}
+	return dv, nil
 }

@@ -111,8 +111,9 @@ func (p *Plan) Snapshot() *txlog.Snapshot { return p.snap }
 // ordered by their directory, so the plan is deterministic. NewPlan does no
 // I/O.
 //
-// Tables whose files carry deletion vectors, or whose features lakesink
-// cannot write, are refused (txlog.ErrUnsupportedFeature).
+// A file with a deletion vector is rewritten whatever its size (a bin of
+// it alone is kept), without its deleted rows. Tables whose features
+// lakesink cannot write are refused (txlog.ErrUnsupportedFeature).
 func NewPlan(snap *txlog.Snapshot, opts PlanOptions) (*Plan, error) {
 	if snap == nil {
 		return nil, fmt.Errorf("%w: nil snapshot", ErrInvalidOptions)
@@ -124,9 +125,8 @@ func NewPlan(snap *txlog.Snapshot, opts PlanOptions) (*Plan, error) {
 	if err := txlog.CheckWriteSupported(snap.Protocol(), md); err != nil {
 		return nil, fmt.Errorf("compaction: plan version %d: %w", snap.Version(), err)
 	}
-	if err := snap.CheckReadSupported(); err != nil {
-		return nil, fmt.Errorf("compaction: plan version %d: %w", snap.Version(), err)
-	}
+	// CheckWriteSupported also covers the reader features; deletion
+	// vectors are applied by Execute (not refused as CheckReadSupported does).
 	target := opts.TargetFileSizeBytes
 	if target == 0 {
 		t, err := TargetFileSize(md)
@@ -170,7 +170,10 @@ func NewPlan(snap *txlog.Snapshot, opts PlanOptions) (*Plan, error) {
 			continue
 		}
 		considered++
-		if a.Size >= minSize || a.DeletionVector != nil {
+		// A file with a deletion vector is always rewritten, with its
+		// deleted rows dropped (Delta's OPTIMIZE picks files with DVs
+		// whatever their size: OptimizeTableCommand, DeletionVectorUtils).
+		if a.Size >= minSize && a.DeletionVector == nil {
 			continue
 		}
 		// Bins are keyed by the partition values themselves, not by the
@@ -208,7 +211,7 @@ func NewPlan(snap *txlog.Snapshot, opts PlanOptions) (*Plan, error) {
 		})
 		var cur Bin
 		flush := func() {
-			if len(cur.Files) > 1 {
+			if len(cur.Files) > 1 || len(cur.Files) == 1 && cur.Files[0].DeletionVector != nil {
 				all = append(all, cur)
 			}
 			cur = Bin{}
@@ -235,6 +238,9 @@ func NewPlan(snap *txlog.Snapshot, opts PlanOptions) (*Plan, error) {
 				break
 			}
 			b.Rows += n
+			if f.DeletionVector != nil {
+				b.Rows -= f.DeletionVector.Cardinality
+			}
 		}
 		if opts.MaxBins > 0 && len(plan.Bins) >= opts.MaxBins ||
 			opts.MaxBytes > 0 && len(plan.Bins) > 0 && plan.Bytes+b.Bytes > opts.MaxBytes {

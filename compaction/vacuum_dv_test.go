@@ -135,3 +135,78 @@ func TestVacuumDeletionVectors(t *testing.T) {
 		})
 	}
 }
+
+// TestOptimizeDeletionVectors: OPTIMIZE rewrites a file with a deletion
+// vector without its deleted rows; the new add has no DV, the remove carries
+// the old add's DV (PROTOCOL.md "Add File and Remove File"), numRecords is
+// the live rows, and a VACUUM past the retention then deletes the old data
+// file and every DV file, with the rows unchanged.
+func TestOptimizeDeletionVectors(t *testing.T) {
+	ctx := context.Background()
+	tb, st := dvTable(t)
+	want := []string{"1|a", "2|u", "3|w", "4|a"}
+	before, err := tb.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dvOf := map[string]*txlog.DeletionVector{}
+	for _, a := range before.Files() {
+		if a.DeletionVector != nil {
+			dvOf[a.Path] = a.DeletionVector
+		}
+	}
+	if len(dvOf) != 1 {
+		t.Fatalf("files with a DV before OPTIMIZE: %v, want 1", dvOf)
+	}
+	if _, _, err := Optimize(ctx, tb, PlanOptions{}, DefaultExecOptions()); err != nil {
+		t.Fatal(err)
+	}
+	if got := dvRows(t, st); !slices.Equal(got, want) {
+		t.Fatalf("rows after OPTIMIZE %v, want %v", got, want)
+	}
+	snap, err := tb.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var records int64
+	for _, a := range snap.Files() {
+		if a.DeletionVector != nil {
+			t.Errorf("file %s still has a DV after OPTIMIZE", a.Path)
+		}
+		if dvOf[a.Path] != nil {
+			t.Errorf("file %s with a DV is still live", a.Path)
+		}
+		n, ok := numRecords(a.Stats)
+		if !ok {
+			t.Fatalf("file %s: no numRecords in %s", a.Path, a.Stats)
+		}
+		records += n
+	}
+	if records != int64(len(want)) {
+		t.Errorf("numRecords of the live files sum to %d, want %d", records, len(want))
+	}
+	found := false
+	for _, r := range snap.Tombstones() {
+		if d := dvOf[r.Path]; d != nil && r.DeletionTimestamp != nil && *r.DeletionTimestamp >= before.Timestamp().UnixMilli() {
+			found = r.DeletionVector != nil && r.DeletionVector.UniqueID() == d.UniqueID()
+		}
+	}
+	if !found {
+		t.Error("the remove of the rewritten file does not carry its deletion vector")
+	}
+	later := func() time.Time { return time.Now().Add(30 * 24 * time.Hour) }
+	if _, err := Vacuum(ctx, tb, VacuumOptions{Now: later}); err != nil {
+		t.Fatal(err)
+	}
+	if got := dvFiles(t, st); len(got) != 0 {
+		t.Errorf("DV files after OPTIMIZE and VACUUM: %v, want none", got)
+	}
+	for p := range dvOf {
+		if _, err := st.Stat(ctx, p); err == nil {
+			t.Errorf("rewritten data file %s survived VACUUM", p)
+		}
+	}
+	if got := dvRows(t, st); !slices.Equal(got, want) {
+		t.Fatalf("rows after VACUUM %v, want %v", got, want)
+	}
+}
