@@ -115,9 +115,10 @@ func (l *Log) newTimeline(ctx context.Context, ls *listing) (*timeline, error) {
 		return tl, nil // writers with in-commit timestamps enabled write one in every commit
 	}
 	var meta *Metadata
+	var proto *Protocol
 	if _, ok := ls.checksums[latest]; ok {
-		if cf, err := l.readChecksum(ctx, latest); err == nil && cf.Metadata != nil {
-			meta = cf.Metadata
+		if cf, err := l.readChecksum(ctx, latest); err == nil && cf.Metadata != nil && cf.Protocol != nil {
+			meta, proto = cf.Metadata, cf.Protocol
 		}
 	}
 	if meta == nil {
@@ -125,10 +126,10 @@ func (l *Log) newTimeline(ctx context.Context, ls *listing) (*timeline, error) {
 		if err != nil {
 			return nil, err
 		}
-		m := snap.Metadata()
-		meta = &m
+		m, p := snap.Metadata(), snap.Protocol()
+		meta, proto = &m, &p
 	}
-	if !ictEnabled(*meta) {
+	if !ictActive(*proto, *meta) {
 		return tl, nil
 	}
 	from := int64(0)

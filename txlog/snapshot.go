@@ -400,7 +400,7 @@ func (l *Log) replay(ctx context.Context, seg *segment) (*Snapshot, error) {
 	} else if seg.checkpoint != nil {
 		modTime = seg.checkpoint.files[0].info.ModTime
 	}
-	r.s.timestamp = commitTimestamp(r.s.metadata, r.s.commitInfo, modTime)
+	r.s.timestamp = commitTimestamp(r.s.protocol, r.s.metadata, r.s.commitInfo, modTime)
 	if crcFile != nil && seg.checksum.version == seg.version {
 		if mm := validateChecksum(crcFile, r.s); mm != nil {
 			return nil, &CorruptLogError{Path: seg.checksum.info.Path, Version: seg.version, Err: mm}
@@ -430,11 +430,19 @@ func ictEnabled(m Metadata) bool {
 	return strings.EqualFold(m.Configuration["delta.enableInCommitTimestamps"], "true")
 }
 
+// ictActive reports in-commit timestamps in use: the property set and the
+// protocol has the inCommitTimestamp writer feature (PROTOCOL.md,
+// "In-Commit Timestamps": writer version 7 with the feature). On a table
+// without the feature, engines use the commit files' modification times.
+func ictActive(p Protocol, m Metadata) bool {
+	return ictEnabled(m) && p.MinWriterVersion == 7 && slices.Contains(p.WriterFeatures, FeatureInCommitTimestamp)
+}
+
 // commitTimestamp is a version's time as Delta's Snapshot.timestamp: the
 // in-commit timestamp when enabled, else the commit file's modification
 // time (not monotonized; History and SnapshotAsOf monotonize).
-func commitTimestamp(m Metadata, ci CommitInfo, modTime time.Time) time.Time {
-	if ictEnabled(m) {
+func commitTimestamp(p Protocol, m Metadata, ci CommitInfo, modTime time.Time) time.Time {
+	if ictActive(p, m) {
 		if ts, ok := ci.InCommitTimestamp(); ok {
 			return time.UnixMilli(ts).UTC()
 		}

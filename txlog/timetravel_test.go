@@ -2,6 +2,7 @@ package txlog
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -39,6 +40,9 @@ func skewedLog(t *testing.T, mods []int64, commitTs []int64, conf map[string]str
 		acts := []Action{{CommitInfo: ci}}
 		if i == 0 {
 			p := Protocol{MinReaderVersion: 1, MinWriterVersion: 2}
+			if conf["delta.enableInCommitTimestamps"] == "true" { // PROTOCOL.md "In-Commit Timestamps"
+				p = Protocol{MinReaderVersion: 1, MinWriterVersion: 7, WriterFeatures: []string{FeatureAppendOnly, FeatureInvariants, FeatureInCommitTimestamp}}
+			}
 			acts = append(acts, Action{Protocol: &p}, Action{MetaData: &Metadata{ID: "tbl", Format: Format{Provider: "parquet"}, SchemaString: testSchema, Configuration: conf}})
 		}
 		acts = append(acts, addAction(fmt.Sprintf("f%d", i), true))
@@ -167,5 +171,22 @@ func TestTimeTravelWithInCommitTimestamps(t *testing.T) {
 	l0, _ := skewedLog(t, []int64{30, 20, 10}, nil, conf0, []int64{1_000, 2_000, 3_000})
 	if s, err := l0.SnapshotAsOf(ctx, time.UnixMilli(2_500)); err != nil || s.Version() != 1 {
 		t.Errorf("ICT from creation, as of 2.5 s: %v, %v; want version 1", versionOf(s), err)
+	}
+}
+
+// TestInCommitTimestampNeedsTheFeature is the adversarial repro 01's read
+// side: delta.enableInCommitTimestamps=true on a 1/2 table (no
+// inCommitTimestamp writer feature) is not in-commit timestamps; the time
+// is the commit file's modification time, as Spark and delta-rs read it.
+func TestInCommitTimestampNeedsTheFeature(t *testing.T) {
+	m := Metadata{Configuration: map[string]string{"delta.enableInCommitTimestamps": "true"}}
+	ci := CommitInfo{"inCommitTimestamp": json.RawMessage("5000")}
+	mod := time.UnixMilli(9000)
+	if got := commitTimestamp(Protocol{MinReaderVersion: 1, MinWriterVersion: 2}, m, ci, mod); !got.Equal(mod) {
+		t.Errorf("1/2 table: %v, want the modification time %v", got, mod)
+	}
+	p := Protocol{MinReaderVersion: 1, MinWriterVersion: 7, WriterFeatures: []string{FeatureInCommitTimestamp}}
+	if got := commitTimestamp(p, m, ci, mod); got.UnixMilli() != 5000 {
+		t.Errorf("with the feature: %v, want 5000 ms", got)
 	}
 }
