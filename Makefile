@@ -72,7 +72,9 @@ soak: build
 # delta-rs, installed by scripts/install-engines.sh (cached outside the repo),
 # read and write what lakesink writes; the run rewrites docs/interop.md's
 # results table. LAKESINK_REQUIRE_ENGINES=1 makes a missing engine fail.
-interop: s3-server
+# It first runs test-kafka (the consumer-group and real-broker tests against
+# Apache Kafka), so one target runs every real engine.
+interop: s3-server test-kafka
 	./scripts/install-engines.sh
 	eval "$$(./scripts/install-engines.sh --env)" && cd interop && \
 		LAKESINK_ENGINES=1 LAKESINK_INTEROP_REPORT=$(CURDIR)/docs/interop.md \
