@@ -26,6 +26,9 @@ import (
 // MergeOptions documents. After every batch the table read with the reader
 // equals the model; between batches the table may be OPTIMIZEd, and a batch
 // may be replayed with its (appId, version), which must change nothing.
+// Some changes have a null key: as in Spark's MERGE they match nothing, so
+// each is inserted (several in one batch too) unless it is a delete, and
+// the null-key rows of the table are never changed.
 // RAPID_CHECKS=200 go test ./compaction -run TestMergeModel for more.
 
 type mergeModelRow struct {
@@ -36,6 +39,7 @@ type mergeModelRow struct {
 
 type mergeChange struct {
 	id     int64
+	nullID bool
 	part   string
 	v      string
 	seq    int64
@@ -45,17 +49,39 @@ type mergeChange struct {
 }
 
 var mergeModelSchema = &schema.StructType{Fields: []schema.StructField{
-	{Name: "id", Type: schema.TypeLong, Nullable: false},
+	{Name: "id", Type: schema.TypeLong, Nullable: true},
 	{Name: "part", Type: schema.TypeString, Nullable: true},
 	{Name: "v", Type: schema.TypeString, Nullable: true},
 	{Name: "seq", Type: schema.TypeLong, Nullable: true},
 	{Name: "op", Type: schema.TypeString, Nullable: true},
 }}
 
+// mergeModel is the table as the model sees it: rows by key, and the rows
+// with a null key (never matched, so never changed once inserted).
+type mergeModel struct {
+	rows    map[int64]mergeModelRow
+	nullKey []mergeModelRow
+}
+
+func (c mergeChange) modelRow() mergeModelRow {
+	v := c.v
+	if c.nullV {
+		v = "<nil>"
+	}
+	return mergeModelRow{part: c.part, v: v, seq: c.seq}
+}
+
 // applyModel applies a batch to the model as MergeOptions documents it.
-func applyModel(m map[int64]mergeModelRow, batch []mergeChange, useSeq bool) {
+func applyModel(mm *mergeModel, batch []mergeChange, useSeq bool) {
+	m := mm.rows
 	win := map[int64]mergeChange{}
 	for _, c := range batch {
+		if c.nullID {
+			if c.op != "d" {
+				mm.nullKey = append(mm.nullKey, c.modelRow())
+			}
+			continue
+		}
 		if p, ok := win[c.id]; !ok || !useSeq || c.seq >= p.seq {
 			win[c.id] = c
 		}
@@ -69,19 +95,18 @@ func applyModel(m map[int64]mergeModelRow, batch []mergeChange, useSeq bool) {
 		case c.op == "d":
 			delete(m, id)
 		default:
-			v := c.v
-			if c.nullV {
-				v = "<nil>"
-			}
-			m[id] = mergeModelRow{part: c.part, v: v, seq: c.seq}
+			m[id] = c.modelRow()
 		}
 	}
 }
 
-func modelLines(m map[int64]mergeModelRow) []string {
+func modelLines(mm *mergeModel) []string {
 	var out []string
-	for id, r := range m {
+	for id, r := range mm.rows {
 		out = append(out, fmt.Sprintf("%d|%s|%s|%d", id, r.part, r.v, r.seq))
+	}
+	for _, r := range mm.nullKey {
+		out = append(out, fmt.Sprintf("<nil>|%s|%s|%d", r.part, r.v, r.seq))
 	}
 	slices.Sort(out)
 	return out
@@ -155,7 +180,7 @@ func TestMergeModel(t *testing.T) {
 		if useSeq {
 			opts.SequenceBy = "seq"
 		}
-		model := map[int64]mergeModelRow{}
+		model := &mergeModel{rows: map[int64]mergeModelRow{}}
 		var prev *schema.Batch
 		var prevVersion int64
 		nBatches := rapid.IntRange(1, 8).Draw(t, "batches")
@@ -188,7 +213,12 @@ func TestMergeModel(t *testing.T) {
 					nullV:  rapid.IntRange(0, 9).Draw(t, "nullV") == 0,
 					seq:    rapid.Int64Range(0, 15).Draw(t, "seq"),
 					op:     rapid.SampledFrom([]string{"c", "u", "u", "d"}).Draw(t, "op"),
+					nullID: rapid.IntRange(0, 9).Draw(t, "nullID") == 0,
 					srcPos: i,
+				}
+				if c.nullID {
+					changes = append(changes, c) // never a duplicate: null matches nothing
+					continue
 				}
 				if !useSeq && used[c.id] {
 					continue // without a sequence column a batch changes a key once
@@ -202,7 +232,11 @@ func TestMergeModel(t *testing.T) {
 				if c.nullV {
 					v = nil
 				}
-				batch.Rows = append(batch.Rows, []any{c.id, c.part, v, c.seq, c.op})
+				var id any = c.id
+				if c.nullID {
+					id = nil
+				}
+				batch.Rows = append(batch.Rows, []any{id, c.part, v, c.seq, c.op})
 			}
 			o := opts
 			o.Version = int64(b)
@@ -211,7 +245,7 @@ func TestMergeModel(t *testing.T) {
 			if err != nil {
 				t.Fatalf("batch %d: %v", b, err)
 			}
-			before := maps.Clone(model)
+			before := &mergeModel{rows: maps.Clone(model.rows), nullKey: slices.Clone(model.nullKey)}
 			applyModel(model, changes, useSeq)
 			if dvMode && res.NumCopied != 0 {
 				t.Fatalf("batch %d in deletion-vector mode copied %d rows (it marks rows deleted instead): %+v", b, res.NumCopied, res)

@@ -34,8 +34,18 @@ import (
 // (delta-io/delta MergeIntoCommand) with the batch deduplicated by key first.
 type MergeOptions struct {
 	// Keys are the merge key columns: top-level, primitive columns of both
-	// the table and the batch. Required. A source row whose key has a null
-	// is refused (ErrNullKey): null never equals null in the ON condition.
+	// the table and the batch. Required. A source row with a null in a key
+	// column matches no table row, as in Spark, where t.k = s.k is null
+	// for it and the row goes to the NOT MATCHED clause: it is inserted
+	// (unless DeleteWhen holds for it: then it does nothing), and table
+	// rows with a null key are never changed. Such rows are not
+	// deduplicated (null equals nothing, another null included), so two of
+	// them in one batch are both inserted; Delta's rule against several
+	// source rows for one key concerns rows that match a target row
+	// (DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE), which
+	// these never do. Inserting one into a NOT NULL key column of the table
+	// fails with ErrNullKey, as Spark's insert fails
+	// (DELTA_NOT_NULL_CONSTRAINT_VIOLATED).
 	Keys []string
 	// SequenceBy is an optional column of the table and the batch (a number,
 	// date, timestamp or string) ordering the changes of one key: within the
@@ -261,7 +271,8 @@ type mergePlan struct {
 	updIdx   []int  // table columns an update sets
 	srcIdx   []int  // per table column: batch column index, -1 when absent
 	changes  map[string]*change
-	order    []string // keys in first-arrival order
+	order    []string  // keys in first-arrival order
+	nullKey  []*change // rows with a null key: each unmatched, never deduplicated
 	keyVals  [][]any  // per key column: the changes' distinct values, sorted
 	keySets  []map[string]bool
 	pred     *expr.Predicate
@@ -280,7 +291,8 @@ type change struct {
 // rows with the same key (the message names the key and the rows).
 var ErrDuplicateKey = errors.New("several source rows with the same merge key")
 
-// ErrNullKey: a merge batch row has a null key column.
+// ErrNullKey: a merge batch row with a null key column would be inserted
+// into a table whose key column is NOT NULL.
 var ErrNullKey = errors.New("null merge key")
 
 func (t *Table) planMerge(snap *txlog.Snapshot, batch *schema.Batch, o MergeOptions) (*mergePlan, error) {
@@ -368,17 +380,21 @@ func (t *Table) planMerge(snap *txlog.Snapshot, batch *schema.Batch, o MergeOpti
 				row[i] = src[j]
 			}
 		}
-		for _, i := range p.keyIdx {
-			if row[i] == nil {
-				return nil, fmt.Errorf("%w: batch row %d: key column %q is null", ErrNullKey, r, sch.Fields[i].Name)
-			}
-		}
 		c := &change{row: row, srcRow: r}
 		if p.seqIdx >= 0 {
 			c.seq = row[p.seqIdx]
 		}
 		if p.pred != nil {
 			c.delete = p.pred.EvalRow(src) == expr.True
+		}
+		if nk := p.nullKeyColumn(row); nk >= 0 {
+			// Not matched: inserted unless a delete (WHEN NOT MATCHED AND
+			// NOT <DeleteWhen> THEN INSERT), whatever other rows hold.
+			if !c.delete && !sch.Fields[nk].Nullable {
+				return nil, fmt.Errorf("%w: batch row %d: key column %q is null and NOT NULL in the table", ErrNullKey, r, sch.Fields[nk].Name)
+			}
+			p.nullKey = append(p.nullKey, c)
+			continue
 		}
 		k := p.key(row)
 		prev, dup := p.changes[k]
@@ -426,6 +442,17 @@ func seqCompare(a, b any) int {
 	}
 	c, _ := expr.CompareValues(a, b)
 	return c
+}
+
+// nullKeyColumn is the table index of a key column that is null in row, or
+// -1 when every key column has a value.
+func (p *mergePlan) nullKeyColumn(row []any) int {
+	for _, i := range p.keyIdx {
+		if row[i] == nil {
+			return i
+		}
+	}
+	return -1
 }
 
 // key encodes the key columns of a table-layout row.
@@ -695,7 +722,7 @@ func (t *Table) mergeOnce(ctx context.Context, snap *txlog.Snapshot, batch *sche
 	if err != nil {
 		return res, wrap(err)
 	}
-	res.NumSourceChanges = int64(len(p.order))
+	res.NumSourceChanges = int64(len(p.order) + len(p.nullKey))
 
 	// 1. Prune, then read the key (and sequence) columns of what is left.
 	// Rows an existing deletion vector deletes are not there.
@@ -825,6 +852,12 @@ func (t *Table) mergeOnce(ctx context.Context, snap *txlog.Snapshot, batch *sche
 		}
 		out = append(out, c.row)
 		res.NumInserted++
+	}
+	for _, c := range p.nullKey {
+		if !c.delete {
+			out = append(out, c.row)
+			res.NumInserted++
+		}
 	}
 
 	// 3. Write the new files.

@@ -336,3 +336,83 @@ func TestMergeDeletionVectors(t *testing.T) {
 		t.Fatalf("table after the second merge %s", got)
 	}
 }
+
+// TestMergeNullKeys: a source row with a null key matches nothing, as in
+// Spark's MERGE (t.id = s.id is null): it is inserted, two of them in one
+// batch are both inserted (with or without a sequence column), a null-key
+// delete does nothing, and a table row with a null key is never updated or
+// deleted. A composite key with one null part is a null key too. Into a NOT
+// NULL key column the insert is refused with ErrNullKey, and a null-key
+// delete there is no error.
+func TestMergeNullKeys(t *testing.T) {
+	for _, mode := range []struct {
+		name  string
+		props map[string]string
+	}{{"copy-on-write", nil}, {"deletion vectors", map[string]string{table.PropertyEnableDeletionVectors: "true"}}} {
+		t.Run(mode.name, func(t *testing.T) {
+			ctx := context.Background()
+			tb := open(t)
+			sch := kvSchema()
+			sch.Fields[0].Nullable = true
+			if _, err := tb.Write(ctx, &schema.Batch{Schema: sch, Rows: [][]any{
+				{int64(1), "p", "old", int64(1)}, {nil, "p", "tableNull", int64(1)},
+			}}, table.WriteOptions{Properties: mode.props}); err != nil {
+				t.Fatal(err)
+			}
+			op := schema.StructField{Name: "op", Type: schema.TypeString, Nullable: true}
+			for n, seq := range []string{"", "seq"} {
+				b := &schema.Batch{Schema: kvSchema(op), Rows: [][]any{
+					{nil, "p", "a" + seq, int64(9), "u"},
+					{nil, "p", "b" + seq, int64(9), "u"},
+					{nil, "p", "gone", int64(9), "d"},
+					{int64(1), "p", "new" + seq, int64(2 + n), "u"},
+				}}
+				b.Schema.Fields[0].Nullable = true
+				res, err := tb.Merge(ctx, b, table.MergeOptions{Keys: []string{"id"}, SequenceBy: seq, DeleteWhen: "op = 'd'"})
+				if err != nil {
+					t.Fatalf("sequence %q: %v", seq, err)
+				}
+				if res.NumInserted != 2 || res.NumUpdated != 1 || res.NumDeleted != 0 || res.NumSourceChanges != 4 {
+					t.Fatalf("sequence %q: result %+v", seq, res)
+				}
+			}
+			if got, want := state(t, tb), "1:p:newseq:3 <nil>:p:a:9 <nil>:p:aseq:9 <nil>:p:b:9 <nil>:p:bseq:9 <nil>:p:tableNull:1"; got != want {
+				t.Fatalf("table\n got %s\nwant %s", got, want)
+			}
+		})
+	}
+	t.Run("composite key", func(t *testing.T) {
+		ctx := context.Background()
+		tb := open(t)
+		createKV(t, tb, false, 2) // (0, p0), (1, p1)
+		b := &schema.Batch{Schema: kvSchema(), Rows: [][]any{{int64(0), nil, "x", int64(2)}, {int64(0), "p0", "y", int64(2)}}}
+		res, err := tb.Merge(ctx, b, table.MergeOptions{Keys: []string{"id", "part"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.NumInserted != 1 || res.NumUpdated != 1 {
+			t.Fatalf("result %+v", res)
+		}
+		if got, want := state(t, tb), "0:<nil>:x:2 0:p0:y:2 1:p1:old:1"; got != want {
+			t.Fatalf("table\n got %s\nwant %s", got, want)
+		}
+	})
+	t.Run("NOT NULL key", func(t *testing.T) {
+		ctx := context.Background()
+		tb := open(t)
+		createKV(t, tb, false, 1) // id is NOT NULL
+		op := schema.StructField{Name: "op", Type: schema.TypeString, Nullable: true}
+		del := &schema.Batch{Schema: kvSchema(op), Rows: [][]any{{nil, "p", nil, nil, "d"}}}
+		if res, err := tb.Merge(ctx, del, table.MergeOptions{Keys: []string{"id"}, DeleteWhen: "op = 'd'"}); err != nil || res.NumDeleted != 0 {
+			t.Fatalf("null-key delete: %+v %v", res, err)
+		}
+		ins := &schema.Batch{Schema: kvSchema(op), Rows: [][]any{{nil, "p", "x", nil, "c"}}}
+		_, err := tb.Merge(ctx, ins, table.MergeOptions{Keys: []string{"id"}, DeleteWhen: "op = 'd'"})
+		if !errors.Is(err, table.ErrNullKey) || !strings.Contains(err.Error(), `"id"`) {
+			t.Fatalf("null-key insert into NOT NULL id: %v, want ErrNullKey naming id", err)
+		}
+		if got := state(t, tb); got != "0:p0:old:1" {
+			t.Fatalf("table %s", got)
+		}
+	})
+}
