@@ -273,7 +273,7 @@ type mergePlan struct {
 	changes  map[string]*change
 	order    []string  // keys in first-arrival order
 	nullKey  []*change // rows with a null key: each unmatched, never deduplicated
-	keyVals  [][]any  // per key column: the changes' distinct values, sorted
+	keyVals  [][]any   // per key column: the changes' distinct values, sorted
 	keySets  []map[string]bool
 	pred     *expr.Predicate
 }
