@@ -167,3 +167,101 @@ func TestDeltaSourceFlagsNeedFormatDelta(t *testing.T) {
 		t.Fatalf("exit %d %q", code, e)
 	}
 }
+
+// TestIngestFromDeltaTableUpdateMode: bronze holds change rows (id, name,
+// op, seq); silver streams them with --output-mode update --merge-key id
+// --sequence-by seq --delete-when "op = 'd'". A restart after a batch whose
+// silver commit landed but whose commits/N did not (commits/N deleted, as
+// a kill between the two leaves it) reruns that batch with exactly its
+// bronze files although bronze grew meanwhile: the sink skips it (its txn
+// is in silver) and the next batch applies the new changes, a delete
+// included. Silver ends equal to the model, with one commit per batch.
+func TestIngestFromDeltaTableUpdateMode(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	os.MkdirAll(src, 0o755)
+	bronze, silver := filepath.Join(dir, "bronze"), filepath.Join(dir, "silver")
+	chkSilver := filepath.Join(dir, "chk-silver")
+	changes := func(name string, lines ...string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(src, name), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, e, code := runCLI(t, "ingest", "--source", src, "--checkpoint", filepath.Join(dir, "chk-bronze"), "--table", bronze, "-q"); code != 0 {
+			t.Fatalf("ingest into bronze: exit %d: %s", code, e)
+		}
+	}
+	type summary struct{ batches, skipped float64 }
+	toSilver := func() summary {
+		t.Helper()
+		out, e, code := runCLI(t, "ingest", "--format", "delta", "--source", bronze, "--checkpoint", chkSilver, "--table", silver,
+			"--output-mode", "update", "--merge-key", "id", "--sequence-by", "seq", "--delete-when", "op = 'd'", "--json")
+		if code != 0 {
+			t.Fatalf("silver: exit %d: %s", code, e)
+		}
+		objs := jsonLines(t, out)
+		last := objs[len(objs)-1]
+		return summary{last["batches"].(float64), last["skippedBatches"].(float64)}
+	}
+	silverRows := func() []string {
+		t.Helper()
+		snap, err := reader.Open(context.Background(), silver)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer snap.Close()
+		if _, ok := snap.Schema().Field("op"); ok {
+			t.Fatalf("silver has the op column: %v", snap.Schema())
+		}
+		var rows []string
+		for rec, err := range snap.Rows(context.Background(), reader.ReadOptions{Columns: []string{"id", "name", "seq"}}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows = append(rows, fmt.Sprintf("%v|%v|%v", rec.Values...))
+		}
+		slices.Sort(rows)
+		return rows
+	}
+	silverVersion := func() int64 {
+		t.Helper()
+		snap, err := reader.Open(context.Background(), silver)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer snap.Close()
+		return snap.Version()
+	}
+
+	changes("c1.json", `{"id":1,"name":"a","op":"c","seq":1}`, `{"id":2,"name":"b","op":"c","seq":2}`, `{"id":1,"name":"a2","op":"u","seq":3}`)
+	changes("c2.json", `{"id":3,"name":"c","op":"c","seq":4}`)
+	if s := toSilver(); s.batches != 1 || s.skipped != 0 {
+		t.Fatalf("first silver run: %+v, want 1 batch", s)
+	}
+	if got, want := silverRows(), []string{"1|a2|3", "2|b|2", "3|c|4"}; !slices.Equal(got, want) {
+		t.Fatalf("silver after the first run: %v, want %v", got, want)
+	}
+	v1 := silverVersion()
+
+	// The crash window: silver's commit of batch 0 landed, commits/0 did not.
+	if err := os.Remove(filepath.Join(chkSilver, "commits", "0")); err != nil {
+		t.Fatal(err)
+	}
+	changes("c3.json", `{"id":2,"name":"b","op":"d","seq":5}`, `{"id":3,"name":"c2","op":"u","seq":6}`, `{"id":4,"name":"d","op":"c","seq":7}`)
+	if s := toSilver(); s.batches != 2 || s.skipped != 1 {
+		t.Fatalf("restart: %+v, want 2 batches, the rerun of batch 0 skipped", s)
+	}
+	if got, want := silverRows(), []string{"1|a2|3", "3|c2|6", "4|d|7"}; !slices.Equal(got, want) {
+		t.Fatalf("silver after the restart: %v, want %v (id 2 deleted, id 3 updated, id 4 inserted)", got, want)
+	}
+	if v := silverVersion(); v != v1+1 {
+		t.Fatalf("silver version %d after the restart, want %d: one commit for the one new batch", v, v1+1)
+	}
+	// A restart with nothing new commits nothing.
+	if s := toSilver(); s.batches != 0 {
+		t.Fatalf("run with nothing new: %+v, want no batch", s)
+	}
+	if v := silverVersion(); v != v1+1 {
+		t.Fatalf("silver version %d after a run with nothing new, want %d", v, v1+1)
+	}
+}

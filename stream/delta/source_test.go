@@ -497,3 +497,99 @@ func TestAddedColumnNeedsARestart(t *testing.T) {
 		t.Fatalf("after a restart: schema %v, rows %v; want 3 columns, 2 rows", batch.Schema, batch.Rows)
 	}
 }
+
+// A merge into a table with deletion vectors (delta.enableDeletionVectors)
+// removes the data file and re-adds it with a deletion vector, both with
+// dataChange=true: a change commit, which fails the query naming its
+// version; SkipChangeCommits skips it whole (the re-added file is not
+// streamed again) and the stream goes on. A new query's starting snapshot
+// reads the file through its deletion vector.
+func TestDeletionVectorCommit(t *testing.T) {
+	ctx := context.Background()
+	tbl, err := table.Create(ctx, t.TempDir(), table.CreateOptions{Schema: testSchema, PartitionColumns: []string{"part"},
+		Properties: map[string]string{table.PropertyEnableDeletionVectors: "true"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Close()
+	b := &bronze{t: t, tbl: tbl}
+	b.appendRows(4) // ids 0..3, one file
+	chk := openStore(t)
+	o := DefaultOptions(tbl.URL())
+	if r := runQuery(t, chk, o, 0, -1); r.err != nil || !slices.Equal(flat(r), seq(0, 4)) {
+		t.Fatalf("first run: %v, %v", r.batches, r.err)
+	}
+	vDel := b.deleteKey(1)
+	// The commit must be the DV form (the test proves nothing otherwise):
+	// a remove and a re-add of one path, the add with a deletion vector.
+	acts, err := tbl.Log().ReadCommit(ctx, vDel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var removed, dvAdded []string
+	for _, a := range acts {
+		if a.Remove != nil && a.Remove.DataChange {
+			removed = append(removed, a.Remove.Path)
+		}
+		if a.Add != nil && a.Add.DeletionVector != nil && a.Add.DataChange {
+			dvAdded = append(dvAdded, a.Add.Path)
+		}
+	}
+	if len(dvAdded) != 1 || !slices.Equal(removed, dvAdded) {
+		t.Fatalf("version %d: removes %v, adds with a deletion vector %v; want one path re-added with a DV", vDel, removed, dvAdded)
+	}
+	b.appendRows(1) // id 4
+	r := runQuery(t, chk, o, 0, -1)
+	if !errors.Is(r.err, ErrChangeCommit) || !strings.Contains(r.err.Error(), fmt.Sprintf("version %d ", vDel)) || len(flat(r)) != 0 {
+		t.Fatalf("after the DV merge: rows %v, err %v; want ErrChangeCommit naming version %d and no rows", r.batches, r.err, vDel)
+	}
+	o.SkipChangeCommits = true
+	if r := runQuery(t, chk, o, 0, -1); r.err != nil || !slices.Equal(flat(r), []int64{4}) {
+		t.Fatalf("with SkipChangeCommits: %v, %v; want [4] (the re-added file is not streamed again)", r.batches, r.err)
+	}
+	// A new query starts from the snapshot: the file's deletion vector hides id 1.
+	r = runQuery(t, openStore(t), DefaultOptions(tbl.URL()), 0, -1)
+	if got := slices.Sorted(slices.Values(flat(r))); r.err != nil || !slices.Equal(got, []int64{0, 2, 3, 4}) {
+		t.Fatalf("new query over the DV table: %v, %v; want [0 2 3 4]", got, r.err)
+	}
+}
+
+// A commit that only removes data (every row of a file deleted: a remove
+// with dataChange=true and no add, Delta's deltaSourceIgnoreDeleteError
+// case) fails the query naming its version; SkipChangeCommits skips it.
+func TestDeleteOnlyCommit(t *testing.T) {
+	b := newBronze(t)
+	b.appendRows(1) // id 0, its own file
+	b.appendRows(2) // ids 1, 2
+	chk := openStore(t)
+	o := DefaultOptions(b.tbl.URL())
+	if r := runQuery(t, chk, o, 0, -1); r.err != nil || len(flat(r)) != 3 {
+		t.Fatalf("first run: %v, %v", r.batches, r.err)
+	}
+	vDel := b.deleteKey(0)
+	acts, err := b.tbl.Log().ReadCommit(context.Background(), vDel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	removes, adds := 0, 0
+	for _, a := range acts {
+		if a.Remove != nil && a.Remove.DataChange {
+			removes++
+		}
+		if a.Add != nil {
+			adds++
+		}
+	}
+	if removes != 1 || adds != 0 {
+		t.Fatalf("version %d has %d removes and %d adds; want a delete-only commit (1 remove, no add)", vDel, removes, adds)
+	}
+	b.appendRows(1) // id 3
+	r := runQuery(t, chk, o, 0, -1)
+	if !errors.Is(r.err, ErrChangeCommit) || !strings.Contains(r.err.Error(), fmt.Sprintf("version %d ", vDel)) {
+		t.Fatalf("err = %v, want ErrChangeCommit naming version %d", r.err, vDel)
+	}
+	o.SkipChangeCommits = true
+	if r := runQuery(t, chk, o, 0, -1); r.err != nil || !slices.Equal(flat(r), []int64{3}) {
+		t.Fatalf("with SkipChangeCommits: %v, %v; want [3]", r.batches, r.err)
+	}
+}
