@@ -23,6 +23,11 @@
 // (Result.Skipped), and one whose commit had not landed is written now.
 // Progress reports mark both (Recovery "rerun" and Sink.Skipped).
 //
+// A whole ingest as `lakesink ingest` runs it, from URLs and with its guards
+// (duplicate-source refusal, source claims, the file-sink first-batch rule,
+// bad-records table, checkpoint recovery), is ingest.Run in package
+// stream/ingest; Query is the driver underneath.
+//
 // Triggers: AvailableNow (the backlog in several batches, then return), Once
 // (one batch), ProcessingTime(interval) (until ctx is cancelled).
 //

@@ -2,25 +2,25 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/lakesink/lakesink/filesink"
 	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/sink"
 	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/stream"
 	"github.com/lakesink/lakesink/stream/checkpoint"
+	"github.com/lakesink/lakesink/stream/ingest"
+	"github.com/lakesink/lakesink/stream/kafka"
 	"github.com/lakesink/lakesink/stream/source"
-	"github.com/lakesink/lakesink/table"
 )
 
 // IngestOptions are the flags of `lakesink ingest`.
@@ -143,298 +143,219 @@ EXIT STATUS
 	return cmd
 }
 
-// errDuplicateSource: a fresh checkpoint over a source the table already
-// ingested under another query id would write every row again.
-var errDuplicateSource = errors.New("source already ingested into this table by another query")
-
 func runIngest(ctx context.Context, p *printer, o IngestOptions) error {
 	cm, err := o.Metrics.start()
 	if err != nil {
 		return fmt.Errorf("--metrics-addr: %w", err)
 	}
 	defer cm.close()
-	if o.Kafka.Group != "" || o.Kafka.Assign != "" {
-		return runGroupIngest(ctx, p, o, cm) // ingest_group.go
+	opts, err := ingestOptions(o)
+	if err != nil {
+		return err
 	}
-	if o.Checkpoint == "" {
-		return fmt.Errorf(`required flag(s) "checkpoint" not set`)
+	ran := false // the sink is open: the run gets a summary
+	opts.Registerer, opts.Ready = cm.registerer(), func() { ran = true; cm.ready() }
+	started := time.Now()
+	if opts.KafkaGroup != "" {
+		opts.GroupProgress = func(pr kafka.GroupProgress) {
+			cm.observe(pr.Err == "")
+			printGroupProgress(p, pr)
+		}
+		sum, runErr := ingest.Run(ctx, opts)
+		if p.json && ran {
+			_ = p.emit("summary", map[string]any{"group": sum.Group, "batches": sum.Batches, "abandonedBatches": sum.AbandonedBatches,
+				"numInputRows": sum.NumInputRows, "sink": sum.SinkURL, "durationMs": time.Since(started).Milliseconds(), "ok": runErr == nil})
+		} else if !p.quiet && ran {
+			fmt.Fprintf(p.err, "ingested %s in %s (%d abandoned) into %s in %s (group %s)\n", plural(sum.NumInputRows, "record", "records"),
+				plural(sum.Batches, "batch", "batches"), sum.AbandonedBatches, sum.SinkURL, time.Since(started).Round(time.Millisecond), sum.Group)
+		}
+		return ingestFlagError(runErr)
 	}
-	if (o.Table == "") == (o.FileSink == "") {
-		return fmt.Errorf("give exactly one of --table and --file-sink")
+	var sinkKind string
+	opts.Recovered = func(r ingest.Recovered) {
+		if p.json {
+			_ = p.emit("recovered", map[string]any{"checkpoint": r.Checkpoint, "queryId": r.QueryID, "batchId": r.BatchID,
+				"tableVersion": r.TableVersion, "sourceEndOffset": r.EndOffset})
+		} else if !p.quiet {
+			fmt.Fprintf(p.err, "recovered checkpoint %s from %s version %d: query %s, batch %d ended at %s; continuing at batch %d\n",
+				r.Checkpoint, r.Table, r.TableVersion, r.QueryID, r.BatchID, r.EndOffset, r.BatchID+1)
+		}
 	}
-	if o.RecoverFromTable && o.Table == "" {
-		return fmt.Errorf("%w: --recover-checkpoint-from-table needs --table (a Delta table)", errRecover)
+	if o.FileSink != "" {
+		sinkKind = "filesink"
+	}
+	opts.Progress = func(pr stream.Progress) {
+		cm.observe(true)
+		printProgress(p, pr, sinkKind, o.OutputMode)
+	}
+	sum, runErr := ingest.Run(ctx, opts)
+	if p.json && ran {
+		_ = p.emit("summary", map[string]any{"queryId": sum.QueryID, "batches": sum.Batches, "skippedBatches": sum.SkippedBatches,
+			"numInputRows": sum.NumInputRows, "sink": sum.SinkURL, "durationMs": time.Since(started).Milliseconds(), "ok": runErr == nil})
+	} else if !p.json && !p.quiet && ran && (runErr == nil || sum.Batches > 0) {
+		if sum.Batches == 0 {
+			fmt.Fprintf(p.err, "no new input: nothing to do (query %s)\n", sum.QueryID)
+		} else {
+			fmt.Fprintf(p.err, "ingested %s in %s (%d skipped) into %s in %s (query %s)\n",
+				plural(sum.NumInputRows, "row", "rows"), plural(sum.Batches, "batch", "batches"), sum.SkippedBatches, sum.SinkURL,
+				time.Since(started).Round(time.Millisecond), sum.QueryID)
+		}
+	}
+	return ingestHint(ingestFlagError(runErr), o.BadRecordsPath != "", o.FileSink != "", sum.CheckpointURL)
+}
+
+// ingestOptions maps the flags to ingest.Options, refusing flag
+// combinations with the flags' names.
+func ingestOptions(o IngestOptions) (ingest.Options, error) {
+	opts := ingest.DefaultOptions()
+	group := o.Kafka.Group != "" || o.Kafka.Assign != ""
+	if group {
+		if err := checkGroupFlags(o); err != nil {
+			return opts, err
+		}
+	} else {
+		if o.Checkpoint == "" {
+			return opts, fmt.Errorf(`required flag(s) "checkpoint" not set`)
+		}
+		if (o.Table == "") == (o.FileSink == "") {
+			return opts, fmt.Errorf("give exactly one of --table and --file-sink")
+		}
+		if o.RecoverFromTable && o.Table == "" {
+			return opts, fmt.Errorf("%w: --recover-checkpoint-from-table needs --table (a Delta table)", ingest.ErrCannotRecover)
+		}
 	}
 	trig, err := stream.ParseTrigger(o.Trigger)
 	if err != nil {
-		return err
+		return opts, err
 	}
-	var target int64
+	opts.Trigger = trig
 	if o.TargetFileSize != "" {
-		if target, err = parseByteSizeFlag("target-file-size", o.TargetFileSize); err != nil {
-			return err
+		if opts.TargetFileSizeBytes, err = parseByteSizeFlag("target-file-size", o.TargetFileSize); err != nil {
+			return opts, err
 		}
 	}
-	kafkaIn := o.Kafka.Enabled(o.Format)
-	sourceURL := kafkaSourceURL(o.Kafka)
-	deltaIn := o.Format == "delta"
-	if flag := o.Delta.misused(); flag != "" && !deltaIn {
-		return fmt.Errorf("%s applies to --format delta (a Delta table source), not --format %s", flag, o.Format)
+	kafkaIn := group || o.Kafka.Enabled(o.Format)
+	if flag := o.Delta.misused(); flag != "" && o.Format != "delta" {
+		return opts, fmt.Errorf("%s applies to --format delta (a Delta table source), not --format %s", flag, o.Format)
 	}
-	var srcStore storage.Store
-	if !kafkaIn {
-		if o.Source == "" {
-			return fmt.Errorf("give --source (a directory URL), or --format kafka with --kafka-bootstrap")
+	opts.Format = ingest.Format(o.Format)
+	if kafkaIn {
+		opts.Format = ingest.FormatKafka
+		if opts.Kafka, err = kafkaOptions(o.Kafka); err != nil {
+			return opts, err
 		}
-		if err := checkLocalDir(o.Source); err != nil {
-			return fmt.Errorf("--source: %w", err)
+	} else if o.Source == "" {
+		return opts, fmt.Errorf("give --source (a directory URL), or --format kafka with --kafka-bootstrap")
+	}
+	opts.Source = o.Source
+	if o.Format == "delta" {
+		if opts.Delta, err = deltaSourceOptions(o.Delta); err != nil {
+			return opts, err
 		}
-		if srcStore, err = storage.Open(ctx, o.Source); err != nil {
-			return fmt.Errorf("--source: %w", err)
+	}
+	if group {
+		opts.KafkaGroup = o.Kafka.Group
+		if o.Kafka.Assign != "" {
+			if err := json.Unmarshal([]byte(o.Kafka.Assign), &opts.KafkaAssign); err != nil {
+				return opts, fmt.Errorf(`--kafka-assign %q: want JSON {"topic":[0,1]}: %w`, o.Kafka.Assign, err)
+			}
 		}
-		defer srcStore.Close()
-		sourceURL = srcStore.URL()
+		if o.MergeSchema {
+			opts.SchemaEvolution = source.SchemaEvolutionAddNewColumns
+		}
+	} else if opts.SchemaEvolution, err = ingestSchemaEvolution(o); err != nil {
+		return opts, err
 	}
-	chkStore, err := storage.Open(ctx, o.Checkpoint)
-	if err != nil {
-		return fmt.Errorf("--checkpoint: %w", err)
-	}
-	defer chkStore.Close()
-
-	evolution, err := ingestSchemaEvolution(o)
-	if err != nil {
-		return err
-	}
-	var sch *schema.StructType
 	if o.Schema != "" {
-		if sch, err = loadSchema(o.Schema); err != nil {
-			return err
+		if opts.Schema, err = loadSchema(o.Schema); err != nil {
+			return opts, err
 		}
 	}
-	lazy := &lazySink{allowReset: o.AllowReset, chk: chkStore}
+	if err := checkCDCFlags(o); err != nil {
+		return opts, err
+	}
+	opts.Checkpoint, opts.Table, opts.FileSink = o.Checkpoint, o.Table, o.FileSink
+	opts.FileFormat, opts.PartitionColumns = o.FileFormat, o.PartitionBy
+	opts.OutputMode = sink.OutputMode(o.OutputMode)
+	opts.MergeKeys, opts.SequenceBy, opts.DeleteWhen, opts.CDCFormat = o.MergeKeys, o.SequenceBy, o.DeleteWhen, o.CDCFormat
+	opts.MaxFilesPerTrigger = o.MaxFilesPerTrigger
+	opts.TimestampFormat = o.TimestampFormat
+	opts.AllowReset = o.AllowReset
+	opts.Compression = o.Compression
+	opts.BadRecordsTable = o.BadRecordsPath
+	opts.RecoverCheckpointFromTable = o.RecoverFromTable
 	if d, err := time.ParseDuration(os.Getenv("LAKESINK_TEST_AFTER_COMMIT_DELAY")); err == nil {
-		lazy.afterCommitDelay = d
+		opts.AfterCommitDelay = d // crash tests (tests/kill_test.go)
 	}
-	var (
-		sinkKind, sinkURL string
-		firstBatchID      int64
-	)
-	if o.FileSink != "" {
-		fsStore, err := storage.Open(ctx, o.FileSink)
-		if err != nil {
-			return fmt.Errorf("--file-sink: %w", err)
-		}
-		defer fsStore.Close()
-		fopts := filesink.DefaultOptions()
-		fopts.Format = o.FileFormat
-		fopts.PartitionColumns = o.PartitionBy
-		if o.FileFormat == "parquet" {
-			fopts.Compression = o.Compression
-		}
-		if target > 0 {
-			fopts.TargetFileSizeBytes = target
-		}
-		if o.OutputMode != "" {
-			fopts.OutputMode = o.OutputMode
-		}
-		if err := fopts.Validate(); err != nil {
-			return err
-		}
-		if firstBatchID, err = fileSinkFirstBatch(ctx, chkStore, fsStore, fopts, o.AllowReset); err != nil {
-			return err
-		}
-		if err := checkFileSinkPartitioning(ctx, fsStore, fopts); err != nil {
-			return err
-		}
-		lazy.build = func(ctx context.Context, queryID string, fresh bool) (sink.Sink, error) {
-			fo := fopts
-			fo.QueryID = queryID
-			return filesink.New(ctx, fsStore, fo)
-		}
-		sinkKind, sinkURL = "filesink", fsStore.URL()
-	} else {
-		t, err := table.Open(ctx, o.Table)
-		if err != nil {
-			return err
-		}
-		defer t.Close()
-		if snap, err := t.Snapshot(ctx); err == nil {
-			if sch == nil {
-				if sch, err = snap.Schema(); err != nil {
-					return err
-				}
-			}
-			if have := snap.Metadata().PartitionColumns; len(o.PartitionBy) > 0 && !slices.Equal(have, o.PartitionBy) {
-				return fmt.Errorf("--partition-by %s: table %s is partitioned by [%s]; a table's partitioning cannot change by writing to it",
-					strings.Join(o.PartitionBy, ","), t.URL(), strings.Join(have, ","))
-			}
-		}
-		dopts := sink.Options{
-			OutputMode: sink.OutputMode(o.OutputMode), PartitionColumns: o.PartitionBy,
-			MergeKeys: o.MergeKeys, SequenceBy: o.SequenceBy, DeleteWhen: o.DeleteWhen, LastRowWins: o.CDCFormat != "",
-			TargetFileSizeBytes: target, Compression: o.Compression, MergeSchema: evolution == source.SchemaEvolutionAddNewColumns,
-			OperationParameters: map[string]string{"sourceUrl": sourceURL},
-			BatchParameters:     lazy.batchParameters(ctx),
-		}
-		if o.CDCFormat != "" && o.DeleteWhen == "" && sch != nil {
-			dopts.DeleteWhen = source.DebeziumDeleteWhen(sch) // sch nil: checkCDC refuses below
-		}
-		check := dopts
-		check.QueryID = "validate" // the real one comes from the checkpoint
-		if err := check.Validate(); err != nil {
-			return err
-		}
-		lazy.build = func(ctx context.Context, queryID string, fresh bool) (sink.Sink, error) {
-			if fresh && !o.AllowReset {
-				if err := checkSourceNotIngested(ctx, t, sourceURL, queryID); err != nil {
-					return nil, err
-				}
-			}
-			if err := claimSource(ctx, t.Store(), sourceURL, queryID, fresh, o.AllowReset); err != nil {
-				return nil, err
-			}
-			do := dopts
-			do.QueryID = queryID
-			return sink.NewDeltaTable(t, do), nil
-		}
-		sinkKind, sinkURL = "delta", t.URL()
-		if o.RecoverFromTable {
-			if err := recoverCheckpointFromTable(ctx, p, chkStore, t, kafkaIn, sourceURL); err != nil {
-				return err
-			}
-		}
-	}
+	return opts, nil
+}
 
-	srcOpts := source.DefaultOptions(source.Format(o.Format))
-	srcOpts.Schema = sch
-	if err := checkCDC(o, sch); err != nil {
-		return err
-	}
-	if o.CDCFormat != "" {
-		_, srcOpts.Schema, lazy.transform = cdcDecoding(sch, o.SequenceBy)
-	}
-	srcOpts.SchemaEvolution = evolution
-	if o.Schema == "" && evolution == source.SchemaEvolutionFailOnNewColumns && o.CDCFormat == "" && readsMissingColumns(sch, o.DeleteWhen) {
-		// --delete-when reads an input column the table does not have (op):
-		// decode the table's columns plus the input's own.
-		srcOpts.SchemaEvolution = source.SchemaEvolutionAddNewColumns
-	}
-	srcOpts.TimestampFormat = o.TimestampFormat
-	if o.BadRecordsPath != "" {
-		rt, err := table.Open(ctx, o.BadRecordsPath)
-		if err != nil {
-			return fmt.Errorf("--bad-records-path: %w", err)
-		}
-		defer rt.Close()
-		lazy.rejects = &rejects{table: rt}
-		srcOpts.OnBadRecord = lazy.rejects.add
-	}
-	im, err := cm.ingest(sinkURL)
-	if err != nil {
-		return err
-	}
-	cm.ready() // the table's snapshot (or the file sink's log) is open
-	var (
-		src      source.Source
-		maxBytes int64
-	)
-	maxFiles := o.MaxFilesPerTrigger
-	if deltaIn {
-		ds, mb, err := deltaSource(srcStore, o.Delta)
-		if err != nil {
-			return err
-		}
-		defer ds.Close()
-		src, maxBytes = ds, mb
-		if maxFiles == 0 {
-			maxFiles = deltaMaxFilesPerTrigger
-		}
-	} else if kafkaIn {
-		ks, err := kafkaSource(ctx, o.Kafka, srcOpts)
-		if err != nil {
-			return err
-		}
-		defer ks.Close()
-		src = ks
-	} else if src, err = source.NewFileSource(srcStore, srcOpts); err != nil {
-		return err
-	}
-
-	var (
-		batches, skipped, rows int64
-		started                = time.Now()
-	)
-	qopts := stream.DefaultOptions()
-	qopts.CheckpointStore = chkStore
-	qopts.Source = src
-	qopts.Sink = lazy
-	qopts.SinkKind = sinkKind
-	qopts.SinkURL = sinkURL
-	qopts.FirstBatchID = firstBatchID
-	qopts.Trigger = trig
-	qopts.MaxFilesPerTrigger = maxFiles
-	qopts.MaxBytesPerTrigger = maxBytes
-	qopts.AllowReset = o.AllowReset
-	qopts.CheckFresh = lazy.checkFresh
-	qopts.Progress = func(pr stream.Progress) {
-		observeProgress(im, pr)
-		cm.observe(true)
-		batches++
-		rows += pr.NumInputRows
-		if pr.Sink.Skipped {
-			skipped++
-		}
-		if p.json {
-			_ = p.emitValue("progress", pr)
-			return
-		}
-		if p.quiet {
-			return
-		}
-		state := fmt.Sprintf("committed version %d", pr.Sink.Version)
-		if sinkKind == "filesink" {
-			state = fmt.Sprintf("logged as _spark_metadata/%d", pr.BatchID)
-		}
-		if pr.Sink.Skipped {
-			state = "skipped: already committed"
-			if sinkKind == "delta" {
-				state += fmt.Sprintf(" (table version %d)", pr.Sink.Version)
-			}
-		}
-		rec := ""
-		if pr.Recovery != "" {
-			rec = " [recovered: " + pr.Recovery + "]"
-		}
-		files := 0
-		for _, s := range pr.Sources {
-			files += s.NumInputFiles
-		}
-		merged := ""
-		if o.OutputMode == string(sink.Update) && !pr.Sink.Skipped {
-			merged = fmt.Sprintf(" (%d inserted, %d updated, %d deleted, %s rewritten)", pr.Sink.NumInserted, pr.Sink.NumUpdated, pr.Sink.NumDeleted,
-				plural(pr.Sink.NumRemovedFiles, "file", "files"))
-		}
-		fmt.Fprintf(p.err, "batch %d: %s, %s -> %s%s, %s (%.0f rows/s)%s\n",
-			pr.BatchID, plural(files, "file", "files"), plural(pr.NumInputRows, "row", "rows"), plural(pr.Sink.NumFiles, "data file", "data files"),
-			merged, state, pr.ProcessedRowsPerSecond, rec)
-	}
-	q, err := stream.NewQuery(qopts)
-	if err != nil {
-		return ingestHint(err, o.BadRecordsPath != "", o.FileSink != "", chkStore.URL())
-	}
-	runErr := q.Run(ctx)
+// printProgress renders one batch of `lakesink ingest`.
+func printProgress(p *printer, pr stream.Progress, sinkKind, outputMode string) {
 	if p.json {
-		_ = p.emit("summary", map[string]any{"queryId": q.ID(), "batches": batches, "skippedBatches": skipped,
-			"numInputRows": rows, "sink": sinkURL, "durationMs": time.Since(started).Milliseconds(), "ok": runErr == nil})
-	} else if !p.quiet && (runErr == nil || batches > 0) {
-		if batches == 0 {
-			fmt.Fprintf(p.err, "no new input: nothing to do (query %s)\n", q.ID())
-		} else {
-			fmt.Fprintf(p.err, "ingested %s in %s (%d skipped) into %s in %s (query %s)\n",
-				plural(rows, "row", "rows"), plural(batches, "batch", "batches"), skipped, sinkURL, time.Since(started).Round(time.Millisecond), q.ID())
+		_ = p.emitValue("progress", pr)
+		return
+	}
+	if p.quiet {
+		return
+	}
+	state := fmt.Sprintf("committed version %d", pr.Sink.Version)
+	if sinkKind == "filesink" {
+		state = fmt.Sprintf("logged as _spark_metadata/%d", pr.BatchID)
+	}
+	if pr.Sink.Skipped {
+		state = "skipped: already committed"
+		if sinkKind != "filesink" {
+			state += fmt.Sprintf(" (table version %d)", pr.Sink.Version)
 		}
 	}
-	return ingestHint(runErr, o.BadRecordsPath != "", o.FileSink != "", chkStore.URL())
+	rec := ""
+	if pr.Recovery != "" {
+		rec = " [recovered: " + pr.Recovery + "]"
+	}
+	files := 0
+	for _, s := range pr.Sources {
+		files += s.NumInputFiles
+	}
+	merged := ""
+	if outputMode == string(sink.Update) && !pr.Sink.Skipped {
+		merged = fmt.Sprintf(" (%d inserted, %d updated, %d deleted, %s rewritten)", pr.Sink.NumInserted, pr.Sink.NumUpdated, pr.Sink.NumDeleted,
+			plural(pr.Sink.NumRemovedFiles, "file", "files"))
+	}
+	fmt.Fprintf(p.err, "batch %d: %s, %s -> %s%s, %s (%.0f rows/s)%s\n",
+		pr.BatchID, plural(files, "file", "files"), plural(pr.NumInputRows, "row", "rows"), plural(pr.Sink.NumFiles, "data file", "data files"),
+		merged, state, pr.ProcessedRowsPerSecond, rec)
+}
+
+// ingestFlagError words the guards' refusals with the flags that lift them.
+func ingestFlagError(err error) error {
+	var dup *ingest.DuplicateSourceError
+	var ahead *ingest.FileSinkAheadError
+	var pe *ingest.PartitioningError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &dup) && dup.Version >= 0:
+		return &hintError{err, fmt.Sprintf("%v: version %d of %s holds source %s from query %s, and the checkpoint's query %s is new: "+
+			"reusing the source would write its rows again. Use the original checkpoint, or pass --allow-reset to write a second copy",
+			ingest.ErrDuplicateSource, dup.Version, dup.Table, dup.Source, dup.OtherQueryID, dup.QueryID)}
+	case errors.As(err, &dup):
+		return &hintError{err, fmt.Sprintf("%v: %s was claimed for source %s by query %s at %s (%s), and this checkpoint's query %s is new: "+
+			"reusing the source would write its rows again. Use the original checkpoint; if that query never committed "+
+			"(lakesink history shows no batch of it), delete the claim file or pass --allow-reset",
+			ingest.ErrDuplicateSource, dup.Table, dup.Source, dup.OtherQueryID, dup.ClaimedAt.UTC().Format(time.RFC3339), dup.ClaimPath, dup.QueryID)}
+	case errors.As(err, &ahead):
+		return &hintError{err, fmt.Sprintf("%v: %s/_spark_metadata ends at batch %d but the checkpoint has no batch: batches 0..%d would be skipped as already written. "+
+			"Use the checkpoint that wrote this directory, or pass --allow-reset to continue numbering at batch %d",
+			ingest.ErrFileSinkAhead, ahead.Dir, ahead.LatestBatchID, ahead.LatestBatchID, ahead.LatestBatchID+1)}
+	case errors.As(err, &pe) && pe.FileSink:
+		return &hintError{err, fmt.Sprintf("--partition-by [%s]: %s already holds files partitioned by [%s]; give the same --partition-by",
+			strings.Join(pe.Want, ","), pe.Location, strings.Join(pe.Have, ","))}
+	case errors.As(err, &pe):
+		return &hintError{err, fmt.Sprintf("--partition-by %s: table %s is partitioned by [%s]; a table's partitioning cannot change by writing to it",
+			strings.Join(pe.Want, ","), pe.Location, strings.Join(pe.Have, ","))}
+	}
+	return err
 }
 
 // ingestSchemaEvolution maps --merge-schema and --schema-evolution-mode to
@@ -476,6 +397,18 @@ func cdcDecoding(sch *schema.StructType, sequenceBy string) (*schema.StructType,
 // checkCDC checks the update-mode flags that the sink cannot: --cdc-format
 // needs the row schema (--schema, or the table's) and update mode.
 func checkCDC(o IngestOptions, sch *schema.StructType) error {
+	if err := checkCDCFlags(o); err != nil || o.CDCFormat == "" {
+		return err
+	}
+	if sch == nil {
+		return fmt.Errorf("--cdc-format %s needs --schema (the schema of the events' after rows) or an existing --table", o.CDCFormat)
+	}
+	return nil
+}
+
+// checkCDCFlags is checkCDC without the schema, which ingest.Run checks
+// once it has read the table's.
+func checkCDCFlags(o IngestOptions) error {
 	switch o.CDCFormat {
 	case "":
 		return nil
@@ -488,9 +421,6 @@ func checkCDC(o IngestOptions, sch *schema.StructType) error {
 	}
 	if o.DeleteWhen != "" {
 		return fmt.Errorf("--delete-when: with --cdc-format %s deletes are the events with op 'd'", o.CDCFormat)
-	}
-	if sch == nil {
-		return fmt.Errorf("--cdc-format %s needs --schema (the schema of the events' after rows) or an existing --table", o.CDCFormat)
 	}
 	return nil
 }
@@ -524,178 +454,8 @@ func ingestHint(err error, badRecordsPath, fileSink bool, checkpointURL string) 
 	return err
 }
 
-// lazySink builds the sink once the query id is known (it lives in the
-// checkpoint's metadata file, opened by the driver): build runs from
-// stream.Options.CheckFresh, before the first batch.
-type lazySink struct {
-	build            func(ctx context.Context, queryID string, fresh bool) (sink.Sink, error)
-	allowReset       bool
-	afterCommitDelay time.Duration
-	rejects          *rejects // nil without --bad-records-path
-	chk              storage.Store
-	transform        func(*schema.Batch) (*schema.Batch, error) // --cdc-format: change events to change rows
-
-	mu      sync.Mutex
-	sink    sink.Sink
-	queryID string
-}
-
-// checkFresh is stream.Options.CheckFresh.
-func (l *lazySink) checkFresh(ctx context.Context, queryID string, fresh bool) error {
-	s, err := l.build(ctx, queryID, fresh)
-	if err != nil {
-		return err
-	}
-	l.mu.Lock()
-	l.sink, l.queryID = s, queryID
-	l.mu.Unlock()
-	return nil
-}
-
-func (l *lazySink) AddBatch(ctx context.Context, batchID int64, b *schema.Batch) (sink.Result, error) {
-	l.mu.Lock()
-	s := l.sink
-	l.mu.Unlock()
-	if s == nil {
-		return sink.Result{}, fmt.Errorf("ingest: sink used before the checkpoint was opened")
-	}
-	if l.rejects != nil {
-		// The batch's rejects first, in their own table with their own txn:
-		// a replayed batch (same files, same rejects) writes them once.
-		if err := l.rejects.flush(ctx, l.queryID, batchID); err != nil {
-			return sink.Result{}, err
-		}
-	}
-	if l.transform != nil {
-		var err error
-		if b, err = l.transform(b); err != nil {
-			return sink.Result{}, fmt.Errorf("batch %d: %w", batchID, err)
-		}
-	}
-	res, err := s.AddBatch(ctx, batchID, b)
-	if err == nil && l.afterCommitDelay > 0 {
-		// Test knob (LAKESINK_TEST_AFTER_COMMIT_DELAY): widens the window
-		// between the sink's commit and commits/N so that crash tests reach
-		// the "commit landed, checkpoint not yet" recovery path often.
-		// Sleeping here is always safe: it only delays commits/N.
-		select {
-		case <-time.After(l.afterCommitDelay):
-		case <-ctx.Done():
-		}
-	}
-	return res, err
-}
-
-// checkSourceNotIngested refuses a fresh checkpoint over a source that another
-// query id already ingested into the table (commitInfo.operationParameters
-// sourceUrl and queryId of earlier STREAMING UPDATE commits): its rows would
-// be written again under the new query id.
-func checkSourceNotIngested(ctx context.Context, t *table.Table, sourceURL, queryID string) error {
-	exists, err := t.Exists(ctx)
-	if err != nil || !exists {
-		return err
-	}
-	hist, err := t.History(ctx, 0)
-	if err != nil {
-		return err
-	}
-	for _, c := range hist {
-		params := c.CommitInfo.StringMap("operationParameters")
-		if params["sourceUrl"] == sourceURL && params["queryId"] != "" && params["queryId"] != queryID {
-			return fmt.Errorf("%w: version %d of %s holds source %s from query %s, and the checkpoint's query %s is new: "+
-				"reusing the source would write its rows again. Use the original checkpoint, or pass --allow-reset to write a second copy",
-				errDuplicateSource, c.Version, t.URL(), sourceURL, params["queryId"], queryID)
-		}
-	}
-	return nil
-}
-
-// errFileSinkAhead: a fresh checkpoint against a _spark_metadata log that is
-// already ahead would have every batch silently skipped.
-var errFileSinkAhead = errors.New("file-sink log is ahead of a fresh checkpoint")
-
-// fileSinkFirstBatch returns the first batch id of the query: 0, unless the
-// checkpoint is fresh (no offsets yet) and the file sink's log already has
-// batches: then every new batch would be skipped as "already committed", so it
-// is refused unless allowReset, which continues after the log's latest batch.
-func fileSinkFirstBatch(ctx context.Context, chk, out storage.Store, opts filesink.Options, allowReset bool) (int64, error) {
-	for _, err := range chk.List(ctx, "offsets/", "") {
-		if err != nil {
-			return 0, err
-		}
-		return 0, nil // not fresh: the checkpoint decides
-	}
-	has, err := filesink.HasLog(ctx, out)
-	if err != nil || !has {
-		return 0, err
-	}
-	log, err := filesink.NewLog(out, opts)
-	if err != nil {
-		return 0, err
-	}
-	latest, err := log.LatestBatchID(ctx)
-	if err != nil || latest < 0 {
-		return 0, err
-	}
-	if !allowReset {
-		return 0, fmt.Errorf("%w: %s/_spark_metadata ends at batch %d but the checkpoint has no batch: batches 0..%d would be skipped as already written. "+
-			"Use the checkpoint that wrote this directory, or pass --allow-reset to continue numbering at batch %d", errFileSinkAhead, out.URL(), latest, latest, latest+1)
-	}
-	return latest + 1, nil
-}
-
-// rejectsSchema is the schema of the --bad-records-path table.
-var rejectsSchema = &schema.StructType{Fields: []schema.StructField{
-	{Name: "batchId", Type: schema.TypeLong, Nullable: false},
-	{Name: "file", Type: schema.TypeString, Nullable: true},
-	{Name: "line", Type: schema.TypeLong, Nullable: true},
-	{Name: "field", Type: schema.TypeString, Nullable: true},
-	{Name: "reason", Type: schema.TypeString, Nullable: true},
-	{Name: "record", Type: schema.TypeString, Nullable: true},
-}}
-
-// rejects collects the records of the batch being read that do not fit the
-// schema and writes them to a quarantine Delta table, committed with its own
-// txn {appId: <queryId>-bad-records, version: batchId} (the rejects-table
-// pattern): a batch replayed after a crash writes its rejects once.
-type rejects struct {
-	table *table.Table
-	mu    sync.Mutex
-	rows  [][]any
-}
-
-// add is source.Options.OnBadRecord.
-func (r *rejects) add(b source.BadRecord) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.rows = append(r.rows, []any{nil, b.File, int64(b.Line), b.Field, b.Reason, b.Raw})
-	return nil
-}
-
-// flush writes the collected rejects as batch batchID.
-func (r *rejects) flush(ctx context.Context, queryID string, batchID int64) error {
-	r.mu.Lock()
-	rows := r.rows
-	r.rows = nil
-	r.mu.Unlock()
-	if len(rows) == 0 {
-		return nil
-	}
-	for _, row := range rows {
-		row[0] = batchID
-	}
-	_, err := r.table.Write(ctx, &schema.Batch{Schema: rejectsSchema, Rows: rows}, table.WriteOptions{
-		AppID: queryID + "-bad-records", Version: batchID, Operation: "STREAMING UPDATE",
-		OperationParameters: map[string]any{"outputMode": "Append", "queryId": queryID, "epochId": fmt.Sprint(batchID), "badRecords": "true"},
-	})
-	if err != nil {
-		return fmt.Errorf("write %d rejected records of batch %d to %s: %w", len(rows), batchID, r.table.URL(), err)
-	}
-	return nil
-}
-
-// checkLocalDir refuses a local source that does not exist or is not a
-// directory (a typo would otherwise read as "no new input"). Object-store
+// checkLocalDir refuses a local directory that does not exist or is not a
+// directory (a typo would otherwise read as an empty one). Object-store
 // prefixes cannot be told apart from empty ones and are not checked.
 func checkLocalDir(url string) error {
 	if strings.Contains(url, "://") && !strings.HasPrefix(url, "file://") {
@@ -708,29 +468,6 @@ func checkLocalDir(url string) error {
 	}
 	if !fi.IsDir() {
 		return fmt.Errorf("%s is not a directory (give a folder; globs are not supported)", url)
-	}
-	return nil
-}
-
-// checkFileSinkPartitioning refuses to append to a file-sink directory with
-// other partition columns than its files already have: Spark (and lakesink)
-// could no longer read the directory.
-func checkFileSinkPartitioning(ctx context.Context, out storage.Store, opts filesink.Options) error {
-	has, err := filesink.HasLog(ctx, out)
-	if err != nil || !has {
-		return err
-	}
-	ls, err := filesink.ListFiles(ctx, out, opts)
-	if err != nil || len(ls.Files) == 0 {
-		return err
-	}
-	var have []string
-	for _, kv := range ls.Files[0].Partition {
-		have = append(have, kv.Column)
-	}
-	if !slices.Equal(have, opts.PartitionColumns) {
-		return fmt.Errorf("--partition-by [%s]: %s already holds files partitioned by [%s]; give the same --partition-by",
-			strings.Join(opts.PartitionColumns, ","), out.URL(), strings.Join(have, ","))
 	}
 	return nil
 }

@@ -6,14 +6,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/lakesink/lakesink/storage"
-	"github.com/lakesink/lakesink/stream/delta"
+	"github.com/lakesink/lakesink/stream/ingest"
 )
-
-// deltaMaxFilesPerTrigger is Delta's default maxFilesPerTrigger
-// (DeltaOptions.MAX_FILES_PER_TRIGGER_OPTION_DEFAULT), used by --format delta
-// when --max-files-per-trigger is 0.
-const deltaMaxFilesPerTrigger = 1000
 
 // DeltaFlags are the flags of `lakesink ingest --format delta` (a Delta
 // table as the source, Delta's DeltaSource options).
@@ -55,29 +49,22 @@ func (d *DeltaFlags) misused() string {
 	return ""
 }
 
-// deltaSource builds the Delta table source over store; maxBytes is
-// --max-bytes-per-trigger parsed.
-func deltaSource(store storage.Store, d DeltaFlags) (*delta.Source, int64, error) {
-	o := delta.DefaultOptions(store.URL())
-	o.Store = store
-	o.StartingVersion = d.StartingVersion
+// deltaSourceOptions maps the --format delta flags to the source's options.
+func deltaSourceOptions(d DeltaFlags) (ingest.DeltaSourceOptions, error) {
+	o := ingest.DeltaSourceOptions{StartingVersion: d.StartingVersion, SkipChangeCommits: d.SkipChangeCommits, Where: d.Where, Columns: d.Columns}
 	if d.StartingTimestamp != "" {
 		ts, err := time.Parse(time.RFC3339Nano, d.StartingTimestamp)
 		if err != nil {
-			return nil, 0, fmt.Errorf("--starting-timestamp %q: want an RFC 3339 time such as 2026-12-01T10:00:00Z", d.StartingTimestamp)
+			return o, fmt.Errorf("--starting-timestamp %q: want an RFC 3339 time such as 2026-12-01T10:00:00Z", d.StartingTimestamp)
 		}
 		o.StartingTimestamp = ts
 	}
-	o.SkipChangeCommits = d.SkipChangeCommits
-	o.Where, o.Columns = d.Where, d.Columns
-	var maxBytes int64
 	if d.MaxBytesPerTrigger != "" {
 		n, err := parseByteSizeFlag("max-bytes-per-trigger", d.MaxBytesPerTrigger)
 		if err != nil {
-			return nil, 0, err
+			return o, err
 		}
-		maxBytes = n
+		o.MaxBytesPerTrigger = n
 	}
-	src, err := delta.NewSource(o)
-	return src, maxBytes, err
+	return o, nil
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
@@ -14,7 +13,6 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/lakesink/lakesink/stream/kafka"
-	"github.com/lakesink/lakesink/stream/source"
 )
 
 // KafkaFlags are the Kafka source flags of `lakesink ingest` (docs/kafka.md).
@@ -83,10 +81,10 @@ func (o *KafkaFlags) brokers() []string {
 	return nil
 }
 
-// kafkaOptions turns the flags into kafka.Options. src carries the --schema
-// (or the table's), --timestamp-format and the bad-records hook, used for
-// --value-format json only.
-func kafkaOptions(o KafkaFlags, src source.Options) (kafka.Options, error) {
+// kafkaOptions turns the flags into kafka.Options; ingest.Run adds the row
+// options (--schema or the table's, --timestamp-format, the bad-records
+// hook) for --value-format json and validates them.
+func kafkaOptions(o KafkaFlags) (kafka.Options, error) {
 	ko := kafka.DefaultOptions()
 	ko.Brokers = o.brokers()
 	if len(ko.Brokers) == 0 {
@@ -98,13 +96,6 @@ func kafkaOptions(o KafkaFlags, src source.Options) (kafka.Options, error) {
 	ko.FailOnDataLoss = o.FailOnDataLoss
 	ko.IncludeHeaders = o.IncludeHeaders
 	ko.ValueFormat = o.ValueFormat
-	if o.ValueFormat == "json" {
-		ko.Schema = src.Schema
-		ko.TimestampFormat = src.TimestampFormat
-		ko.DateFormat = src.DateFormat
-		ko.SchemaEvolution = src.SchemaEvolution
-		ko.OnBadRecord = src.OnBadRecord
-	}
 	ko.Consumer = o.Options
 	if o.TLS || o.TLSCA != "" || o.TLSCert != "" {
 		cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: o.TLSSkipVerify} //nolint:gosec // opt-in flag
@@ -154,21 +145,5 @@ func kafkaOptions(o KafkaFlags, src source.Options) (kafka.Options, error) {
 		}
 		ko.SASL = m
 	}
-	return ko, ko.Validate()
-}
-
-// kafkaSourceURL is the source URL the checkpoint and the table's commits
-// record for these flags (kafka.SourceURL).
-func kafkaSourceURL(o KafkaFlags) string {
-	return kafka.SourceURL(kafka.Options{Brokers: o.brokers(), Topics: o.Topics, TopicPattern: o.TopicPattern})
-}
-
-// kafkaSource builds the Kafka source of `lakesink ingest`; the caller closes it.
-func kafkaSource(ctx context.Context, o KafkaFlags, src source.Options) (*kafka.Source, error) {
-	_ = ctx // the source connects at Start
-	ko, err := kafkaOptions(o, src)
-	if err != nil {
-		return nil, err
-	}
-	return kafka.NewSource(ko)
+	return ko, nil
 }

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"time"
-
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
 
 	"github.com/lakesink/lakesink/metrics"
-	"github.com/lakesink/lakesink/stream"
 )
 
 // MetricsFlags are the --metrics-* flags of ingest and maintain
@@ -57,14 +54,6 @@ func (c *commandMetrics) ready() {
 	}
 }
 
-// ingest registers the ingest metrics of tableURL (nil without a server).
-func (c *commandMetrics) ingest(tableURL string) (*metrics.Ingest, error) {
-	if c.reg == nil {
-		return nil, nil
-	}
-	return metrics.NewIngest(c.reg, tableURL)
-}
-
 // maintain registers the maintenance metrics (nil without a server).
 func (c *commandMetrics) maintain() (*metrics.Maintain, error) {
 	if c.reg == nil {
@@ -80,20 +69,10 @@ func (c *commandMetrics) observe(ok bool) {
 	}
 }
 
-// observeProgress feeds a micro-batch of the stream driver to m.
-func observeProgress(m *metrics.Ingest, pr stream.Progress) {
-	if m == nil {
-		return
+// registerer is the registry the run's metrics go to (nil without a server).
+func (c *commandMetrics) registerer() prometheus.Registerer {
+	if c.reg == nil {
+		return nil
 	}
-	b := metrics.Batch{Result: "committed", Records: pr.NumInputRows, Files: pr.Sink.NumFiles, FileBytes: pr.Sink.NumBytes,
-		Duration: time.Duration(pr.DurationMs.TriggerExecution) * time.Millisecond,
-		Commit:   time.Duration(pr.DurationMs.AddBatch) * time.Millisecond}
-	if pr.Sink.Skipped {
-		b.Result = "skipped"
-	}
-	for _, s := range pr.Sources {
-		b.Bytes += s.NumInputBytes
-		b.BadRecords += s.NumBadRecords
-	}
-	m.ObserveBatch(b)
+	return c.reg
 }

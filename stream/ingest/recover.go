@@ -1,9 +1,8 @@
-package main
+package ingest
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 
@@ -13,20 +12,16 @@ import (
 	"github.com/lakesink/lakesink/table"
 )
 
-// Operation parameters of each STREAMING UPDATE commit of `lakesink ingest`
-// into a Delta table: the source URL (every commit) and the raw end offset of
-// source 0 for that batch, as written to offsets/N before the batch ran. With
-// them a lost checkpoint can be rebuilt from the table
-// (--recover-checkpoint-from-table), as delta-io's kafka-delta-ingest keeps
-// its Kafka offsets in the table itself.
+// Operation parameters of each STREAMING UPDATE commit of an ingest into a
+// Delta table: the source URL (every commit) and the raw end offset of
+// source 0 for that batch, as written to offsets/N before the batch ran.
+// With them a lost checkpoint can be rebuilt from the table
+// (Options.RecoverCheckpointFromTable), as delta-io's kafka-delta-ingest
+// keeps its Kafka offsets in the table itself.
 const (
 	paramSourceURL       = "sourceUrl"
 	paramSourceEndOffset = "sourceEndOffset"
 )
-
-// errRecover: --recover-checkpoint-from-table cannot (or must not) rebuild
-// the checkpoint.
-var errRecover = errors.New("cannot recover the checkpoint from the table")
 
 // batchEndOffset returns the raw offset of source 0 in the checkpoint's
 // offsets/<batchID> (written BEFORE the batch runs, so it exists when the sink
@@ -61,14 +56,14 @@ func findRecoverableBatch(ctx context.Context, t *table.Table, sourceURL string)
 		return recoveredBatch{}, err
 	}
 	if !exists {
-		return recoveredBatch{}, fmt.Errorf("%w: table %s does not exist", errRecover, t.URL())
+		return recoveredBatch{}, fmt.Errorf("%w: table %s does not exist", ErrCannotRecover, t.URL())
 	}
 	hist, err := t.History(ctx, 0) // newest first
 	if err != nil {
 		return recoveredBatch{}, err
 	}
 	for _, c := range hist {
-		if op := c.CommitInfo.Operation(); op != "STREAMING UPDATE" && op != "MERGE" { // MERGE: --output-mode update
+		if op := c.CommitInfo.Operation(); op != "STREAMING UPDATE" && op != "MERGE" { // MERGE: update mode
 			continue
 		}
 		params := c.CommitInfo.StringMap("operationParameters")
@@ -80,13 +75,13 @@ func findRecoverableBatch(ctx context.Context, t *table.Table, sourceURL string)
 		if end == "" || qid == "" || perr != nil || batchID < 0 {
 			return recoveredBatch{}, fmt.Errorf("%w: version %d of %s is the newest commit of source %s but records no %s "+
 				"(written by an older lakesink?): the end offsets of its batch are unknown",
-				errRecover, c.Version, t.URL(), sourceURL, paramSourceEndOffset)
+				ErrCannotRecover, c.Version, t.URL(), sourceURL, paramSourceEndOffset)
 		}
 		ts, _ := c.CommitInfo.Timestamp()
 		return recoveredBatch{Version: c.Version, QueryID: qid, BatchID: batchID, EndOffset: end, Timestamp: ts}, nil
 	}
 	return recoveredBatch{}, fmt.Errorf("%w: table %s has no STREAMING UPDATE commit with %s for source %s",
-		errRecover, t.URL(), paramSourceEndOffset, sourceURL)
+		ErrCannotRecover, t.URL(), paramSourceEndOffset, sourceURL)
 }
 
 // Files of the Kafka source's directory sources/0 (stream/kafka/source.go:
@@ -105,79 +100,62 @@ const (
 // duplicates). Only the Kafka source: its offsets are self-contained, while
 // the file source's offset names a batch of its log of taken files
 // (sources/0/N), which the table does not hold.
-func recoverCheckpointFromTable(ctx context.Context, p *printer, chk storage.Store, t *table.Table, kafkaIn bool, sourceURL string) error {
+func recoverCheckpointFromTable(ctx context.Context, chk storage.Store, t *table.Table, kafkaIn bool, sourceURL string) (Recovered, error) {
 	if !kafkaIn {
-		return fmt.Errorf("%w: --recover-checkpoint-from-table supports the Kafka source only: "+
-			"the file source's log of taken files is not in the table", errRecover)
+		return Recovered{}, fmt.Errorf("%w: recovery from the table supports the Kafka source only: "+
+			"the file source's log of taken files is not in the table", ErrCannotRecover)
 	}
 	for _, err := range chk.List(ctx, "offsets/", "") {
 		if err != nil {
-			return err
+			return Recovered{}, err
 		}
-		return fmt.Errorf("%w: checkpoint %s already has offsets: it is not lost; run without --recover-checkpoint-from-table",
-			errRecover, chk.URL())
+		return Recovered{}, fmt.Errorf("%w: checkpoint %s already has offsets: it is not lost; run without recovering it",
+			ErrCannotRecover, chk.URL())
 	}
 	rb, err := findRecoverableBatch(ctx, t, sourceURL)
 	if err != nil {
-		return err
+		return Recovered{}, err
 	}
 	end, err := kafka.ParseOffsets(rb.EndOffset)
 	if err != nil {
-		return fmt.Errorf("%w: version %d of %s: %s: %w", errRecover, rb.Version, t.URL(), paramSourceEndOffset, err)
+		return Recovered{}, fmt.Errorf("%w: version %d of %s: %s: %w", ErrCannotRecover, rb.Version, t.URL(), paramSourceEndOffset, err)
 	}
 	// The metadata file may exist from a run that was refused (no offsets):
 	// nothing depends on its query id yet, so it is replaced.
 	meta, err := json.Marshal(checkpoint.Metadata{ID: rb.QueryID, Source: sourceURL, SinkKind: "delta", Sink: t.URL()})
 	if err != nil {
-		return err
+		return Recovered{}, err
 	}
 	if err := chk.Put(ctx, "metadata", meta); err != nil {
-		return fmt.Errorf("recover checkpoint %s: write metadata: %w", chk.URL(), err)
+		return Recovered{}, fmt.Errorf("recover checkpoint %s: write metadata: %w", chk.URL(), err)
 	}
 	cp, err := checkpoint.Open(ctx, chk, checkpoint.Metadata{Source: sourceURL, SinkKind: "delta", Sink: t.URL()}, false)
 	if err != nil {
-		return fmt.Errorf("recover checkpoint %s: %w", chk.URL(), err)
+		return Recovered{}, fmt.Errorf("recover checkpoint %s: %w", chk.URL(), err)
 	}
 	if cp.QueryID() != rb.QueryID {
-		return fmt.Errorf("%w: checkpoint %s: query id %s after writing %s (another process is using it?)",
-			errRecover, chk.URL(), cp.QueryID(), rb.QueryID)
+		return Recovered{}, fmt.Errorf("%w: checkpoint %s: query id %s after writing %s (another process is using it?)",
+			ErrCannotRecover, chk.URL(), cp.QueryID(), rb.QueryID)
 	}
 	// The source's own files first: the offsets and commit files make the
 	// checkpoint look complete, so they are written last.
 	src := cp.SourceDir(0)
 	if err := src.Put(ctx, kafkaInitialFile, append([]byte("\x00v1\n"), end.String()...)); err != nil {
-		return fmt.Errorf("recover checkpoint %s: write sources/0/%s: %w", chk.URL(), kafkaInitialFile, err)
+		return Recovered{}, fmt.Errorf("recover checkpoint %s: write sources/0/%s: %w", chk.URL(), kafkaInitialFile, err)
 	}
 	if err := src.Put(ctx, kafkaPlannedFile, []byte(end.String())); err != nil {
-		return fmt.Errorf("recover checkpoint %s: write sources/0/%s: %w", chk.URL(), kafkaPlannedFile, err)
+		return Recovered{}, fmt.Errorf("recover checkpoint %s: write sources/0/%s: %w", chk.URL(), kafkaPlannedFile, err)
 	}
 	seq := checkpoint.OffsetSeq{
 		Metadata: &checkpoint.OffsetSeqMetadata{BatchTimestampMs: rb.Timestamp, Conf: map[string]string{}},
 		Offsets:  []string{end.String()},
 	}
 	if err := cp.WriteOffsets(ctx, rb.BatchID, seq); err != nil {
-		return fmt.Errorf("recover checkpoint %s: %w", chk.URL(), err)
+		return Recovered{}, fmt.Errorf("recover checkpoint %s: %w", chk.URL(), err)
 	}
 	if err := cp.WriteCommit(ctx, rb.BatchID, checkpoint.CommitMetadata{}); err != nil {
-		return fmt.Errorf("recover checkpoint %s: %w", chk.URL(), err)
+		return Recovered{}, fmt.Errorf("recover checkpoint %s: %w", chk.URL(), err)
 	}
-	if p.json {
-		_ = p.emit("recovered", map[string]any{"checkpoint": chk.URL(), "queryId": rb.QueryID, "batchId": rb.BatchID,
-			"tableVersion": rb.Version, paramSourceEndOffset: rb.EndOffset})
-	} else if !p.quiet {
-		fmt.Fprintf(p.err, "recovered checkpoint %s from %s version %d: query %s, batch %d ended at %s; continuing at batch %d\n",
-			chk.URL(), t.URL(), rb.Version, rb.QueryID, rb.BatchID, rb.EndOffset, rb.BatchID+1)
-	}
-	return nil
-}
-
-// batchParameters is sink.Options.BatchParameters: the batch's source end
-// offset from the checkpoint, recorded in its commit.
-func (l *lazySink) batchParameters(ctx context.Context) func(batchID int64) map[string]string {
-	return func(batchID int64) map[string]string {
-		if end := batchEndOffset(ctx, l.chk, batchID); end != "" {
-			return map[string]string{paramSourceEndOffset: end}
-		}
-		return nil
-	}
+	return Recovered{Checkpoint: chk.URL(), Table: t.URL(), QueryID: rb.QueryID, BatchID: rb.BatchID,
+		TableVersion: rb.Version, EndOffset: rb.EndOffset}, nil
 }

@@ -1,4 +1,4 @@
-package main
+package ingest
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lakesink/lakesink/storage"
+	"github.com/lakesink/lakesink/table"
 )
 
 // sourceClaimDir holds, in a Delta table's directory, one claim per source
@@ -27,6 +28,8 @@ type sourceClaim struct {
 	Created int64 `json:"created"`
 }
 
+// sourceClaimPath is the path, inside the table, of the claim of sourceURL:
+// sourceClaimDir + the hex of the first 16 bytes of its SHA-256 + ".json".
 func sourceClaimPath(sourceURL string) string {
 	sum := sha256.Sum256([]byte(sourceURL))
 	return sourceClaimDir + hex.EncodeToString(sum[:16]) + ".json"
@@ -35,11 +38,11 @@ func sourceClaimPath(sourceURL string) string {
 // claimSource makes query queryID the owner of sourceURL in the table stored
 // at st before the query writes its first batch. The claim is created with
 // put-if-absent, so of two queries started at the same moment on one source
-// with fresh checkpoints exactly one wins; the other is refused with
-// errDuplicateSource (the history check alone cannot see a query that has not
-// committed yet). A query whose checkpoint is not fresh is never refused here
-// (its checkpoint decides) but claims an unclaimed source. allowReset
-// (--allow-reset) adds the query to the claim: a second copy, on purpose.
+// with fresh checkpoints exactly one wins; the other is refused with a
+// *DuplicateSourceError (the history check alone cannot see a query that
+// has not committed yet). A query whose checkpoint is not fresh is never
+// refused here (its checkpoint decides) but claims an unclaimed source.
+// allowReset adds the query to the claim: a second copy, on purpose.
 func claimSource(ctx context.Context, st storage.Store, sourceURL, queryID string, fresh, allowReset bool) error {
 	p := sourceClaimPath(sourceURL)
 	for range 5 {
@@ -69,10 +72,12 @@ func claimSource(ctx context.Context, st storage.Store, sourceURL, queryID strin
 			return nil
 		}
 		if !allowReset {
-			return fmt.Errorf("%w: %s was claimed for source %s by query %s at %s (%s), and this checkpoint's query %s is new: "+
-				"reusing the source would write its rows again. Use the original checkpoint; if that query never committed "+
-				"(lakesink history shows no batch of it), delete the claim file or pass --allow-reset",
-				errDuplicateSource, st.URL(), sourceURL, c.QueryIDs[len(c.QueryIDs)-1], time.UnixMilli(c.Created).UTC().Format(time.RFC3339), p, queryID)
+			other := ""
+			if len(c.QueryIDs) > 0 {
+				other = c.QueryIDs[len(c.QueryIDs)-1]
+			}
+			return &DuplicateSourceError{Table: st.URL(), Source: sourceURL, QueryID: queryID, OtherQueryID: other,
+				Version: -1, ClaimPath: p, ClaimedAt: time.UnixMilli(c.Created)}
 		}
 		c.QueryIDs = append(c.QueryIDs, queryID)
 		b, err := json.Marshal(c)
@@ -82,4 +87,26 @@ func claimSource(ctx context.Context, st storage.Store, sourceURL, queryID strin
 		return st.Put(ctx, p, b)
 	}
 	return fmt.Errorf("claim source %s in %s: the claim kept changing; try again", sourceURL, st.URL())
+}
+
+// checkSourceNotIngested refuses a fresh checkpoint over a source that another
+// query id already ingested into the table (commitInfo.operationParameters
+// sourceUrl and queryId of earlier STREAMING UPDATE commits): its rows would
+// be written again under the new query id.
+func checkSourceNotIngested(ctx context.Context, t *table.Table, sourceURL, queryID string) error {
+	exists, err := t.Exists(ctx)
+	if err != nil || !exists {
+		return err
+	}
+	hist, err := t.History(ctx, 0)
+	if err != nil {
+		return err
+	}
+	for _, c := range hist {
+		params := c.CommitInfo.StringMap("operationParameters")
+		if params[paramSourceURL] == sourceURL && params["queryId"] != "" && params["queryId"] != queryID {
+			return &DuplicateSourceError{Table: t.URL(), Source: sourceURL, QueryID: queryID, OtherQueryID: params["queryId"], Version: c.Version}
+		}
+	}
+	return nil
 }

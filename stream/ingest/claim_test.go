@@ -1,4 +1,4 @@
-package main
+package ingest
 
 import (
 	"context"
@@ -38,8 +38,8 @@ func TestClaimSource(t *testing.T) {
 				t.Fatalf("q%d and %s both claimed the source", i, winner)
 			}
 			winner = fmt.Sprintf("q%d", i)
-		case !errors.Is(err, errDuplicateSource):
-			t.Fatalf("q%d: %v, want errDuplicateSource", i, err)
+		case !errors.Is(err, ErrDuplicateSource):
+			t.Fatalf("q%d: %v, want ErrDuplicateSource", i, err)
 		}
 	}
 	if winner == "" {
@@ -68,7 +68,7 @@ func TestClaimSource(t *testing.T) {
 	if err := st.Put(ctx, sourceClaimPath(src), []byte("{not json")); err != nil {
 		t.Fatal(err)
 	}
-	if err := claimSource(ctx, st, src, "q9", true, false); err == nil || errors.Is(err, errDuplicateSource) {
+	if err := claimSource(ctx, st, src, "q9", true, false); err == nil || errors.Is(err, ErrDuplicateSource) {
 		t.Fatalf("corrupt claim: %v", err)
 	}
 }
