@@ -1,0 +1,56 @@
+package reader_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/lakesink/lakesink/reader"
+	"github.com/lakesink/lakesink/schema"
+	"github.com/lakesink/lakesink/table"
+)
+
+type event struct {
+	ID      int64  `parquet:"id"`
+	Country string `parquet:"country"`
+}
+
+// Read a snapshot by version into Go structs, with a filter (partition
+// values and file statistics prune files before any is opened).
+// reader.AsOf(t) reads the snapshot at a time instead.
+func ExampleRows() {
+	ctx := context.Background()
+	const url = "mem://example-reader-rows/events"
+	b, _ := schema.FromStructs([]event{{1, "NL"}, {2, "FR"}})
+	t, err := table.Create(ctx, url, table.CreateOptions{Schema: b.Schema})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer t.Close()
+	_, _ = t.Write(ctx, b, table.WriteOptions{}) // version 1
+	b2, _ := schema.FromStructs([]event{{3, "FR"}})
+	_, _ = t.Write(ctx, b2, table.WriteOptions{}) // version 2
+
+	for _, v := range []int64{1, 2} {
+		snap, err := reader.Open(ctx, url, reader.AtVersion(v))
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		var ids []int64
+		for e, err := range reader.Rows[event](ctx, snap, reader.ReadOptions{Where: "country = 'FR'"}) {
+			if err != nil {
+				fmt.Println(err)
+				return
+			}
+			ids = append(ids, e.ID)
+		}
+		slices.Sort(ids)
+		fmt.Printf("version %d: FR ids %v\n", snap.Version(), ids)
+		snap.Close()
+	}
+	// Output:
+	// version 1: FR ids [2]
+	// version 2: FR ids [2 3]
+}
