@@ -251,10 +251,12 @@ type PassInterruptedError struct {
 	Err    error
 }
 
+// Error implements error.
 func (e *PassInterruptedError) Error() string {
 	return fmt.Sprintf("%v: %s: %v", ErrPassInterrupted, strings.Join(e.Tables, ", "), e.Err)
 }
 
+// Unwrap returns the underlying error, for errors.Is and errors.As.
 func (e *PassInterruptedError) Unwrap() []error { return []error{ErrPassInterrupted, e.Err} }
 
 // loop runs the passes of one table until ctx is cancelled; it reports

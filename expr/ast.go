@@ -26,6 +26,7 @@ const (
 	OpGe           // >=
 )
 
+// String is the operator as the predicate syntax writes it (=, <>, <, <=, >, >=).
 func (o Op) String() string {
 	switch o {
 	case OpEq:
@@ -65,6 +66,7 @@ type Column struct {
 	Path []string
 }
 
+// String is the expression in the predicate syntax Parse reads.
 func (c Column) String() string {
 	parts := make([]string, len(c.Path))
 	for i, p := range c.Path {
@@ -100,6 +102,7 @@ type Literal struct {
 	Text string // the string's content, the number's digits, "true"/"false"
 }
 
+// String is the expression in the predicate syntax Parse reads.
 func (l Literal) String() string {
 	switch l.Kind {
 	case LitNull:
@@ -175,10 +178,19 @@ func (*In) isExpr()      {}
 func (*IsNull) isExpr()  {}
 func (*Like) isExpr()    {}
 
-func (e *And) String() string     { return "(" + e.L.String() + " AND " + e.R.String() + ")" }
-func (e *Or) String() string      { return "(" + e.L.String() + " OR " + e.R.String() + ")" }
-func (e *Not) String() string     { return "(NOT " + e.X.String() + ")" }
+// String is the expression in the predicate syntax Parse reads.
+func (e *And) String() string { return "(" + e.L.String() + " AND " + e.R.String() + ")" }
+
+// String is the expression in the predicate syntax Parse reads.
+func (e *Or) String() string { return "(" + e.L.String() + " OR " + e.R.String() + ")" }
+
+// String is the expression in the predicate syntax Parse reads.
+func (e *Not) String() string { return "(NOT " + e.X.String() + ")" }
+
+// String is the expression in the predicate syntax Parse reads.
 func (e *Compare) String() string { return e.Col.String() + " " + e.Op.String() + " " + e.Lit.String() }
+
+// String is the expression in the predicate syntax Parse reads.
 func (e *In) String() string {
 	parts := make([]string, len(e.List))
 	for i, l := range e.List {
@@ -190,6 +202,8 @@ func (e *In) String() string {
 	}
 	return e.Col.String() + " " + not + "IN (" + strings.Join(parts, ", ") + ")"
 }
+
+// String is the expression in the predicate syntax Parse reads.
 func (e *Like) String() string {
 	not := ""
 	if e.Negated {
@@ -201,6 +215,8 @@ func (e *Like) String() string {
 	}
 	return s
 }
+
+// String is the expression in the predicate syntax Parse reads.
 func (e *IsNull) String() string {
 	if e.Negated {
 		return e.Col.String() + " IS NOT NULL"

@@ -23,6 +23,7 @@ type SyntaxError struct {
 	Msg   string
 }
 
+// Error implements error.
 func (e *SyntaxError) Error() string {
 	return fmt.Sprintf("syntax error at position %d: %s", e.Pos, e.Msg)
 }

@@ -10,6 +10,7 @@ const (
 	Unknown // SQL NULL: a row for which the predicate is unknown is dropped
 )
 
+// String is "false", "true" or "unknown".
 func (t Truth) String() string {
 	switch t {
 	case False:

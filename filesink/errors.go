@@ -50,6 +50,7 @@ type CorruptLogError struct {
 	Err  error  // the parse error
 }
 
+// Error implements error.
 func (e *CorruptLogError) Error() string {
 	return fmt.Sprintf("corrupt _spark_metadata log %s line %d: %v", e.Path, e.Line, e.Err)
 }

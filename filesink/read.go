@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/storage"
 )
 
@@ -23,7 +24,7 @@ type File struct {
 	// Partition holds the column=value pairs discovered from Key's
 	// directories, in order; nil values are nulls (__HIVE_DEFAULT_PARTITION__).
 	// Empty when the directories are not Hive-style.
-	Partition []parquetio.PartitionKV
+	Partition []schema.PartitionValue
 	// Entry is the log entry naming the file; nil when listed without the log.
 	Entry *SinkFileStatus
 }
@@ -137,7 +138,7 @@ func ListFiles(ctx context.Context, store storage.Store, opts Options) (*Listing
 }
 
 // partitionOf parses the Hive-style directories of key; nil if they are not.
-func partitionOf(key string) []parquetio.PartitionKV {
+func partitionOf(key string) []schema.PartitionValue {
 	dir := path.Dir(key)
 	if dir == "." {
 		return nil

@@ -10,6 +10,7 @@ type RowError struct {
 	Err   error  // what is wrong
 }
 
+// Error implements error.
 func (e *RowError) Error() string {
 	if e.Field == "" {
 		return fmt.Sprintf("row %d: %v", e.Row, e.Err)

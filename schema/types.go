@@ -19,6 +19,8 @@ type DataType interface {
 // timestamp, timestamp_ntz (and variant, read-only).
 type PrimitiveType string
 
+// The primitive types, named as a Delta schemaString names them (PROTOCOL.md
+// "Primitive Types").
 const (
 	TypeString       PrimitiveType = "string"
 	TypeLong         PrimitiveType = "long"
@@ -34,6 +36,7 @@ const (
 	TypeTimestampNTZ PrimitiveType = "timestamp_ntz"
 )
 
+// TypeName is the type's name in a Delta schemaString (PROTOCOL.md "Schema Serialization Format").
 func (p PrimitiveType) TypeName() string { return string(p) }
 
 // DecimalType is decimal(Precision,Scale), precision 1..38.
@@ -57,6 +60,7 @@ type StructType struct {
 	Fields []StructField
 }
 
+// TypeName is the type's name in a Delta schemaString (PROTOCOL.md "Schema Serialization Format").
 func (*StructType) TypeName() string { return "struct" }
 
 // ArrayType is array<ElementType>.
@@ -65,6 +69,7 @@ type ArrayType struct {
 	ContainsNull bool
 }
 
+// TypeName is the type's name in a Delta schemaString (PROTOCOL.md "Schema Serialization Format").
 func (*ArrayType) TypeName() string { return "array" }
 
 // MapType is map<KeyType, ValueType>.
@@ -74,6 +79,7 @@ type MapType struct {
 	ValueContainsNull bool
 }
 
+// TypeName is the type's name in a Delta schemaString (PROTOCOL.md "Schema Serialization Format").
 func (*MapType) TypeName() string { return "map" }
 
 // Batch is a batch of records that conform to Schema: the one concrete type

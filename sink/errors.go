@@ -22,8 +22,10 @@ type BatchError struct {
 	Err     error
 }
 
+// Error implements error.
 func (e *BatchError) Error() string {
 	return fmt.Sprintf("batch %d to %s: %v", e.BatchID, e.Table, e.Err)
 }
 
+// Unwrap returns the underlying error, for errors.Is and errors.As.
 func (e *BatchError) Unwrap() error { return e.Err }

@@ -15,6 +15,7 @@ import (
 // nothing of the batch is committed; the caller may retry the same batchID
 // with the same rows.
 type Sink interface {
+	// AddBatch writes batch batchID once (see Sink).
 	AddBatch(ctx context.Context, batchID int64, batch *schema.Batch) (Result, error)
 }
 

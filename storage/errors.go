@@ -41,6 +41,7 @@ type NoCredentialsError struct {
 	Err    error
 }
 
+// Error implements error.
 func (e *NoCredentialsError) Error() string {
 	return "no AWS credentials found for s3://" + e.Bucket + ": set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY " +
 		"(and AWS_SESSION_TOKEN for temporary keys), or AWS_PROFILE (or profile= in the URL) naming a profile of " +
@@ -48,6 +49,7 @@ func (e *NoCredentialsError) Error() string {
 		"AWS_EC2_METADATA_DISABLED=true so that the instance metadata service is not asked"
 }
 
+// Unwrap returns the underlying error, for errors.Is and errors.As.
 func (e *NoCredentialsError) Unwrap() []error { return []error{ErrNoCredentials, e.Err} }
 
 // PathError records a failed operation on one path. It matches its sentinel
@@ -65,6 +67,7 @@ type PathError struct {
 	Cause error
 }
 
+// Error implements error.
 func (e *PathError) Error() string {
 	var b strings.Builder
 	b.WriteString(e.Op)

@@ -32,8 +32,10 @@ type BatchError struct {
 	Err     error
 }
 
+// Error implements error.
 func (e *BatchError) Error() string {
 	return fmt.Sprintf("batch %d: %s: %v", e.BatchID, e.Stage, e.Err)
 }
 
+// Unwrap returns the underlying error, for errors.Is and errors.As.
 func (e *BatchError) Unwrap() error { return e.Err }

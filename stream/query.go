@@ -23,7 +23,10 @@ type ForeachBatchFunc func(ctx context.Context, batchID int64, batch *schema.Bat
 
 // Clock tells the time (batch timestamps, durations). Tests may fake it;
 // waiting between interval triggers uses real timers.
-type Clock interface{ Now() time.Time }
+type Clock interface {
+	// Now returns the current time.
+	Now() time.Time
+}
 
 type systemClock struct{}
 

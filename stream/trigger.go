@@ -62,6 +62,7 @@ func ParseTrigger(s string) (Trigger, error) {
 // Interval is the ProcessingTime interval (0 for the other triggers).
 func (t Trigger) Interval() time.Duration { return t.interval }
 
+// String is the trigger in the form ParseTrigger reads ("available-now", "once", "interval=30s").
 func (t Trigger) String() string {
 	switch t.kind {
 	case kindOnce:

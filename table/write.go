@@ -96,6 +96,7 @@ type TxnMismatchError struct {
 	Version int64
 }
 
+// Error implements error.
 func (e *TxnMismatchError) Error() string {
 	show := func(v int64) string {
 		if v == NoTxn {

@@ -342,6 +342,7 @@ type ChecksumMismatchError struct {
 	Mismatches []string
 }
 
+// Error implements error.
 func (e *ChecksumMismatchError) Error() string {
 	return fmt.Sprintf("version checksum does not match the log replayed to version %d (a commit may be truncated): %s",
 		e.Version, strings.Join(e.Mismatches, "; "))

@@ -63,6 +63,7 @@ type CorruptLogError struct {
 	Err     error
 }
 
+// Error implements error.
 func (e *CorruptLogError) Error() string {
 	var b strings.Builder
 	b.WriteString("corrupt log: ")
@@ -95,6 +96,7 @@ type UnsupportedFeatureError struct {
 	Write   bool   // true when the check was for writing
 }
 
+// Error implements error.
 func (e *UnsupportedFeatureError) Error() string {
 	mode := "read"
 	if e.Write {
@@ -114,6 +116,7 @@ type UnknownActionError struct {
 	Version int64
 }
 
+// Error implements error.
 func (e *UnknownActionError) Error() string {
 	return fmt.Sprintf("unknown action: %q in %s (version %d) would be lost by rewriting the log state", e.Action, e.Path, e.Version)
 }
@@ -147,6 +150,7 @@ type ConflictError struct {
 	Detail         string
 }
 
+// Error implements error.
 func (e *ConflictError) Error() string {
 	msg := fmt.Sprintf("concurrent modification: %s: commit %d (read version %d)", e.Kind, e.WinningVersion, e.ReadVersion)
 	if e.Path != "" {

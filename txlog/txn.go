@@ -27,6 +27,7 @@ const (
 	WriteSerializable
 )
 
+// String is Delta's name of the level: Serializable or WriteSerializable.
 func (i Isolation) String() string {
 	if i == WriteSerializable {
 		return "WriteSerializable"

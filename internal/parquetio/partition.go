@@ -17,10 +17,7 @@ const HiveDefaultPartition = "__HIVE_DEFAULT_PARTITION__"
 
 // PartitionKV is one "column=value" element of a partition directory, unescaped.
 // Value is nil for HiveDefaultPartition.
-type PartitionKV struct {
-	Column string
-	Value  *string
-}
+type PartitionKV = schema.PartitionValue
 
 // needsEscape is Spark's ExternalCatalogUtils.charToEscape on non-Windows
 // hosts: ASCII 0x01-0x1F, " # % ' * / : = ? \ 0x7F { [ ] ^.

@@ -75,13 +75,13 @@ func TestParsePartitionPath(t *testing.T) {
 		wantErr bool
 	}{
 		{"empty", "", nil, false},
-		{"one", "origin=SFO", []PartitionKV{{"origin", sp("SFO")}}, false},
-		{"two with trailing slash", "a=1/b=x%2Fy/", []PartitionKV{{"a", sp("1")}, {"b", sp("x/y")}}, false},
-		{"null", "a=__HIVE_DEFAULT_PARTITION__", []PartitionKV{{"a", nil}}, false},
-		{"value with equals", "a=b=c", []PartitionKV{{"a", sp("b=c")}}, false},
-		{"empty value", "a=", []PartitionKV{{"a", sp("")}}, false},
-		{"bad percent kept", "a=%zz%", []PartitionKV{{"a", sp("%zz%")}}, false},
-		{"emoji", "e=🛫", []PartitionKV{{"e", sp("🛫")}}, false},
+		{"one", "origin=SFO", []PartitionKV{{Column: "origin", Value: sp("SFO")}}, false},
+		{"two with trailing slash", "a=1/b=x%2Fy/", []PartitionKV{{Column: "a", Value: sp("1")}, {Column: "b", Value: sp("x/y")}}, false},
+		{"null", "a=__HIVE_DEFAULT_PARTITION__", []PartitionKV{{Column: "a", Value: nil}}, false},
+		{"value with equals", "a=b=c", []PartitionKV{{Column: "a", Value: sp("b=c")}}, false},
+		{"empty value", "a=", []PartitionKV{{Column: "a", Value: sp("")}}, false},
+		{"bad percent kept", "a=%zz%", []PartitionKV{{Column: "a", Value: sp("%zz%")}}, false},
+		{"emoji", "e=🛫", []PartitionKV{{Column: "e", Value: sp("🛫")}}, false},
 		{"no equals", "a=1/file", nil, true},
 		{"empty name", "=1", nil, true},
 	}

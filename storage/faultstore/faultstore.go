@@ -38,6 +38,7 @@ const (
 
 var opNames = []string{"read", "read-range", "put", "put-if-absent", "write", "write", "list", "stat", "delete"}
 
+// String names the operations of the set joined by "|" (e.g. "put|delete"), "none" for the empty set.
 func (o Op) String() string {
 	var names []string
 	for i, n := range opNames {
@@ -395,6 +396,7 @@ func (s *Store) run(ctx context.Context, op Op, p string, fn func() error) error
 	return nil
 }
 
+// Read is storage.Store.Read with the injected faults: a fault fires before the call, or after it with its answer lost.
 func (s *Store) Read(ctx context.Context, p string) ([]byte, error) {
 	var data []byte
 	err := s.run(ctx, OpRead, p, func() (err error) {
@@ -407,6 +409,7 @@ func (s *Store) Read(ctx context.Context, p string) ([]byte, error) {
 	return data, nil
 }
 
+// NewRangeReader is storage.Store.NewRangeReader with the injected faults: a fault fires before the call, or after it with its answer lost.
 func (s *Store) NewRangeReader(ctx context.Context, p string, offset, length int64) (io.ReadCloser, error) {
 	var r io.ReadCloser
 	err := s.run(ctx, OpRangeRead, p, func() (err error) {
@@ -422,14 +425,17 @@ func (s *Store) NewRangeReader(ctx context.Context, p string, offset, length int
 	return r, nil
 }
 
+// Put is storage.Store.Put with the injected faults: a fault fires before the call, or after it with its answer lost.
 func (s *Store) Put(ctx context.Context, p string, data []byte) error {
 	return s.run(ctx, OpPut, p, func() error { return s.inner.Put(ctx, p, data) })
 }
 
+// PutIfAbsent is storage.Store.PutIfAbsent with the injected faults: a fault fires before the call, or after it with its answer lost.
 func (s *Store) PutIfAbsent(ctx context.Context, p string, data []byte) error {
 	return s.run(ctx, OpPutIfAbsent, p, func() error { return s.inner.PutIfAbsent(ctx, p, data) })
 }
 
+// NewWriter is storage.Store.NewWriter with the injected faults: a fault fires before the call, or after it with its answer lost.
 func (s *Store) NewWriter(ctx context.Context, p string) (storage.Writer, error) {
 	var w storage.Writer
 	err := s.run(ctx, OpNewWriter, p, func() (err error) {
@@ -477,6 +483,7 @@ func (w *writer) Close() error {
 	return nil
 }
 
+// List is storage.Store.List with the injected faults: a fault fires before the call, or after it with its answer lost.
 func (s *Store) List(ctx context.Context, prefix, startAfter string) iter.Seq2[storage.FileInfo, error] {
 	return func(yield func(storage.FileInfo, error) bool) {
 		v := s.decide(OpList, prefix)
@@ -522,6 +529,7 @@ func (s *Store) countList(items int64) {
 	s.st.mu.counts.ListPages += pages
 }
 
+// Stat is storage.Store.Stat with the injected faults: a fault fires before the call, or after it with its answer lost.
 func (s *Store) Stat(ctx context.Context, p string) (storage.FileInfo, error) {
 	var fi storage.FileInfo
 	err := s.run(ctx, OpStat, p, func() (err error) {
@@ -534,6 +542,7 @@ func (s *Store) Stat(ctx context.Context, p string) (storage.FileInfo, error) {
 	return fi, nil
 }
 
+// Delete is storage.Store.Delete with the injected faults: a fault fires before the call, or after it with its answer lost.
 func (s *Store) Delete(ctx context.Context, p string) error {
 	return s.run(ctx, OpDelete, p, func() error { return s.inner.Delete(ctx, p) })
 }

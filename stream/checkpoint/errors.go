@@ -36,6 +36,7 @@ type CorruptFileError struct {
 	Hint string
 }
 
+// Error implements error.
 func (e *CorruptFileError) Error() string {
 	msg := "checkpoint: corrupt file " + e.Path
 	if e.Line > 0 {
@@ -50,6 +51,7 @@ func (e *CorruptFileError) Error() string {
 	return msg
 }
 
+// Unwrap returns the underlying error, for errors.Is and errors.As.
 func (e *CorruptFileError) Unwrap() []error { return []error{ErrCorrupt, e.Err} }
 
 // MismatchError reports a restart whose source or sink differs from the one
@@ -60,10 +62,12 @@ type MismatchError struct {
 	Given    string
 }
 
+// Error implements error.
 func (e *MismatchError) Error() string {
 	return fmt.Sprintf("metadata records %s %q but this run uses %q; "+
 		"a checkpoint must not be reused for another source or sink (use a new checkpoint directory, or allow a reset explicitly)",
 		e.Field, e.Recorded, e.Given)
 }
 
+// Unwrap returns the underlying error, for errors.Is and errors.As.
 func (e *MismatchError) Unwrap() error { return ErrMismatch }

@@ -50,6 +50,7 @@ type DuplicateSourceError struct {
 	ClaimedAt time.Time
 }
 
+// Error implements error.
 func (e *DuplicateSourceError) Error() string {
 	if e.Version >= 0 {
 		return fmt.Sprintf("%v: version %d of %s holds source %s from query %s, and the checkpoint's query %s is new: "+
@@ -74,6 +75,7 @@ type FileSinkAheadError struct {
 	LatestBatchID int64
 }
 
+// Error implements error.
 func (e *FileSinkAheadError) Error() string {
 	return fmt.Sprintf("%v: %s/_spark_metadata ends at batch %d but the checkpoint has no batch: batches 0..%d would be skipped as already written. "+
 		"Use the checkpoint that wrote this directory, or allow a reset (AllowReset) to continue numbering at batch %d",
@@ -95,6 +97,7 @@ type PartitioningError struct {
 	Have, Want []string
 }
 
+// Error implements error.
 func (e *PartitioningError) Error() string {
 	if e.FileSink {
 		return fmt.Sprintf("partition columns [%s]: %s already holds files partitioned by [%s]; give the same partition columns",

@@ -30,11 +30,13 @@ type DataLossError struct {
 	Reason    string
 }
 
+// Error implements error.
 func (e *DataLossError) Error() string {
 	return fmt.Sprintf("data loss in %s-%d offsets [%d, %d): %s (set failOnDataLoss=false to skip with a warning)",
 		e.Topic, e.Partition, e.From, e.Until, e.Reason)
 }
 
+// Unwrap returns the underlying error, for errors.Is and errors.As.
 func (e *DataLossError) Unwrap() error { return ErrDataLoss }
 
 // RecordError names the Kafka record whose value does not fit the schema.
@@ -46,6 +48,7 @@ type RecordError struct {
 	Err       error
 }
 
+// Error implements error.
 func (e *RecordError) Error() string {
 	msg := fmt.Sprintf("%s-%d offset %d", e.Topic, e.Partition, e.Offset)
 	if e.Field != "" {
@@ -54,4 +57,5 @@ func (e *RecordError) Error() string {
 	return msg + ": " + e.Err.Error()
 }
 
+// Unwrap returns the underlying error, for errors.Is and errors.As.
 func (e *RecordError) Unwrap() []error { return []error{ErrBadRecord, e.Err} }

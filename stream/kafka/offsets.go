@@ -22,6 +22,7 @@ type TP struct {
 	Partition int32
 }
 
+// String is <topic>-<partition>, the suffix of the partition's txn appId.
 func (tp TP) String() string { return tp.Topic + "-" + strconv.Itoa(int(tp.Partition)) }
 
 func compareTP(a, b TP) int {

@@ -33,6 +33,7 @@ type RecordError struct {
 	Err   error
 }
 
+// Error implements error.
 func (e *RecordError) Error() string {
 	msg := "source: " + e.File
 	if e.Line > 0 {
@@ -44,6 +45,7 @@ func (e *RecordError) Error() string {
 	return msg + ": " + e.Err.Error()
 }
 
+// Unwrap returns the underlying error, for errors.Is and errors.As.
 func (e *RecordError) Unwrap() []error { return []error{ErrBadRecord, e.Err} }
 
 // BadRecord is a rejected record handed to FileOptions.OnBadRecord: the row
