@@ -66,7 +66,7 @@ func (o *IngestOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringSliceVar(&o.MergeKeys, "merge-key", nil, "update mode: the key columns each batch is merged by, comma-separated")
 	f.StringVar(&o.SequenceBy, "sequence-by", "", "update mode: column ordering the changes of a key (the highest wins; an older change never overwrites a newer row)")
 	f.StringVar(&o.DeleteWhen, "delete-when", "", `update mode: predicate over the input's columns marking deletes, e.g. "op = 'd'"`)
-	f.StringVar(&o.CDCFormat, "cdc-format", "", "update mode: input records are change events of this format: debezium (JSON envelope before/after/op/ts_ms; --schema is after's)")
+	f.StringVar(&o.CDCFormat, "cdc-format", "", "update mode: input records are change events of this format: debezium (JSON envelope before/after/op/ts_ms, bare or in Kafka Connect's {schema, payload}; --schema is after's; Kafka tombstones are skipped)")
 	f.StringVar(&o.Trigger, "trigger", "available-now", "available-now | once | interval=30s")
 	f.IntVar(&o.MaxFilesPerTrigger, "max-files-per-trigger", 0, "at most N new files per micro-batch (0: no limit)")
 	f.StringVar(&o.Schema, "schema", "", "Delta schema JSON (inline or file); default: the table's, else inferred from the first batch")

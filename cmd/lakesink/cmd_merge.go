@@ -44,7 +44,7 @@ func (o *MergeOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.SequenceBy, "sequence-by", "", "column ordering the changes of a key: the highest wins, an older change never overwrites a newer row")
 	f.StringVar(&o.DeleteWhen, "delete-when", "", `predicate over the input's columns marking deletes, e.g. "op = 'd'"`)
 	f.StringSliceVar(&o.UpdateColumns, "update-columns", nil, "columns a matched change sets (default: every table column the input has)")
-	f.StringVar(&o.CDCFormat, "cdc-format", "", "input records are change events: debezium (JSON envelope before/after/op/ts_ms; --schema is after's)")
+	f.StringVar(&o.CDCFormat, "cdc-format", "", "input records are change events: debezium (JSON envelope before/after/op/ts_ms, bare or in Kafka Connect's {schema, payload}; --schema is after's)")
 	f.StringSliceVar(&o.PartitionBy, "partition-by", nil, "partition columns of a table the merge creates")
 	f.StringVar(&o.AppID, "app-id", "", "txn appId: with --version, a rerun of the same merge is skipped (as table.Write's txnAppId)")
 	f.Int64Var(&o.Version, "version", 0, "txn version for --app-id")

@@ -221,7 +221,11 @@ func runCheckpointed(ctx context.Context, o Options) (Summary, error) {
 			maxFiles = DeltaMaxFilesPerTrigger
 		}
 	case kafkaIn:
-		ks, err := kafka.NewSource(kafkaOptions(o.Kafka, srcOpts))
+		ko := kafkaOptions(o.Kafka, srcOpts)
+		// A change feed's tombstones (Debezium's null value after each
+		// delete, for log compaction) carry no change.
+		ko.SkipTombstones = ko.SkipTombstones || o.CDCFormat != ""
+		ks, err := kafka.NewSource(ko)
 		if err != nil {
 			return sum, err
 		}

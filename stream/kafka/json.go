@@ -29,6 +29,9 @@ func (s *Source) decodeJSON(ctx context.Context, recs []*kgo.Record) (*schema.Ba
 	}
 	for _, r := range recs {
 		if r.Value == nil {
+			if s.opts.SkipTombstones {
+				continue
+			}
 			reject(r, "", errors.New("null value (tombstone)"))
 			continue
 		}

@@ -45,6 +45,12 @@ type Options struct {
 	ValueFormat string
 	// Schema of the JSON values (ValueFormat json).
 	Schema *schema.StructType
+	// SkipTombstones drops records with a null value (ValueFormat json),
+	// Kafka's tombstones: a change feed such as Debezium's writes one after
+	// each delete event (tombstones.on.delete, default true) so that log
+	// compaction may drop the key; it carries no change. Default false: a
+	// null value is a bad record (*RecordError).
+	SkipTombstones bool
 	// TimestampFormat, DateFormat: as source.Options, for JSON values.
 	TimestampFormat, DateFormat string
 	// SchemaEvolution: as source.Options, for JSON values: by default a value

@@ -3,6 +3,7 @@ package source
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -10,10 +11,17 @@ import (
 )
 
 // Debezium's JSON change events (Debezium connector documentation, "Change
-// event values"; value.converter.schemas.enable=false, the payload alone):
+// event values"), either the payload alone (Kafka Connect's JsonConverter
+// with value.converter.schemas.enable=false):
 //
 //	{"before": {...} | null, "after": {...} | null, "op": "c"|"u"|"d"|"r"|"t"|"m",
 //	 "ts_ms": 1700000000000, "source": {...}, "transaction": {...} | null}
+//
+// or, with schemas.enable=true (JsonConverter's default), that payload
+// inside the converter's envelope, whose schema block is not read (the
+// table's or --schema's columns are the row's):
+//
+//	{"schema": {...}, "payload": {"before": ..., "after": ..., "op": ..., ...}}
 //
 // The row's columns come from after (before for a delete); op "r" is a
 // snapshot read, upserted like "c" and "u"; "t" (truncate) and "m"
@@ -65,13 +73,17 @@ var ErrDebezium = errors.New("not a Debezium change event")
 // envelope's source and transaction blocks decode as JSON text, so they
 // never fail a record; any other unknown field is an unknown field as for
 // plain JSON.
+//
+// The event may also be wrapped in JsonConverter's {schema, payload}
+// envelope (schemas.enable=true): the schema block decodes as JSON text,
+// the payload as the event.
 func DebeziumSchema(row *schema.StructType) *schema.StructType {
 	nullable := &schema.StructType{}
 	for _, f := range row.Fields {
 		f.Nullable = true
 		nullable.Fields = append(nullable.Fields, f)
 	}
-	return &schema.StructType{Fields: []schema.StructField{
+	event := []schema.StructField{
 		{Name: "before", Type: nullable, Nullable: true},
 		{Name: "after", Type: nullable, Nullable: true},
 		{Name: "op", Type: schema.TypeString, Nullable: true},
@@ -80,13 +92,25 @@ func DebeziumSchema(row *schema.StructType) *schema.StructType {
 		{Name: "ts_ns", Type: schema.TypeLong, Nullable: true},
 		{Name: "source", Type: schema.TypeString, Nullable: true},
 		{Name: "transaction", Type: schema.TypeString, Nullable: true},
-	}}
+	}
+	return &schema.StructType{Fields: append(slices.Clone(event),
+		schema.StructField{Name: debeziumConnectSchema, Type: schema.TypeString, Nullable: true},
+		schema.StructField{Name: debeziumConnectPayload, Type: &schema.StructType{Fields: event}, Nullable: true},
+	)}
 }
+
+// The fields of Kafka Connect JsonConverter's envelope (schemas.enable=true).
+const (
+	debeziumConnectSchema  = "schema"
+	debeziumConnectPayload = "payload"
+)
 
 // DebeziumChanges turns a batch decoded with DebeziumSchema(row) into a
 // change batch: row's columns, then DebeziumOpColumnFor(row), then (withTs)
-// DebeziumTsColumn; in event order. Truncate and message events are
-// dropped. Errors wrap ErrDebezium and name the batch row.
+// DebeziumTsColumn; in event order. An event inside JsonConverter's
+// {schema, payload} envelope is read from its payload. Truncate and
+// message events are dropped. Errors wrap ErrDebezium and name the batch
+// row.
 func DebeziumChanges(b *schema.Batch, row *schema.StructType, withTs bool) (*schema.Batch, error) {
 	out := &schema.Batch{Schema: &schema.StructType{Fields: append(append([]schema.StructField(nil), row.Fields...),
 		schema.StructField{Name: DebeziumOpColumnFor(row), Type: schema.TypeString, Nullable: false})}}
@@ -96,15 +120,38 @@ func DebeziumChanges(b *schema.Batch, row *schema.StructType, withTs bool) (*sch
 	if b == nil {
 		return out, nil
 	}
-	idx := func(name string) int { return b.Schema.FieldIndex(name) }
-	bi, ai, oi, ti := idx("before"), idx("after"), idx("op"), idx("ts_ms")
-	if bi < 0 || ai < 0 || oi < 0 {
+	type envelope struct{ bi, ai, oi, ti int }
+	fields := func(s *schema.StructType) envelope {
+		return envelope{s.FieldIndex("before"), s.FieldIndex("after"), s.FieldIndex("op"), s.FieldIndex("ts_ms")}
+	}
+	top := fields(b.Schema)
+	if top.bi < 0 || top.ai < 0 || top.oi < 0 {
 		if len(b.Rows) == 0 {
 			return out, nil
 		}
 		return nil, fmt.Errorf("%w: the batch has no before, after and op columns", ErrDebezium)
 	}
+	pi := b.Schema.FieldIndex(debeziumConnectPayload)
+	var inner envelope
+	if pi >= 0 {
+		ps, ok := b.Schema.Fields[pi].Type.(*schema.StructType)
+		if !ok {
+			return nil, fmt.Errorf("%w: the batch's %s column is not a struct", ErrDebezium, debeziumConnectPayload)
+		}
+		if inner = fields(ps); inner.bi < 0 || inner.ai < 0 || inner.oi < 0 {
+			return nil, fmt.Errorf("%w: the batch's %s column has no before, after and op fields", ErrDebezium, debeziumConnectPayload)
+		}
+	}
 	for r, src := range b.Rows {
+		ix := top
+		if pi >= 0 && src[pi] != nil {
+			p, ok := src[pi].([]any)
+			if !ok || src[top.oi] != nil {
+				return nil, fmt.Errorf("%w: event %d has both a payload and a top-level op", ErrDebezium, r)
+			}
+			src, ix = p, inner
+		}
+		bi, ai, oi, ti := ix.bi, ix.ai, ix.oi, ix.ti
 		op, _ := src[oi].(string)
 		var image any
 		switch op {

@@ -41,9 +41,40 @@ func TestDebeziumChanges(t *testing.T) {
 	if n := len(ch.Schema.Fields); n != 4 || ch.Schema.Fields[2].Name != DebeziumOpColumn {
 		t.Fatalf("schema %v", ch.Schema)
 	}
-	bad := &schema.Batch{Schema: b.Schema, Rows: [][]any{{nil, nil, "c", int64(1), nil, nil, nil, nil}}}
+	bad := &schema.Batch{Schema: b.Schema, Rows: [][]any{{nil, nil, "c", int64(1), nil, nil, nil, nil, nil, nil}}}
 	if _, err := DebeziumChanges(bad, row, false); !errors.Is(err, ErrDebezium) {
 		t.Fatalf("create without after: %v, want ErrDebezium", err)
+	}
+}
+
+// TestDebeziumConnectEnvelope: events in Kafka Connect JsonConverter's
+// {schema, payload} envelope (schemas.enable=true) read as the bare
+// events, also mixed with bare events in one batch.
+func TestDebeziumConnectEnvelope(t *testing.T) {
+	ctx := context.Background()
+	row := &schema.StructType{Fields: []schema.StructField{
+		{Name: "id", Type: schema.TypeLong, Nullable: false},
+		{Name: "name", Type: schema.TypeString, Nullable: true},
+	}}
+	const connectSchema = `{"type":"struct","fields":[{"type":"struct","fields":[{"type":"int64","optional":false,"field":"id"},{"type":"string","optional":true,"field":"name"}],"optional":true,"name":"db.inventory.customers.Value","field":"before"},{"type":"struct","fields":[{"type":"int64","optional":false,"field":"id"},{"type":"string","optional":true,"field":"name"}],"optional":true,"name":"db.inventory.customers.Value","field":"after"},{"type":"string","optional":false,"field":"op"},{"type":"int64","optional":true,"field":"ts_ms"}],"optional":false,"name":"db.inventory.customers.Envelope","version":2}`
+	f := newFixture()
+	f.put(t, "events.json", `{"schema":`+connectSchema+`,"payload":{"before":null,"after":{"id":1,"name":"a"},"op":"c","ts_ms":10,"source":{"db":"x"}}}
+{"schema":`+connectSchema+`,"payload":{"before":{"id":1,"name":"a"},"after":{"id":1,"name":"b"},"op":"u","ts_ms":11}}
+{"before":{"id":2,"name":"z"},"after":null,"op":"d","ts_ms":12}
+{"schema":`+connectSchema+`,"payload":{"before":{"id":1,"name":"b"},"after":null,"op":"d","ts_ms":13,"transaction":null}}
+`)
+	s := f.open(t, Options{Format: FormatJSON, Schema: DebeziumSchema(row)})
+	end, _ := s.LatestOffset(ctx, ReadLimit{})
+	b, _, err := s.GetBatch(ctx, "", end)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := DebeziumChanges(b, row, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fmt.Sprint(ch.Rows), "[[1 a c 10] [1 b u 11] [2 z d 12] [1 b d 13]]"; got != want {
+		t.Fatalf("changes %s, want %s", got, want)
 	}
 }
 
