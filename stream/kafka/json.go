@@ -12,7 +12,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/lakesink/lakesink/schema"
-	"github.com/lakesink/lakesink/stream/internal/memstore"
 	"github.com/lakesink/lakesink/stream/source"
 )
 
@@ -85,41 +84,29 @@ func (s *Source) decodeJSON(ctx context.Context, recs []*kgo.Record) (*schema.Ba
 	return b, len(rejected), nil
 }
 
-// decodeLines decodes NDJSON whose line i is lineRec[i-1], handing records
-// that do not fit the schema to reject.
+// decodeLines decodes NDJSON whose line i is lineRec[i-1] with package
+// source's JSON decoder (source.DecodeJSON: the file source's rules, without
+// a file), handing records that do not fit the schema to reject.
 func (s *Source) decodeLines(ctx context.Context, ndjson []byte, lineRec []*kgo.Record, reject func(*kgo.Record, string, error)) (*schema.Batch, error) {
-	in := memstore.New("kafka-values")
-	if err := in.Put(ctx, "values.json", ndjson); err != nil {
-		return nil, err
-	}
+	_ = ctx // decoding is in memory
 	opts := source.DefaultOptions(source.FormatJSON)
 	opts.Schema = s.opts.Schema
 	opts.TimestampFormat = s.opts.TimestampFormat
 	opts.DateFormat = s.opts.DateFormat
 	opts.SchemaEvolution = s.opts.SchemaEvolution
-	opts.DecodeConcurrency = 1
-	opts.OnBadRecord = func(b source.BadRecord) error {
-		if b.Line < 1 || b.Line > len(lineRec) {
-			return fmt.Errorf("kafka: decoder reported line %d of %d", b.Line, len(lineRec))
-		}
-		var cause = errors.New(b.Reason)
-		if b.Err != nil {
-			cause = b.Err.Err
-		}
-		reject(lineRec[b.Line-1], b.Field, cause)
-		return nil
-	}
-	fs, err := source.NewFileSource(in, opts)
+	b, bad, err := source.DecodeJSON(ndjson, "kafka values", opts)
 	if err != nil {
 		return nil, err
 	}
-	if err := fs.Start(ctx, memstore.New("kafka-decode-log")); err != nil {
-		return nil, err
+	for _, r := range bad {
+		if r.Line < 1 || r.Line > len(lineRec) {
+			return nil, fmt.Errorf("decoder reported line %d of %d", r.Line, len(lineRec))
+		}
+		var cause = errors.New(r.Reason)
+		if r.Err != nil {
+			cause = r.Err.Err
+		}
+		reject(lineRec[r.Line-1], r.Field, cause)
 	}
-	end, err := fs.LatestOffset(ctx, source.ReadLimit{})
-	if err != nil {
-		return nil, err
-	}
-	b, _, err := fs.GetBatch(ctx, "", end)
-	return b, err
+	return b, nil
 }

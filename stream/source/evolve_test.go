@@ -189,3 +189,36 @@ func TestMergeSchemaAddNewColumns(t *testing.T) {
 		}
 	})
 }
+
+// DecodeJSON decodes an NDJSON buffer with the file source's rules and no
+// store: a schema, or inference, and each record that does not fit reported
+// with its line.
+func TestDecodeJSON(t *testing.T) {
+	sch := &schema.StructType{Fields: []schema.StructField{{Name: "id", Type: schema.TypeLong, Nullable: true}}}
+	data := []byte("{\"id\":1}\n{\"id\":\"x\"}\n{\"id\":3,\"extra\":true}\n{\"id\":4}\n")
+
+	o := DefaultOptions(FormatJSON)
+	o.Schema = sch
+	b, bad, err := DecodeJSON(data, "kafka values", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Rows) != 2 || b.Rows[0][0] != int64(1) || b.Rows[1][0] != int64(4) {
+		t.Fatalf("rows %v, want ids 1 and 4", b.Rows)
+	}
+	if len(bad) != 2 || bad[0].Line != 2 || bad[1].Line != 3 || bad[1].Field != "extra" || !errors.Is(bad[1].Err, ErrUnknownField) {
+		t.Fatalf("bad records %+v, want line 2 (not a long) and line 3 (unknown field extra)", bad)
+	}
+
+	o.SchemaEvolution = SchemaEvolutionAddNewColumns
+	b, bad, err = DecodeJSON(data, "kafka values", o)
+	if err != nil || b.Schema.FieldIndex("extra") < 0 || len(b.Rows) != 3 || len(bad) != 1 {
+		t.Fatalf("addNewColumns: schema %v, %d rows, %d bad, %v; want extra added, 3 rows, line 2 bad", b.Schema, len(b.Rows), len(bad), err)
+	}
+
+	o = DefaultOptions(FormatJSON) // no schema: inferred from the data
+	b, bad, err = DecodeJSON([]byte("{\"a\":1,\"b\":\"x\"}\n"), "v", o)
+	if err != nil || len(bad) != 0 || len(b.Schema.Fields) != 2 || b.Schema.Fields[0].Type != schema.TypeLong {
+		t.Fatalf("inferred: %v %v %v", b.Schema, bad, err)
+	}
+}

@@ -170,6 +170,23 @@ var _ Source = (*FileSource)(nil)
 // NewFileSource returns a file source over store, which is rooted at the
 // source directory. The options are copied.
 func NewFileSource(store storage.Store, opts Options) (*FileSource, error) {
+	opts, conv, err := prepare(opts)
+	if err != nil {
+		return nil, err
+	}
+	base := store.URL()
+	if i := strings.IndexByte(base, '?'); i >= 0 {
+		base = base[:i]
+	}
+	return &FileSource{
+		store: store, opts: opts, base: strings.TrimSuffix(base, "/"),
+		conv: conv, schema: opts.Schema, logOffset: -1,
+	}, nil
+}
+
+// prepare fills the defaults of opts, validates them and builds the
+// converter they describe.
+func prepare(opts Options) (Options, converter, error) {
 	def := DefaultOptions(opts.Format)
 	if opts.CSVDelimiter == 0 {
 		opts.CSVDelimiter = def.CSVDelimiter
@@ -184,20 +201,44 @@ func NewFileSource(store storage.Store, opts Options) (*FileSource, error) {
 		opts.ReadParquet = readParquet
 	}
 	if err := opts.Validate(); err != nil {
-		return nil, err
+		return opts, converter{}, err
 	}
 	opts.SchemaEvolution, _ = ParseSchemaEvolutionMode(string(opts.SchemaEvolution))
 	ts, _ := javaLayout(opts.TimestampFormat)
 	ds, _ := javaLayout(opts.DateFormat)
-	base := store.URL()
-	if i := strings.IndexByte(base, '?'); i >= 0 {
-		base = base[:i]
+	return opts, converter{tp: timeParser{tsLayout: ts, dateLayout: ds}, strict: opts.SchemaEvolution != SchemaEvolutionNone}, nil
+}
+
+// DecodeJSON decodes data, NDJSON whose line i is record i, as a FileSource
+// with opts decodes one JSON file of a batch (opts.Format is taken as
+// FormatJSON): against opts.Schema, or the schema inferred from data when it
+// is nil, merged with it under SchemaEvolutionAddNewColumns (EvolveSchema);
+// without opts.SchemaEvolution None a field the schema lacks makes its
+// record bad. name stands for the file in the records' errors (e.g.
+// "kafka://topic/0"). It returns the batch of the records that fit (its
+// Schema the one decoded against, empty when none) and, in line order, the
+// ones that did not, each with its Line and a *RecordError; OnBadRecord is
+// not called. Errors: ErrInvalidOptions.
+func DecodeJSON(data []byte, name string, opts Options) (*schema.Batch, []BadRecord, error) {
+	opts.Format = FormatJSON
+	opts, conv, err := prepare(opts)
+	if err != nil {
+		return nil, nil, err
 	}
-	return &FileSource{
-		store: store, opts: opts, base: strings.TrimSuffix(base, "/"),
-		conv:   converter{tp: timeParser{tsLayout: ts, dateLayout: ds}, strict: opts.SchemaEvolution != SchemaEvolutionNone},
-		schema: opts.Schema, logOffset: -1,
-	}, nil
+	s := &FileSource{opts: opts, conv: conv}
+	files := []decodedFile{{url: name, key: name, data: data, size: int64(len(data))}}
+	sch := opts.Schema
+	switch {
+	case opts.SchemaEvolution == SchemaEvolutionAddNewColumns:
+		sch = EvolveSchema(sch, s.infer(files))
+	case sch == nil:
+		sch = s.infer(files)
+	}
+	s.decode(context.Background(), &files[0], sch) // JSON: no I/O
+	if sch == nil {
+		sch = &schema.StructType{}
+	}
+	return &schema.Batch{Schema: sch, Rows: files[0].rows}, files[0].bad, files[0].err
 }
 
 // URL is the source directory's URL.
