@@ -2,6 +2,8 @@ package parquetio
 
 import (
 	"bytes"
+	"reflect"
+	"strconv"
 	"unsafe"
 
 	"github.com/parquet-go/parquet-go"
@@ -31,7 +33,7 @@ type valueLayout struct {
 // physical kind.
 func levelsMirrorOK() bool {
 	if unsafe.Sizeof(parquet.Value{}) != unsafe.Sizeof(valueLayout{}) ||
-		unsafe.Alignof(parquet.Value{}) != unsafe.Alignof(valueLayout{}) {
+		unsafe.Alignof(parquet.Value{}) != unsafe.Alignof(valueLayout{}) || layoutMismatch() != "" {
 		return false
 	}
 	samples := []parquet.Value{
@@ -53,6 +55,33 @@ func levelsMirrorOK() bool {
 		}
 	}
 	return true
+}
+
+// valueFields are parquet.Value's fields as valueLayout mirrors them: name,
+// type kind, offset and size, in order.
+var valueFields = []struct {
+	name string
+	kind reflect.Kind
+}{
+	{"ptr", reflect.Pointer}, {"u64", reflect.Uint64}, {"kind", reflect.Int8},
+	{"definitionLevel", reflect.Uint8}, {"repetitionLevel", reflect.Uint8}, {"columnIndex", reflect.Uint16},
+}
+
+// layoutMismatch compares parquet.Value's fields (through reflect: names,
+// kinds, offsets, sizes) with valueLayout's; "" when they match, else what
+// differs.
+func layoutMismatch() string {
+	pv, ml := reflect.TypeFor[parquet.Value](), reflect.TypeFor[valueLayout]()
+	if pv.NumField() != len(valueFields) || ml.NumField() != len(valueFields) {
+		return "parquet.Value has " + strconv.Itoa(pv.NumField()) + " fields"
+	}
+	for i, want := range valueFields {
+		f, m := pv.Field(i), ml.Field(i)
+		if f.Name != want.name || f.Type.Kind() != want.kind || f.Offset != m.Offset || f.Type.Size() != m.Type.Size() {
+			return "parquet.Value field " + f.Name + " (" + f.Type.String() + ") differs from the mirror's " + m.Name + " (" + m.Type.String() + ")"
+		}
+	}
+	return ""
 }
 
 // setLevels gives the non-null values in vals definition level def and every

@@ -67,3 +67,13 @@ func TestSchemaLimitsMatchParquetGo(t *testing.T) {
 		t.Errorf("schema.MaxLeafColumns = %d, parquet-go's MaxColumnIndex+1 = %d", schema.MaxLeafColumns, parquet.MaxColumnIndex+1)
 	}
 }
+
+// TestLevelsMirrorPinsParquetValueLayout: valueLayout names the fields of
+// parquet.Value (v0.32.0: ptr, u64, kind, definitionLevel, repetitionLevel,
+// columnIndex) with their kinds, offsets and sizes; a parquet-go release that
+// renames, reorders, resizes or adds a field fails here, by name.
+func TestLevelsMirrorPinsParquetValueLayout(t *testing.T) {
+	if d := layoutMismatch(); d != "" {
+		t.Fatalf("%s: update valueLayout and valueFields in levels.go for this parquet-go version", d)
+	}
+}
