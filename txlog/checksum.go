@@ -214,6 +214,29 @@ func (l *Log) nextChecksum(base *Snapshot, between [][]Action, acts []Action, ci
 	if meta == nil || proto == nil {
 		return nil, errors.New("no protocol or metaData")
 	}
+	return buildChecksum(st, numFiles, txns, domains, meta, proto, ci, txnID), nil
+}
+
+// Checksum is the version checksum of the snapshot's state, as lakesink
+// writes it into N.crc after commit N (PROTOCOL.md, "Version Checksum
+// File"): tableSizeBytes, numFiles, numMetadata and numProtocol (1 each),
+// metadata, protocol, the file size histogram in Spark's default bins,
+// the deletion-vector counts when the protocol has deletionVectors,
+// inCommitTimestampOpt from the version's commitInfo, and the txns and
+// domains (each list left out above 100 entries). TxnID is the version's
+// commitInfo.txnId ("" when it has none). It reads nothing: the sums were
+// made by the replay.
+func (s *Snapshot) Checksum() *VersionChecksum {
+	m, p := s.metadata, s.protocol
+	st := s.crc
+	st.hist = s.crc.hist.clone()
+	return buildChecksum(st, int64(len(s.files)), s.txns, s.domains, &m, &p, s.commitInfo, s.commitInfo.TxnID())
+}
+
+// buildChecksum assembles a VersionChecksum from a state's sums; txns and
+// domains are read, not kept.
+func buildChecksum(st checksumState, numFiles int64, txns map[string]Txn, domains map[string]*DomainMetadata,
+	meta *Metadata, proto *Protocol, ci CommitInfo, txnID string) *VersionChecksum {
 	vc := &VersionChecksum{TxnID: txnID, TableSizeBytes: st.sizeBytes, NumFiles: numFiles,
 		NumMetadata: 1, NumProtocol: 1, Metadata: meta, Protocol: proto, FileSizeHistogram: st.hist}
 	if slices.Contains(proto.ReaderFeatures, FeatureDeletionVectors) {
@@ -234,7 +257,7 @@ func (l *Log) nextChecksum(base *Snapshot, between [][]Action, acts []Action, ci
 			vc.DomainMetadata = append(vc.DomainMetadata, *domains[k])
 		}
 	}
-	return vc, nil
+	return vc
 }
 
 // MarshalJSON writes the checksum as one JSON object; setTransactions and

@@ -300,3 +300,48 @@ func TestTruncatedCommitCaughtByEarlierChecksum(t *testing.T) {
 		t.Fatalf("with SkipChecksumValidation: %v", err)
 	}
 }
+
+// TestSnapshotChecksumIsTheWrittenOne: Snapshot.Checksum of each version
+// replayed from the log is, key for key, the .crc the commit of that
+// version wrote (derived from the commit's actions alone), including the
+// histogram, the txns and the domains; a commit rebased over others too.
+func TestSnapshotChecksumIsTheWrittenOne(t *testing.T) {
+	ctx := context.Background()
+	st := newMemStore()
+	l := newTestLog(t, st, Options{})
+	s0 := createTable(t, l)
+	sized := func(p string, n int64) Action {
+		a := addAction(p, true)
+		a.Add.Size = n
+		return a
+	}
+	mustCommit(t, l, s0, sized("a", 100), sized("b", 20000), Action{Txn: &Txn{AppID: "q", Version: 1}})
+	stale, _ := l.Snapshot(ctx)
+	mustCommit(t, l, stale, removeAction("b", true), sized("c", 9_000_000),
+		Action{DomainMetadata: &DomainMetadata{Domain: "d", Configuration: `{"k":1}`}})
+	mustCommit(t, l, stale, sized("e", 7), Action{Txn: &Txn{AppID: "r", Version: 3}}) // rebased over version 2
+	versions, err := l.Versions(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range versions {
+		raw, err := st.Read(ctx, ChecksumPath(v))
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap, err := l.SnapshotAt(ctx, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := snap.Checksum().MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != strings.TrimSpace(string(raw)) {
+			t.Errorf("version %d:\n Snapshot.Checksum %s\n written .crc       %s", v, got, raw)
+		}
+	}
+	if len(versions) != 4 {
+		t.Fatalf("versions %v, want 0..3", versions)
+	}
+}
