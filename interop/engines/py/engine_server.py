@@ -147,6 +147,10 @@ class Server:
                 .config("spark.sql.sources.parallelPartitionDiscovery.parallelism", "2")
                 .config("spark.databricks.delta.retentionDurationCheck.enabled", "false")
                 .config("spark.driver.memory", "2g")
+                # The JIT's C2 compiler was the largest CPU user of a cold
+                # engine server (24 s of 71 s before a first streaming batch
+                # on a 2-core machine at load ~36): C1 only, and one GC thread.
+                .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
                 # A loaded 2-core machine: missed heartbeats made the local
                 # executor re-register and fail (BlockManager NPE).
                 .config("spark.network.timeout", "900s")
@@ -166,10 +170,45 @@ class Server:
         return {"spark": s.version, "delta": m.version("delta-spark"), "pyspark": m.version("pyspark")}
 
     def op_spark_conf(self, req):
-        """Sets session confs (copied into every Hadoop conf of a read: s3a settings)."""
+        """Sets session confs (copied into every Hadoop conf of a read: s3a
+        settings); a null value unsets the conf."""
         for k, v in req["conf"].items():
-            self.spark().conf.set(k, str(v))
+            if v is None:
+                self.spark().conf.unset(k)
+            else:
+                self.spark().conf.set(k, str(v))
         return True
+
+    def _delta_log(self, path):
+        s = self.spark()
+        return s._jvm.org.apache.spark.sql.delta.DeltaLog.forTable(s._jsparkSession, path)
+
+    def op_spark_checksum(self, req):
+        """Delta's view of version N's checksum: Snapshot.checksumOpt (the
+        N.crc Delta read, or null), Snapshot.validateChecksum() (Delta's
+        ValidateChecksum: the .crc against Delta's own state reconstruction;
+        with spark.databricks.delta.checksum.mismatch.fatal=true a mismatch
+        raises DeltaChecksumException, answered as "error"), and
+        Snapshot.computeChecksum() as Delta writes it (from the .crc when
+        there is one, else from the state reconstruction), both as the
+        JSON of Delta's JsonUtils.mapper.
+        """
+        s = self.spark()
+        jvm = s._jvm
+        none = jvm.scala.Option.empty()
+        log = self._delta_log(req["path"])
+        snap = log.getSnapshotAt(int(req["version"]), none, none, False)
+        mapper = jvm.org.apache.spark.sql.delta.util.JsonUtils.mapper()
+        ck = snap.checksumOpt()
+        out = {"version": snap.version(), "checksum": None, "valid": None, "error": None}
+        if ck.isDefined():
+            out["checksum"] = json.loads(mapper.writeValueAsString(ck.get()))
+        try:
+            out["valid"] = bool(snap.validateChecksum(getattr(snap, "validateChecksum$default$1")()))
+        except Exception as e:  # DeltaChecksumException under checksum.mismatch.fatal
+            out["error"] = str(e)
+        out["computed"] = json.loads(mapper.writeValueAsString(snap.computeChecksum()))
+        return out
 
     def _reader(self, req):
         r = self.spark().read.format(req.get("format", "delta"))
@@ -250,7 +289,9 @@ class Server:
             )
             df = df.selectExpr("CAST(value AS STRING) AS id", "'spark' AS writer")
         else:
-            r = s.readStream.format(src["kind"]).schema(src["schema"])
+            r = s.readStream.format(src["kind"])
+            if src.get("schema"):  # file sources; the delta source takes the table's
+                r = r.schema(src["schema"])
             for k, v in src.get("options", {}).items():
                 r = r.option(k, str(v))
             df = r.load(src["path"])
@@ -294,9 +335,60 @@ class Server:
         q.stop()
         return self._query_report(q)
 
+    def op_spark_stream_status(self, req):
+        """A running query's state without stopping it: active, status, last progress, exception."""
+        q = self._queries[req["name"]]
+        exc = q.exception()
+        last = q.lastProgress  # a StreamingQueryProgress (pyspark 4) or None
+        if last is not None and hasattr(last, "json"):
+            last = json.loads(last.json)
+        return {
+            "active": q.isActive,
+            "status": dict(q.status),
+            "lastProgress": last,
+            "exception": None if exc is None else str(exc),
+        }
+
     def op_spark_stream_process_all(self, req):
         self._queries[req["name"]].processAllAvailable()
         return True
+
+    def op_spark_offsets(self, req):
+        """Spark's parse of a checkpoint's offsets: every offsets/N read by
+        Spark's OffsetSeqLog, source 0's offset by Delta's
+        DeltaSourceOffset.apply(reservoirId, offset) (which also refuses an
+        offset of another table), answered with the fields Delta holds in
+        memory and its json (the text Delta would write back).
+        """
+        s = self.spark()
+        jvm = s._jvm
+        cls = jvm.org.apache.spark.sql.execution.streaming.checkpointing.OffsetSeqLog
+        log = cls(s._jsparkSession, req["checkpoint"] + "/offsets", getattr(cls, "$lessinit$greater$default$3")())
+        dso = jvm.org.apache.spark.sql.delta.sources.DeltaSourceOffset
+        latest = log.getLatestBatchId()
+        out = []
+        if not latest.isDefined():
+            return out
+        for b in range(int(latest.get()) + 1):
+            seq = log.get(b)
+            if not seq.isDefined():
+                continue
+            off = seq.get().offsets().apply(0)
+            if not off.isDefined():
+                out.append({"batchId": b, "offset": None})
+                continue
+            o = dso.apply(req["reservoir_id"], off.get())
+            out.append({
+                "batchId": b,
+                "serialized": off.get().json(),
+                "reservoirId": o.reservoirId(),
+                "reservoirVersion": o.reservoirVersion(),
+                "index": o.index(),
+                "isInitialSnapshot": o.isInitialSnapshot(),
+                "json": o.json(),
+                "baseIndex": dso.BASE_INDEX(),
+            })
+        return out
 
     def op_spark_delta(self, req):
         """DeltaTable maintenance: optimize, vacuum (retain hours), checkpoint."""
@@ -413,7 +505,11 @@ def main():
         except Exception as e:  # the answer names the failure; the server goes on
             traceback.print_exc(file=sys.stderr)
             res = {"ok": False, "error": f"{type(e).__name__}: {e}"}
-        out.write(json.dumps(res, sort_keys=True) + "\n")
+        try:
+            line = json.dumps(res, sort_keys=True)
+        except (TypeError, ValueError) as e:  # an answer that is not JSON: say so, go on
+            line = json.dumps({"ok": False, "error": f"answer of {req['op']} is not JSON: {e}"})
+        out.write(line + "\n")
         out.flush()
         if req["op"] == "quit":
             break
