@@ -3,7 +3,10 @@ package main
 import (
 	"errors"
 
+	"github.com/spf13/cobra"
+
 	"github.com/lakesink/lakesink/filesink"
+	"github.com/lakesink/lakesink/reader"
 	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/stream"
 	"github.com/lakesink/lakesink/txlog"
@@ -40,4 +43,42 @@ func checksumHint(err error) error {
 			"(a truncated or damaged commit); to read what the commit files say, pass --skip-checksum"}
 	}
 	return err
+}
+
+// notATableCommands are the verbs whose first argument must be an existing
+// table; readFileSink marks those that also read a file-sink directory.
+var notATableCommands = map[string]struct{ readFileSink bool }{
+	"describe": {true}, "scan": {true}, "files": {true},
+	"history": {}, "compact": {}, "vacuum": {}, "checkpoint": {}, "cleanup-log": {},
+}
+
+// withNotATable words "the path is not a table" the same way in every verb
+// of notATableCommands: "not a table: URL has no Delta log ..." (the
+// libraries' errors say it in their own words, with the URL once or twice).
+// The error is kept for errors.Is (txlog.ErrTableNotFound,
+// reader.ErrNotATable).
+func withNotATable(root *cobra.Command) {
+	for _, c := range root.Commands() {
+		how, ok := notATableCommands[c.Name()]
+		if !ok || c.RunE == nil {
+			continue
+		}
+		run := c.RunE
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			err := run(cmd, args)
+			if err == nil || len(args) == 0 || !errors.Is(err, txlog.ErrTableNotFound) && !errors.Is(err, reader.ErrNotATable) {
+				return err
+			}
+			return &hintError{err, notATableMessage(args[0], how.readFileSink)}
+		}
+	}
+}
+
+// notATableMessage is the one wording of a path that is not a table.
+func notATableMessage(url string, readFileSink bool) string {
+	msg := "not a table: " + url + " has no Delta log (_delta_log/ with a commit)"
+	if readFileSink {
+		msg += " nor a file-sink log (_spark_metadata/)"
+	}
+	return msg
 }

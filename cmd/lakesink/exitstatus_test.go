@@ -75,11 +75,13 @@ func TestExitStatusTable(t *testing.T) {
 	})
 
 	const (
-		notFound    = "table not found"
 		feature     = `unsupported table feature: cannot `
 		corruptLine = "corrupt log: _delta_log/00000000000000000003.json line 1 (version 3)"
 		gone        = ": not found"
 	)
+	// Every verb words a path that is not a table the same way, naming it
+	// once; the readers that also read a file-sink directory say so.
+	notFound := "not a table: " + notTable + " has no Delta log (_delta_log/ with a commit)"
 	type want struct {
 		code int
 		msg  string // "" for exit 0
@@ -117,6 +119,15 @@ func TestExitStatusTable(t *testing.T) {
 				_, e, code := runCLI(t, args...)
 				if code != w.code || w.msg != "" && !strings.Contains(e, w.msg) || w.msg == "" && e != "" {
 					t.Fatalf("%v: exit %d, stderr %q; want exit %d with %q", args, code, e, w.code, w.msg)
+				}
+				if tc.table == notTable {
+					wantMsg := "lakesink: " + notFound
+					if cmd == "describe" || cmd == "scan" || cmd == "files" {
+						wantMsg += " nor a file-sink log (_spark_metadata/)"
+					}
+					if e != wantMsg+"\n" {
+						t.Errorf("%v: stderr %q, want %q", args, e, wantMsg)
+					}
 				}
 				if w.code != 0 && strings.Count(e, tc.table) < 1 {
 					t.Errorf("%v: stderr %q does not name the table", args, e)

@@ -71,6 +71,7 @@ EXIT STATUS
 		return fmt.Errorf("%s%w (see %s --help)", subcommandPrefix(c), err, c.CommandPath())
 	})
 	withUsageInArgErrors(r.Command)
+	withNotATable(r.Command)
 	r.PersistentPreRunE = func(c *cobra.Command, _ []string) error { return checkCounts(c) }
 	return r
 }
