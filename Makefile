@@ -26,14 +26,14 @@ kafka:
 # examples module (lakesink used from another module through its public API).
 # The real-broker tests (*Broker) run in test-kafka.
 test: build s3-server
-	$(GO) test -count=1 -timeout 20m -skip 'Broker' $(PKGS)
+	LAKESINK_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 20m -skip 'Broker' $(PKGS)
 	cd interop && $(GO) test -count=1 ./...
 	cd examples && $(GO) test -count=1 ./...
 
 # The consumer-group and real-broker tests (names containing Group or
 # Broker) against an installed broker; a missing broker fails them.
 test-kafka: build kafka
-	LAKESINK_REQUIRE_KAFKA=1 $(GO) test -count=1 -timeout 30m -run 'Group|Broker' $(PKGS)
+	LAKESINK_BIN=$(CURDIR)/$(BIN) LAKESINK_REQUIRE_KAFKA=1 $(GO) test -count=1 -timeout 30m -run 'Group|Broker' $(PKGS)
 
 test-short:
 	$(GO) test -short -count=1 $(PKGS)

@@ -34,7 +34,17 @@ type BatchError struct {
 
 // Error implements error.
 func (e *BatchError) Error() string {
-	return fmt.Sprintf("batch %d: %s: %v", e.BatchID, e.Stage, e.Err)
+	stage, ok := stageWords[e.Stage]
+	if !ok {
+		stage = e.Stage
+	}
+	return fmt.Sprintf("batch %d: %s: %v", e.BatchID, stage, e.Err)
+}
+
+// stageWords says what a BatchError's stage was doing, for its message.
+var stageWords = map[string]string{
+	"latestOffset": "list new input", "walCommit": "write offsets", "getBatch": "read input",
+	"addBatch": "write to the sink", "commit": "write commits", "source commit": "record source progress",
 }
 
 // Unwrap returns the underlying error, for errors.Is and errors.As.

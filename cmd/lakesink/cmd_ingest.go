@@ -431,6 +431,7 @@ func checkCDCFlags(o IngestOptions) error {
 func ingestHint(err error, badRecordsPath, fileSink bool, checkpointURL string) error {
 	var be *stream.BatchError
 	var me *checkpoint.MismatchError
+	var re *source.RecordError
 	switch {
 	case err == nil:
 		return nil
@@ -444,6 +445,10 @@ func ingestHint(err error, badRecordsPath, fileSink bool, checkpointURL string) 
 	case errors.As(err, &me):
 		return &hintError{err, fmt.Sprintf("checkpoint %s records %s %q but this run uses %q: a checkpoint belongs to one source and sink; "+
 			"use a new --checkpoint directory, or pass --allow-reset to reuse this one", checkpointURL, me.Field, me.Recorded, me.Given)}
+	case errors.As(err, &re) && re.Line == 0:
+		// A Parquet file is read or refused whole: --bad-records-path and
+		// --timestamp-format do not apply.
+		return &hintError{err, err.Error() + "; to go on, rewrite the file with the table's column types (a rerun reads the same files)"}
 	case errors.Is(err, source.ErrBadRecord) && !badRecordsPath:
 		return &hintError{err, err.Error() + "; to go on, fix the input (a rerun reads the same files) or --schema/--timestamp-format, " +
 			"or pass --bad-records-path URL to set such records aside"}

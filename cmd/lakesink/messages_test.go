@@ -150,3 +150,56 @@ func TestS3WithoutCredentialsSaysWhatToSet(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q; want %q...", code, e, want)
 	}
 }
+
+// A Parquet input file whose column has another type than the table's (a
+// string id into a long id) is bad input: exit 1 (not 4, corruption),
+// naming the file once and the column, without package prefixes.
+func TestParquetTypeConflictIsBadInput(t *testing.T) {
+	dir := t.TempDir()
+	// A Parquet file with a string id: the data file of a table ingested
+	// from JSON.
+	jsonSrc := filepath.Join(dir, "json")
+	if err := os.MkdirAll(jsonSrc, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(jsonSrc, "a.json"), "{\"id\":\"abc\",\"v\":1}\n")
+	strTable := filepath.Join(dir, "strings")
+	if _, e, code := runCLI(t, "ingest", "--source", jsonSrc, "--format", "json", "--checkpoint", filepath.Join(dir, "chk0"),
+		"--table", strTable, "--trigger", "available-now"); code != 0 {
+		t.Fatalf("ingest json: exit %d: %s", code, e)
+	}
+	files, _ := filepath.Glob(filepath.Join(strTable, "*.parquet"))
+	if len(files) != 1 {
+		t.Fatalf("%d data files", len(files))
+	}
+	pqSrc := filepath.Join(dir, "parquet")
+	if err := os.MkdirAll(pqSrc, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	pqFile := filepath.Join(pqSrc, "part-0.parquet")
+	if err := os.WriteFile(pqFile, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	longs := `{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}},{"name":"v","type":"long","nullable":true,"metadata":{}}]}`
+	for i, extra := range [][]string{nil, {"--merge-schema"}} {
+		tbl := filepath.Join(dir, "longs"+strconv.Itoa(i))
+		if _, e, code := runCLI(t, "create", tbl, "--schema", longs); code != 0 {
+			t.Fatalf("create: %s", e)
+		}
+		args := append([]string{"ingest", "--source", pqSrc, "--format", "parquet", "--checkpoint", filepath.Join(dir, "chk"+strconv.Itoa(i+1)),
+			"--table", tbl, "--trigger", "available-now"}, extra...)
+		_, e, code := runCLI(t, args...)
+		want := "lakesink: batch 0: read input: file://" + pqFile + " field id: the file has string (BYTE_ARRAY), the schema wants long; " +
+			"to go on, rewrite the file with the table's column types (a rerun reads the same files)\n"
+		if code != exitError || e != want {
+			t.Errorf("%v: exit %d, stderr\n%q\nwant exit 1 with\n%q", extra, code, e, want)
+		}
+		if n := strings.Count(e, "part-0.parquet"); n != 1 {
+			t.Errorf("%v: the file is named %d times", extra, n)
+		}
+	}
+}

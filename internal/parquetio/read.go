@@ -187,7 +187,7 @@ func (f *File) buildTree() error {
 	for _, c := range root.children {
 		t, err := fileType(c)
 		if err != nil {
-			return fmt.Errorf("%s: column %s: %w", f.path, c.name, err)
+			return &ColumnError{Path: f.path, Column: c.name, Err: err}
 		}
 		if c.repeated() { // bare repeated field: a list of required elements
 			t = &schema.ArrayType{ElementType: t}
@@ -560,7 +560,7 @@ func (f *File) readPlan(want *schema.StructType, opts ReadOptions) (*readPlan, [
 		}
 		rn, err := f.bind(fn, wf.Type, p, opts, fn.repeated())
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s: column %s: %w", f.path, wf.Name, err)
+			return nil, nil, &ColumnError{Path: f.path, Column: wf.Name, Err: err}
 		}
 		p.fields = append(p.fields, rn)
 	}
@@ -817,7 +817,7 @@ func converter(want schema.DataType, n *fnode) (convFunc, error) {
 	phys, _ := el.Type.Get()
 	mismatch := func() (convFunc, error) {
 		ft, _ := fileType(n)
-		return nil, fmt.Errorf("%w: cannot read %s (%v) as %s", ErrUnsupported, schema.FormatType(ft), phys, schema.FormatType(want))
+		return nil, &TypeMismatchError{FileType: fmt.Sprintf("%s (%v)", schema.FormatType(ft), phys), Want: schema.FormatType(want)}
 	}
 	switch w := want.(type) {
 	case schema.DecimalType:

@@ -35,7 +35,7 @@ type RecordError struct {
 
 // Error implements error.
 func (e *RecordError) Error() string {
-	msg := "source: " + e.File
+	msg := e.File
 	if e.Line > 0 {
 		msg += fmt.Sprintf(" line %d", e.Line)
 	}

@@ -49,6 +49,20 @@ func readParquet(ctx context.Context, store storage.Store, key string, size int6
 	return &schema.Batch{Schema: sch, Rows: rows}, nil
 }
 
+// parquetReadError words a failed read of the Parquet input file url. A
+// column whose type is not the schema's (a string id for a long column) is
+// bad input, a *RecordError naming the file once and the column, and not
+// corruption (exit 1, not 4); anything else names the file and keeps its
+// cause.
+func parquetReadError(url string, err error) error {
+	var ce *parquetio.ColumnError
+	var tm *parquetio.TypeMismatchError
+	if errors.As(err, &ce) && errors.As(err, &tm) {
+		return &RecordError{File: url, Field: ce.Column, Err: errors.New(tm.Error())}
+	}
+	return fmt.Errorf("read parquet %s: %w", url, err)
+}
+
 // parquetSchema reads the schema in the footer of a Parquet file.
 func parquetSchema(ctx context.Context, store storage.Store, key string, size int64) (*schema.StructType, error) {
 	f, err := parquetio.OpenFile(ctx, store, key, size)
@@ -618,7 +632,7 @@ func (s *FileSource) decode(ctx context.Context, f *decodedFile, sch *schema.Str
 	case FormatParquet:
 		b, err := s.opts.ReadParquet(ctx, s.store, f.key, f.size, sch)
 		if err != nil {
-			f.err = fmt.Errorf("source: read parquet %s: %w", f.url, err)
+			f.err = parquetReadError(f.url, err)
 			return
 		}
 		f.rows, f.schema = b.Rows, b.Schema
