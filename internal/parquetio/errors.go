@@ -26,7 +26,9 @@ type ColumnError struct {
 	Err    error
 }
 
-func (e *ColumnError) Error() string { return fmt.Sprintf("%s: column %s: %v", e.Path, e.Column, e.Err) }
+func (e *ColumnError) Error() string {
+	return fmt.Sprintf("%s: column %s: %v", e.Path, e.Column, e.Err)
+}
 
 func (e *ColumnError) Unwrap() error { return e.Err }
 
