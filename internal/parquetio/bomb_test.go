@@ -119,8 +119,8 @@ func TestBombDeepSchema(t *testing.T) {
 				if _, perr := ParquetSchema(s, SchemaOptions{}); !errors.Is(perr, schema.ErrSchema) {
 					t.Fatalf("depth %d: ParquetSchema = %v", depth, perr)
 				}
-				if len(st.objects) != 0 {
-					t.Fatalf("refused write left %d objects", len(st.objects))
+				if len(st.keys()) != 0 {
+					t.Fatalf("refused write left %d objects", len(st.keys()))
 				}
 			}
 		})
@@ -245,8 +245,8 @@ func TestBombManyPartitions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) != n || len(st.objects) != n {
-		t.Fatalf("%d files, %d objects, want %d", len(files), len(st.objects), n)
+	if len(files) != n || len(st.keys()) != n {
+		t.Fatalf("%d files, %d objects, want %d", len(files), len(st.keys()), n)
 	}
 	var stored int64
 	for _, f := range files {

@@ -1,165 +1,48 @@
 package parquetio
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"iter"
-	"sort"
-	"strings"
-	"sync"
-	"time"
+	"sync/atomic"
 
 	"github.com/lakesink/lakesink/storage"
+	"github.com/lakesink/lakesink/storage/faultstore"
 )
 
-// memStore is a minimal in-memory storage.Store for this package's tests
-// (internal/storage's own implementations are another package's work).
-type memStore struct {
-	mu      sync.Mutex
-	objects map[string][]byte
-	mod     map[string]time.Time
-	writers int // open writers
-	ranges  int // NewRangeReader calls
-}
+// memStore is the real in-memory store (storage.Open of a fresh mem:// URL)
+// behind a fault store without rules, whose counters tell the tests how many
+// writers are still open.
+type memStore struct{ *faultstore.Store }
 
+var memStores atomic.Int64
+
+// newMemStore opens a fresh, empty mem:// store.
 func newMemStore() *memStore {
-	return &memStore{objects: map[string][]byte{}, mod: map[string]time.Time{}}
-}
-
-func (m *memStore) Read(_ context.Context, path string) ([]byte, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	b, ok := m.objects[path]
-	if !ok {
-		return nil, fmt.Errorf("read %s: %w", path, storage.ErrNotFound)
+	st, err := storage.Open(context.Background(), fmt.Sprintf("mem://parquetio-test-%d", memStores.Add(1)))
+	if err != nil {
+		panic(err) // a mem:// URL of this form always opens
 	}
-	return bytes.Clone(b), nil
-}
-
-func (m *memStore) NewRangeReader(_ context.Context, path string, off, n int64) (io.ReadCloser, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.ranges++
-	b, ok := m.objects[path]
-	if !ok {
-		return nil, fmt.Errorf("read %s: %w", path, storage.ErrNotFound)
+	fs, err := faultstore.New(st, faultstore.DefaultOptions())
+	if err != nil {
+		panic(err)
 	}
-	if off > int64(len(b)) {
-		off = int64(len(b))
-	}
-	end := int64(len(b))
-	if n >= 0 && off+n < end {
-		end = off + n
-	}
-	return io.NopCloser(bytes.NewReader(b[off:end])), nil
+	return &memStore{fs}
 }
 
-func (m *memStore) Put(_ context.Context, path string, data []byte) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.objects[path] = bytes.Clone(data)
-	m.mod[path] = time.Now()
-	return nil
-}
-
-type memWriter struct {
-	m    *memStore
-	path string
-	buf  bytes.Buffer
-	done bool
-}
-
-func (w *memWriter) Write(p []byte) (int, error) { return w.buf.Write(p) }
-func (w *memWriter) Close() error {
-	if w.done {
-		return nil
-	}
-	w.done = true
-	w.m.mu.Lock()
-	w.m.writers--
-	w.m.mu.Unlock()
-	return w.m.Put(context.Background(), w.path, w.buf.Bytes())
-}
-func (w *memWriter) Abort() error {
-	if !w.done {
-		w.done = true
-		w.m.mu.Lock()
-		w.m.writers--
-		w.m.mu.Unlock()
-	}
-	return nil
-}
-
-func (m *memStore) NewWriter(_ context.Context, path string) (storage.Writer, error) {
-	m.mu.Lock()
-	m.writers++
-	m.mu.Unlock()
-	return &memWriter{m: m, path: path}, nil
-}
-
-func (m *memStore) PutIfAbsent(ctx context.Context, path string, data []byte) error {
-	m.mu.Lock()
-	if _, ok := m.objects[path]; ok {
-		m.mu.Unlock()
-		return fmt.Errorf("put %s: %w", path, storage.ErrAlreadyExists)
-	}
-	m.mu.Unlock()
-	return m.Put(ctx, path, data)
-}
-
-func (m *memStore) List(_ context.Context, prefix, startAfter string) iter.Seq2[storage.FileInfo, error] {
-	m.mu.Lock()
-	var keys []string
-	for k := range m.objects {
-		if strings.HasPrefix(k, prefix) && k > startAfter {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	infos := make([]storage.FileInfo, len(keys))
-	for i, k := range keys {
-		infos[i] = storage.FileInfo{Path: k, Size: int64(len(m.objects[k])), ModTime: m.mod[k]}
-	}
-	m.mu.Unlock()
-	return func(yield func(storage.FileInfo, error) bool) {
-		for _, fi := range infos {
-			if !yield(fi, nil) {
-				return
-			}
-		}
-	}
-}
-
-func (m *memStore) Stat(_ context.Context, path string) (storage.FileInfo, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	b, ok := m.objects[path]
-	if !ok {
-		return storage.FileInfo{}, fmt.Errorf("stat %s: %w", path, storage.ErrNotFound)
-	}
-	return storage.FileInfo{Path: path, Size: int64(len(b)), ModTime: m.mod[path]}, nil
-}
-
-func (m *memStore) Delete(_ context.Context, path string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.objects, path)
-	return nil
-}
-
-func (m *memStore) URL() string              { return "mem://test" }
-func (m *memStore) Sub(string) storage.Store { return m }
-func (m *memStore) Close() error             { return nil }
-
+// keys lists every object of the store, in lexical order.
 func (m *memStore) keys() []string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	var ks []string
-	for k := range m.objects {
-		ks = append(ks, k)
+	for fi, err := range m.Store.List(context.Background(), "", "") {
+		if err != nil {
+			panic(err)
+		}
+		ks = append(ks, fi.Path)
 	}
-	sort.Strings(ks)
 	return ks
+}
+
+// openWriters counts the writers neither closed nor aborted.
+func (m *memStore) openWriters() int64 {
+	c := m.Counts()
+	return c.NewWriter - c.WriterClose - c.WriterAbort
 }

@@ -287,8 +287,8 @@ func TestRowErrors(t *testing.T) {
 			if re.Row != 2 || re.Field != c.field {
 				t.Errorf("RowError{Row:%d Field:%q}, want row 2 field %q (%v)", re.Row, re.Field, c.field, err)
 			}
-			if ks := st.keys(); len(ks) != 0 || st.writers != 0 {
-				t.Errorf("store has %v and %d open writers after a validation error", ks, st.writers)
+			if ks := st.keys(); len(ks) != 0 || st.openWriters() != 0 {
+				t.Errorf("store has %v and %d open writers after a validation error", ks, st.openWriters())
 			}
 		})
 	}
@@ -600,7 +600,7 @@ func TestWriteFilesFailureLeavesNothing(t *testing.T) {
 	if _, err := WriteFiles(ctx, st2, &schema.Batch{Schema: sch, Rows: rows}, WriteOptions{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled: err = %v", err)
 	}
-	if ks := st2.keys(); len(ks) != 0 || st2.writers != 0 {
-		t.Fatalf("cancelled write left %v, %d open writers", ks, st2.writers)
+	if ks := st2.keys(); len(ks) != 0 || st2.openWriters() != 0 {
+		t.Fatalf("cancelled write left %v, %d open writers", ks, st2.openWriters())
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lakesink/lakesink/storage"
@@ -162,6 +163,9 @@ func (o Options) Validate() error {
 // Counts are the calls a Store has seen (including failed ones).
 type Counts struct {
 	Read, RangeRead, Put, PutIfAbsent, NewWriter, WriterClose, List, Stat, Delete int64
+	// WriterAbort counts Writer.Abort calls on writers not closed or
+	// aborted before: NewWriter - WriterClose - WriterAbort writers are open.
+	WriterAbort int64
 	// ListItems is the number of objects List yielded.
 	ListItems int64
 	// ListPages is the number of list pages the calls cost, counted as
@@ -458,11 +462,20 @@ type writer struct {
 	ctx  context.Context //nolint:containedctx // the ctx of NewWriter, for Delay rules on Close
 	w    storage.Writer
 	path string
+	done atomic.Bool // closed or aborted
 }
 
 func (w *writer) Write(b []byte) (int, error) { return w.w.Write(b) }
-func (w *writer) Abort() error                { return w.w.Abort() }
+func (w *writer) Abort() error {
+	if !w.done.Swap(true) {
+		w.s.st.mu.Lock()
+		w.s.st.mu.counts.WriterAbort++
+		w.s.st.mu.Unlock()
+	}
+	return w.w.Abort()
+}
 func (w *writer) Close() error {
+	w.done.Store(true)
 	v := w.s.decide(OpWriterClose, w.path)
 	if v.delay > 0 {
 		select {

@@ -325,3 +325,31 @@ func TestInvalidRules(t *testing.T) {
 		}
 	}
 }
+
+// Counts.WriterAbort counts each writer's first Abort, none after Close, so
+// NewWriter - WriterClose - WriterAbort is the number of open writers.
+func TestCountsOpenWriters(t *testing.T) {
+	fs := newFS(t, memStore(t))
+	ctx := t.Context()
+	open := func() int64 { c := fs.Counts(); return c.NewWriter - c.WriterClose - c.WriterAbort }
+	a, err := fs.NewWriter(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := fs.NewWriter(ctx, "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := open(); n != 2 {
+		t.Fatalf("%d open writers, want 2", n)
+	}
+	_ = a.Abort()
+	_ = a.Abort() // a second abort is not a second writer gone
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_ = b.Abort() // after Close: nothing to abort
+	if c := fs.Counts(); open() != 0 || c.WriterAbort != 1 {
+		t.Fatalf("counts %+v: %d open, want 0 and WriterAbort 1", c, open())
+	}
+}
