@@ -542,7 +542,7 @@ func TestServicePassCrashPoints(t *testing.T) {
 		points: []string{faultstore.PointDataFile, faultstore.PointCommit, faultstore.PointChecksum, faultstore.PointCheckpoint,
 			faultstore.PointLastCheckpoint, faultstore.PointDataDelete, faultstore.PointLogCleanupDelete},
 		setup: func(t *testing.T) storage.Store {
-			tb, base := newTable(t, []string{"origin"}, map[string]string{PropCheckpointInterval: "2"})
+			tb, base := newTable(t, []string{"origin"}, map[string]string{txlog.PropCheckpointInterval: "2"})
 			want = nil
 			for i := range 3 {
 				rows := flightsRows(int64(i*20), 20, origins)

@@ -37,8 +37,4 @@ var (
 	// ErrNotFileSink: Convert was pointed at a directory without a
 	// _spark_metadata log, or whose files are not Parquet.
 	ErrNotFileSink = errors.New("not a Parquet file-sink directory")
-	// ErrInvalidProperty: a table property that compaction reads
-	// (delta.targetFileSize, delta.deletedFileRetentionDuration,
-	// delta.logRetentionDuration) cannot be parsed.
-	ErrInvalidProperty = errors.New("invalid table property")
 )

@@ -65,8 +65,8 @@ func (o ExecOptions) Validate() error {
 	if o.CommitAttempts < 0 {
 		errs = append(errs, fmt.Errorf("%w: CommitAttempts %d < 0", ErrInvalidOptions, o.CommitAttempts))
 	}
-	if _, ok := codecExt(o.Compression); !ok {
-		errs = append(errs, fmt.Errorf("%w: unknown Compression %q", ErrInvalidOptions, o.Compression))
+	if err := parquetio.CheckCompression(o.Compression); err != nil {
+		errs = append(errs, fmt.Errorf("%w: Compression: %w", ErrInvalidOptions, err))
 	}
 	return errors.Join(errs...)
 }
@@ -242,13 +242,13 @@ func Execute(ctx context.Context, t *table.Table, plan *Plan, opts ExecOptions) 
 	dataSchema := dataColumns(sch, md.PartitionColumns)
 	target := plan.TargetFileSizeBytes
 	if target <= 0 {
-		target = DefaultTargetFileSizeBytes
+		target = txlog.DefaultTargetFileSizeBytes
 	}
 	wopts := parquetio.WriteOptions{
 		TargetFileSizeBytes: target,
 		RowGroupSizeBytes:   opts.RowGroupSizeBytes,
 		Compression:         opts.Compression,
-		NumIndexedCols:      numIndexedCols(md.Configuration),
+		NumIndexedCols:      snap.Properties().DataSkippingNumIndexedCols,
 	}
 	if wopts.NumIndexedCols == 0 {
 		wopts.NoStats = true
@@ -482,7 +482,7 @@ func fillResult(res *Result, outs []*binOutput, metrics map[string]any) {
 func rewriteBin(ctx context.Context, t *table.Table, snap *txlog.Snapshot, b *Bin, dataSchema *schema.StructType, wopts parquetio.WriteOptions, prog *progress) (out *binOutput, err error) {
 	store := t.Store()
 	out = &binOutput{bin: b}
-	ext, _ := codecExt(wopts.Compression)
+	ext, _ := parquetio.CompressionExtension(wopts.Compression)
 	var fw *parquetio.FileWriter
 	seq := 0
 	defer func() {
@@ -671,35 +671,6 @@ func numRecords(stats string) (int64, bool) {
 		return 0, false
 	}
 	return *s.NumRecords, true
-}
-
-// numIndexedCols is delta.dataSkippingNumIndexedCols (default 32; -1: all;
-// 0: numRecords only, WriteOptions.NoStats).
-func numIndexedCols(config map[string]string) int {
-	if s, ok := config["delta.dataSkippingNumIndexedCols"]; ok {
-		if n, err := strconv.Atoi(strings.TrimSpace(s)); err == nil && n >= -1 {
-			return n
-		}
-	}
-	return 32
-}
-
-// codecExt is the file-name extension parquet-mr uses for a codec
-// (CompressionCodecName.getExtension), as parquetio names files.
-func codecExt(name string) (string, bool) {
-	switch strings.ToLower(name) {
-	case "", "snappy":
-		return ".snappy", true
-	case "zstd":
-		return ".zstd", true
-	case "gzip":
-		return ".gz", true
-	case "lz4", "lz4_raw":
-		return ".lz4raw", true
-	case "none", "uncompressed":
-		return "", true
-	}
-	return "", false
 }
 
 // loadDV reads deletion vector d (nil for no descriptor): inline

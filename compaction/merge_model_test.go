@@ -17,6 +17,7 @@ import (
 	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/table"
+	"github.com/lakesink/lakesink/txlog"
 )
 
 // Model-based property test of table.Merge (issue 16): random change
@@ -169,7 +170,7 @@ func TestMergeModel(t *testing.T) {
 		dvMode := rapid.Bool().Draw(t, "deletionVectors")
 		var props map[string]string
 		if dvMode {
-			props = map[string]string{table.PropertyEnableDeletionVectors: "true"}
+			props = map[string]string{txlog.PropEnableDeletionVectors: "true"}
 		}
 		if _, err := tb.Merge(ctx, &schema.Batch{Schema: &schema.StructType{Fields: mergeModelSchema.Fields[:4]}},
 			table.MergeOptions{Keys: []string{"id"}, PartitionColumns: []string{"part"}, Properties: props}); err != nil {

@@ -129,11 +129,11 @@ func NewPlan(snap *txlog.Snapshot, opts PlanOptions) (*Plan, error) {
 	// vectors are applied by Execute (not refused as CheckReadSupported does).
 	target := opts.TargetFileSizeBytes
 	if target == 0 {
-		t, err := TargetFileSize(md)
-		if err != nil {
-			return nil, err
+		props := snap.Properties()
+		if err := props.Err(txlog.PropTargetFileSize); err != nil {
+			return nil, fmt.Errorf("compaction: plan version %d: %w", snap.Version(), err)
 		}
-		target = t
+		target = props.TargetFileSizeBytes
 	}
 	minSize := opts.MinFileSizeBytes
 	if minSize == 0 {

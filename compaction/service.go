@@ -13,6 +13,7 @@ import (
 	"github.com/lakesink/lakesink/internal/parquetio"
 	"github.com/lakesink/lakesink/metrics"
 	"github.com/lakesink/lakesink/table"
+	"github.com/lakesink/lakesink/txlog"
 )
 
 // ServiceOptions configure a Service. Zero fields take their defaults.
@@ -344,9 +345,11 @@ func (s *Service) passSteps(ctx context.Context, t *table.Table) (rep TableRepor
 	small := s.opts.SmallFileSizeBytes
 	if small == 0 {
 		if small = s.opts.Plan.TargetFileSizeBytes; small == 0 {
-			if small, err = TargetFileSize(snap.Metadata()); err != nil {
+			props := snap.Properties()
+			if err := props.Err(txlog.PropTargetFileSize); err != nil {
 				return fail("optimize", err)
 			}
+			small = props.TargetFileSizeBytes
 		}
 	}
 	counts := map[string]int{}
@@ -392,7 +395,7 @@ func (s *Service) passSteps(ctx context.Context, t *table.Table) (rep TableRepor
 	// the next interval, and log cleanup may delete the checkpoint it names).
 	if !s.opts.DisableCheckpoints {
 		last := snap.CheckpointVersion()
-		due := snap.Version()-max(last, 0) >= CheckpointInterval(snap.Metadata())
+		due := snap.Version()-max(last, 0) >= snap.Properties().CheckpointInterval
 		if !due && last >= 0 {
 			hint, err := t.Log().LastCheckpointHint(ctx)
 			if err != nil {

@@ -260,10 +260,11 @@ func Vacuum(ctx context.Context, t *table.Table, opts VacuumOptions) (*VacuumRes
 	if err := txlog.CheckWriteSupported(snap.Protocol(), md); err != nil {
 		return nil, fmt.Errorf("compaction: vacuum %s: %w", t.URL(), err)
 	}
-	tableRetention, err := DeletedFileRetention(md)
-	if err != nil {
+	props := snap.Properties()
+	if err := props.Err(txlog.PropDeletedFileRetentionDuration); err != nil {
 		return nil, fmt.Errorf("compaction: vacuum %s: %w", t.URL(), err)
 	}
+	tableRetention := props.DeletedFileRetention
 	retention := opts.Retention
 	specified := retention != 0 || opts.RetainZero
 	if !specified {
@@ -271,7 +272,7 @@ func Vacuum(ctx context.Context, t *table.Table, opts VacuumOptions) (*VacuumRes
 	}
 	if retention < tableRetention && !opts.Force {
 		return nil, fmt.Errorf("compaction: vacuum %s: %w: %s < %s (%s); use Force to override",
-			t.URL(), ErrRetentionTooShort, retention, tableRetention, PropDeletedFileRetentionDuration)
+			t.URL(), ErrRetentionTooShort, retention, tableRetention, txlog.PropDeletedFileRetentionDuration)
 	}
 	now := opts.Now()
 	cutoff := now.Add(-retention)

@@ -36,7 +36,7 @@ func dvTable(t *testing.T) (*table.Table, storage.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := table.MergeOptions{Keys: []string{"id"}, Properties: map[string]string{table.PropertyEnableDeletionVectors: "true"}}
+	opts := table.MergeOptions{Keys: []string{"id"}, Properties: map[string]string{txlog.PropEnableDeletionVectors: "true"}}
 	for _, rows := range [][][]any{
 		{{int64(1), "a"}, {int64(2), "a"}, {int64(3), "a"}, {int64(4), "a"}},
 		{{int64(2), "u"}},

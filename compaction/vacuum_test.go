@@ -118,7 +118,7 @@ func TestVacuum(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var props map[string]string
 			if tc.checkRetention {
-				props = map[string]string{PropDeletedFileRetentionDuration: "interval 1 day"}
+				props = map[string]string{txlog.PropDeletedFileRetentionDuration: "interval 1 day"}
 			}
 			tb, st := newTable(t, []string{"origin"}, props)
 			var want [][]any

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lakesink/lakesink/internal/parquetio"
 )
 
 // Formats of the data files.
@@ -130,7 +132,7 @@ func (o *Options) Validate() error {
 	}
 	switch o.Format {
 	case FormatParquet:
-		if !slices.Contains([]string{"snappy", "gzip", "zstd", "lz4", "none", "uncompressed", ""}, o.Compression) {
+		if err := parquetio.CheckCompression(o.Compression); err != nil {
 			bad("compression %q is not supported for parquet", o.Compression)
 		}
 	case FormatJSON:

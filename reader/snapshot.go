@@ -152,10 +152,7 @@ func newDeltaSnapshot(store storage.Store, ds *txlog.Snapshot) (*Snapshot, error
 	if err != nil {
 		return nil, fmt.Errorf("reader: %s version %d: schema: %w", store.URL(), ds.Version(), err)
 	}
-	mode := strings.ToLower(md.Configuration["delta.columnMapping.mode"])
-	if mode == "" {
-		mode = MappingNone
-	}
+	mode := ds.Properties().ColumnMappingMode
 	switch mode {
 	case MappingNone, MappingName, MappingID:
 	default:

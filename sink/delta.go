@@ -102,10 +102,8 @@ func (o Options) Validate() error {
 	if o.RowGroupSizeBytes < 0 {
 		errs = append(errs, fmt.Errorf("%w: RowGroupSizeBytes %d < 0", ErrInvalidOptions, o.RowGroupSizeBytes))
 	}
-	switch strings.ToLower(o.Compression) {
-	case "", "snappy", "zstd", "gzip", "lz4", "none", "uncompressed":
-	default:
-		errs = append(errs, fmt.Errorf("%w: compression %q (snappy, zstd, gzip, lz4, none)", ErrInvalidOptions, o.Compression))
+	if err := (table.WriteOptions{Compression: o.Compression}).Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("%w: %w", ErrInvalidOptions, err))
 	}
 	return errors.Join(errs...)
 }

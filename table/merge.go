@@ -300,7 +300,11 @@ func (t *Table) planMerge(snap *txlog.Snapshot, batch *schema.Batch, o MergeOpti
 	if err := txlog.CheckWriteSupported(snap.Protocol(), md); err != nil {
 		return nil, err
 	}
-	if txlog.IsAppendOnly(md) {
+	props := snap.Properties()
+	if err := props.Err(txlog.PropAppendOnly); err != nil {
+		return nil, err
+	}
+	if props.AppendOnly {
 		return nil, fmt.Errorf("%w: merge into an append-only table (delta.appendOnly=true)", ErrUnsupportedMode)
 	}
 	sch, err := md.Schema()
@@ -861,16 +865,9 @@ func (t *Table) mergeOnce(ctx context.Context, snap *txlog.Snapshot, batch *sche
 	}
 
 	// 3. Write the new files.
-	config := snap.Metadata().Configuration
-	wopts := parquetio.WriteOptions{
-		PartitionColumns:    p.partCols,
-		TargetFileSizeBytes: o.TargetFileSizeBytes,
-		RowGroupSizeBytes:   o.RowGroupSizeBytes,
-		Compression:         o.Compression,
-		NumIndexedCols:      numIndexedCols(config),
-	}
-	if wopts.TargetFileSizeBytes == 0 {
-		wopts.TargetFileSizeBytes = targetFileSize(config)
+	wopts, err := dataFileOptions(snap.Properties(), p.partCols, o.TargetFileSizeBytes, o.RowGroupSizeBytes, o.Compression)
+	if err != nil {
+		return res, wrap(err)
 	}
 	var files []parquetio.WrittenFile
 	if len(out) > 0 {
@@ -1065,7 +1062,7 @@ func (r MergeResult) operationMetrics() map[string]any {
 // deletionVectorsOn: the table merges with deletion vectors
 // (delta.enableDeletionVectors=true and the deletionVectors writer feature).
 func deletionVectorsOn(snap *txlog.Snapshot) bool {
-	return strings.EqualFold(snap.Metadata().Configuration[PropertyEnableDeletionVectors], "true") &&
+	return snap.Properties().EnableDeletionVectors &&
 		slices.Contains(snap.Protocol().WriterFeatures, txlog.FeatureDeletionVectors)
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/storage/faultstore"
 	"github.com/lakesink/lakesink/table"
+	"github.com/lakesink/lakesink/txlog"
 )
 
 // TestMergeCrashPoints crashes one merge batch at every named crash point
@@ -25,7 +26,7 @@ func TestMergeCrashPoints(t *testing.T) {
 	t.Run("copy-on-write", func(t *testing.T) { mergeCrashPoints(t, nil) })
 	// Deletion vector files are data-file points: invisible until committed.
 	t.Run("deletion vectors", func(t *testing.T) {
-		mergeCrashPoints(t, map[string]string{table.PropertyEnableDeletionVectors: "true"})
+		mergeCrashPoints(t, map[string]string{txlog.PropEnableDeletionVectors: "true"})
 	})
 }
 

@@ -266,7 +266,7 @@ func TestMergeDeletionVectors(t *testing.T) {
 	for i := range 10 {
 		b.Rows = append(b.Rows, []any{int64(i), "p", "old", int64(1)})
 	}
-	if _, err := tb.Write(ctx, b, table.WriteOptions{Properties: map[string]string{table.PropertyEnableDeletionVectors: "true"}}); err != nil {
+	if _, err := tb.Write(ctx, b, table.WriteOptions{Properties: map[string]string{txlog.PropEnableDeletionVectors: "true"}}); err != nil {
 		t.Fatal(err)
 	}
 	snap, _ := tb.Snapshot(ctx)

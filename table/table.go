@@ -211,10 +211,11 @@ func newTableActions(o CreateOptions, now time.Time) ([]txlog.Action, error) {
 	}
 	created := now.UnixMilli()
 	proto := txlog.NewTableProtocol(string(schemaJSON))
-	if strings.EqualFold(o.Properties[PropertyEnableInCommitTimestamps], "true") {
+	props, _ := txlog.ParseTableProperties(o.Properties) // validated above
+	if props.EnableInCommitTimestamps {
 		proto = withWriterFeature(proto, txlog.FeatureInCommitTimestamp)
 	}
-	if strings.EqualFold(o.Properties[PropertyEnableDeletionVectors], "true") {
+	if props.EnableDeletionVectors {
 		proto = withDeletionVectors(proto)
 	}
 	md := txlog.Metadata{
@@ -235,21 +236,6 @@ func newTableActions(o CreateOptions, now time.Time) ([]txlog.Action, error) {
 	}
 	return []txlog.Action{{Protocol: &proto}, {MetaData: &md}}, nil
 }
-
-// PropertyEnableDeletionVectors is the table property that turns on
-// deletion vectors (DeltaConfigs.ENABLE_DELETION_VECTORS_CREATION): a table
-// created with it set to "true" gets the deletionVectors reader and writer
-// features, and Merge then marks changed rows deleted in deletion vectors
-// instead of rewriting their files.
-const PropertyEnableDeletionVectors = "delta.enableDeletionVectors"
-
-// PropertyEnableInCommitTimestamps is the table property that turns on
-// in-commit timestamps (DeltaConfigs.IN_COMMIT_TIMESTAMPS_ENABLED): a table
-// created with it set to "true" gets the inCommitTimestamp writer feature
-// (PROTOCOL.md, "In-Commit Timestamps": writer version 7, readers
-// unaffected; enabled at creation, the enablement version and timestamp
-// properties are not set).
-const PropertyEnableInCommitTimestamps = "delta.enableInCommitTimestamps"
 
 // withWriterFeature is p with the writer feature f at writer version 7. A
 // legacy writer version lists the features it implied (PROTOCOL.md, "Table

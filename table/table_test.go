@@ -394,7 +394,7 @@ func TestMergeSchemaNestedField(t *testing.T) {
 func TestCreateWithInCommitTimestampsHasTheFeature(t *testing.T) {
 	ctx := context.Background()
 	tb, err := table.Create(ctx, "mem://"+t.Name(), table.CreateOptions{Schema: sch(),
-		Properties: map[string]string{table.PropertyEnableInCommitTimestamps: "true"}})
+		Properties: map[string]string{txlog.PropEnableInCommitTimestamps: "true"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -73,6 +73,27 @@ type WriteOptions struct {
 	Now func() time.Time
 }
 
+// Validate lists every invalid field: an unknown Mode or Compression (the
+// codecs of every lakesink writer: snappy, zstd, gzip, lz4, none), a
+// negative size, a Txn without an appId. Errors wrap ErrInvalidOptions
+// (ErrUnsupportedMode for the mode).
+func (o WriteOptions) Validate() error {
+	var errs []error
+	if o.Mode != "" && o.Mode != Append && o.Mode != Overwrite {
+		errs = append(errs, fmt.Errorf("%w: %q", ErrUnsupportedMode, o.Mode))
+	}
+	if err := parquetio.CheckCompression(o.Compression); err != nil {
+		errs = append(errs, fmt.Errorf("%w: Compression: %w", ErrInvalidOptions, err))
+	}
+	if o.TargetFileSizeBytes < 0 {
+		errs = append(errs, fmt.Errorf("%w: TargetFileSizeBytes %d < 0", ErrInvalidOptions, o.TargetFileSizeBytes))
+	}
+	if o.RowGroupSizeBytes < 0 {
+		errs = append(errs, fmt.Errorf("%w: RowGroupSizeBytes %d < 0", ErrInvalidOptions, o.RowGroupSizeBytes))
+	}
+	return errors.Join(errs...)
+}
+
 // NoTxn is Txn.Read for an appId the table has no txn for.
 const NoTxn int64 = -1
 
@@ -207,7 +228,7 @@ func (t *Table) Write(ctx context.Context, batch *schema.Batch, o WriteOptions) 
 		newTable  []txlog.Action
 		sch       *schema.StructType
 		partCols  []string
-		config    map[string]string
+		props     txlog.TableProperties
 		mdChanged *txlog.Metadata
 	)
 	if snap == nil && batch.Schema == nil {
@@ -226,7 +247,8 @@ func (t *Table) Write(ctx context.Context, batch *schema.Batch, o WriteOptions) 
 		if err != nil {
 			return WriteResult{}, fmt.Errorf("table: create %s: %w", t.URL(), err)
 		}
-		sch, partCols, config = batch.Schema, o.PartitionColumns, o.Properties
+		sch, partCols = batch.Schema, o.PartitionColumns
+		props, _ = txlog.ParseTableProperties(o.Properties) // validated by newTableActions
 	} else {
 		if err := txlog.CheckWriteSupported(snap.Protocol(), snap.Metadata()); err != nil {
 			return WriteResult{}, fmt.Errorf("table: write %s: %w", t.URL(), err)
@@ -235,7 +257,7 @@ func (t *Table) Write(ctx context.Context, batch *schema.Batch, o WriteOptions) 
 		if sch, err = md.Schema(); err != nil {
 			return WriteResult{}, fmt.Errorf("table: write %s: %w", t.URL(), err)
 		}
-		partCols, config = md.PartitionColumns, md.Configuration
+		partCols, props = md.PartitionColumns, snap.Properties()
 		merged, changed, err := fitSchema(sch, batch.Schema, o.MergeSchema)
 		if err != nil {
 			return WriteResult{}, fmt.Errorf("table: write %s: %w", t.URL(), err)
@@ -249,7 +271,7 @@ func (t *Table) Write(ctx context.Context, batch *schema.Batch, o WriteOptions) 
 			mdChanged = &md
 			sch = merged
 		}
-		if txlog.IsAppendOnly(md) && o.Mode == Overwrite {
+		if o.Mode == Overwrite && props.AppendOnly {
 			return WriteResult{}, fmt.Errorf("table: write %s: %w: overwrite of an append-only table (delta.appendOnly=true)", t.URL(), ErrUnsupportedMode)
 		}
 	}
@@ -258,15 +280,9 @@ func (t *Table) Write(ctx context.Context, batch *schema.Batch, o WriteOptions) 
 		return WriteResult{}, fmt.Errorf("table: write %s: %w", t.URL(), err)
 	}
 
-	wopts := parquetio.WriteOptions{
-		PartitionColumns:    partCols,
-		TargetFileSizeBytes: o.TargetFileSizeBytes,
-		RowGroupSizeBytes:   o.RowGroupSizeBytes,
-		Compression:         o.Compression,
-		NumIndexedCols:      numIndexedCols(config),
-	}
-	if wopts.TargetFileSizeBytes == 0 {
-		wopts.TargetFileSizeBytes = targetFileSize(config)
+	wopts, err := dataFileOptions(props, partCols, o.TargetFileSizeBytes, o.RowGroupSizeBytes, o.Compression)
+	if err != nil {
+		return WriteResult{}, fmt.Errorf("table: write %s: %w", t.URL(), err)
 	}
 	var files []parquetio.WrittenFile
 	if len(rows.Rows) > 0 {
@@ -386,26 +402,25 @@ func jsonString(v any) string {
 	return string(b)
 }
 
-// numIndexedCols is delta.dataSkippingNumIndexedCols (default 32; -1: all).
-func numIndexedCols(config map[string]string) int {
-	if s, ok := config["delta.dataSkippingNumIndexedCols"]; ok {
-		if n, err := strconv.Atoi(s); err == nil && n >= -1 {
-			return n
-		}
+// dataFileOptions are the parquetio options of a write's data files from
+// the table properties (delta.dataSkippingNumIndexedCols, and
+// delta.targetFileSize unless targetBytes overrides it). An invalid value
+// of either is the *txlog.PropertyError, as Delta's writers fail reading it
+// (DeltaConfig.fromMetaData).
+func dataFileOptions(props txlog.TableProperties, partCols []string, targetBytes, rowGroupBytes int64, compression string) (parquetio.WriteOptions, error) {
+	keys := []string{txlog.PropDataSkippingNumIndexedCols}
+	if targetBytes == 0 {
+		keys = append(keys, txlog.PropTargetFileSize)
+		targetBytes = props.TargetFileSizeBytes
 	}
-	return 32
-}
-
-// DefaultTargetFileSizeBytes is the default target size of data files (128 MiB).
-const DefaultTargetFileSizeBytes = 128 << 20
-
-// targetFileSize is delta.targetFileSize (a byte size, "134217728" or
-// "128mb", as OPTIMIZE reads it: txlog.ParseByteSize) or the default.
-func targetFileSize(config map[string]string) int64 {
-	if s, ok := config["delta.targetFileSize"]; ok {
-		if n, err := txlog.ParseByteSize(s); err == nil && n > 0 {
-			return n
-		}
+	if err := props.Err(keys...); err != nil {
+		return parquetio.WriteOptions{}, err
 	}
-	return DefaultTargetFileSizeBytes
+	return parquetio.WriteOptions{
+		PartitionColumns:    partCols,
+		TargetFileSizeBytes: targetBytes,
+		RowGroupSizeBytes:   rowGroupBytes,
+		Compression:         compression,
+		NumIndexedCols:      props.DataSkippingNumIndexedCols,
+	}, nil
 }

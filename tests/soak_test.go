@@ -303,10 +303,10 @@ func newSoak(t *testing.T, seed uint64, dur time.Duration) *soak {
 	tb, err := table.Create(ctx, s.tableURL, table.CreateOptions{
 		Schema: soakSchema, PartitionColumns: []string{"p"},
 		Properties: map[string]string{
-			compaction.PropDeletedFileRetentionDuration: fmt.Sprintf("interval %d seconds", int(soakRetention/time.Second)),
-			compaction.PropLogRetentionDuration:         "interval 1 hours",
-			compaction.PropCheckpointInterval:           "5",
-			"delta.targetFileSize":                      "65536",
+			txlog.PropDeletedFileRetentionDuration: fmt.Sprintf("interval %d seconds", int(soakRetention/time.Second)),
+			txlog.PropLogRetentionDuration:         "interval 1 hours",
+			txlog.PropCheckpointInterval:           "5",
+			"delta.targetFileSize":                 "65536",
 		},
 	})
 	if err != nil {

@@ -5,83 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
-	"strconv"
-	"strings"
-	"time"
 
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/lakesink/lakesink/internal/parquetio"
 )
-
-// DefaultDeletedFileRetention is delta.deletedFileRetentionDuration's
-// default (1 week): tombstones older than that are left out of checkpoints
-// (PROTOCOL.md, "Add File and Remove File"; Table Properties).
-const DefaultDeletedFileRetention = 7 * 24 * time.Hour
-
-// DefaultLogRetention is delta.logRetentionDuration's default (30 days).
-const DefaultLogRetention = 30 * 24 * time.Hour
-
-// ParseInterval parses a Delta duration property ("interval 30 days",
-// "interval 1 week", "30 days", "168 hours"), in the units of Spark's
-// CalendarInterval strings: week, day, hour, minute, second (a decimal
-// number of seconds too, "1.5 seconds"), millisecond and microsecond.
-func ParseInterval(s string) (time.Duration, error) {
-	f := strings.Fields(strings.ToLower(strings.TrimSpace(s)))
-	if len(f) > 0 && f[0] == "interval" {
-		f = f[1:]
-	}
-	if len(f) == 0 || len(f)%2 != 0 {
-		return 0, fmt.Errorf("txlog: invalid interval %q", s)
-	}
-	var total time.Duration
-	for i := 0; i < len(f); i += 2 {
-		unit := strings.TrimSuffix(f[i+1], "s")
-		if unit == "second" && strings.Contains(f[i], ".") {
-			x, err := strconv.ParseFloat(f[i], 64)
-			if err != nil || x < 0 || x > float64(math.MaxInt64/int64(time.Second)) {
-				return 0, fmt.Errorf("txlog: invalid interval %q", s)
-			}
-			total += time.Duration(x * float64(time.Second))
-			continue
-		}
-		n, err := strconv.ParseInt(f[i], 10, 64)
-		if err != nil || n < 0 {
-			return 0, fmt.Errorf("txlog: invalid interval %q", s)
-		}
-		var d time.Duration
-		switch unit {
-		case "week":
-			d = 7 * 24 * time.Hour
-		case "day":
-			d = 24 * time.Hour
-		case "hour":
-			d = time.Hour
-		case "minute":
-			d = time.Minute
-		case "second":
-			d = time.Second
-		case "millisecond":
-			d = time.Millisecond
-		case "microsecond":
-			d = time.Microsecond
-		default:
-			return 0, fmt.Errorf("txlog: invalid interval unit in %q", s)
-		}
-		total += time.Duration(n) * d
-	}
-	return total, nil
-}
-
-func durationProp(m Metadata, key string, def time.Duration) time.Duration {
-	if s, ok := m.Configuration[key]; ok {
-		if d, err := ParseInterval(s); err == nil {
-			return d
-		}
-	}
-	return def
-}
 
 // Checkpoint writes the classic single-file checkpoint of snap,
 // _delta_log/%020d.checkpoint.parquet (PROTOCOL.md, "Checkpoints", V1 spec),
@@ -106,19 +34,28 @@ func (l *Log) Checkpoint(ctx context.Context, snap *Snapshot) (*LastCheckpoint, 
 	if snap.unknownAction != nil {
 		return nil, fmt.Errorf("txlog: checkpoint of version %d: %w", snap.version, snap.unknownAction)
 	}
+	// The tombstone retention decides which removes are kept (Delta's
+	// Checkpoints reads it with DeltaConfig.fromMetaData, which throws on
+	// an invalid value).
+	if err := snap.props.Err(PropDeletedFileRetentionDuration, PropCheckpointPolicy); err != nil {
+		return nil, fmt.Errorf("txlog: checkpoint of version %d: %w", snap.version, err)
+	}
 	p := CheckpointPath(snap.version)
+	codec, err := parquetio.Codec("snappy") // as Spark writes checkpoints
+	if err != nil {
+		return nil, err
+	}
 	w, err := l.store.NewWriter(ctx, p)
 	if err != nil {
 		return nil, fmt.Errorf("txlog: write checkpoint %s: %w", p, err)
 	}
 	cw := &countingWriter{w: w}
-	// Version 1 pages and PLAIN byte arrays, as Spark writes checkpoints:
-	// readers before Spark 3.3 cannot decode parquet-go's defaults. The
-	// statistics as parquet-mr writes them (parquetio.StatisticsOptions): a
-	// large schemaString or partition value is stored once.
+	// The writer settings of every lakesink Parquet file
+	// (parquetio.SparkWriterOptions: version 1 pages and PLAIN byte arrays,
+	// as Spark writes checkpoints; statistics as parquet-mr writes them, so
+	// a large schemaString or partition value is stored once).
 	sl := parquetio.NewStatsLimitingWriter(cw)
-	pw := parquet.NewGenericWriter[ckptRow](sl, append([]parquet.WriterOption{parquet.Compression(&parquet.Snappy),
-		parquet.DataPageVersion(1), parquet.DefaultEncodingFor(parquet.ByteArray, &parquet.Plain)}, parquetio.StatisticsOptions()...)...)
+	pw := parquet.NewGenericWriter[ckptRow](sl, parquetio.SparkWriterOptions(codec)...)
 	chunk := make([]ckptRow, 0, l.opts.CheckpointRowsPerChunk)
 	var rows, adds int64
 	flush := func() error {
@@ -164,7 +101,7 @@ func (l *Log) Checkpoint(ctx context.Context, snap *Snapshot) (*LastCheckpoint, 
 			return fail(err)
 		}
 	}
-	minTS := l.opts.Now().Add(-durationProp(md, "delta.deletedFileRetentionDuration", DefaultDeletedFileRetention)).UnixMilli()
+	minTS := l.opts.Now().Add(-snap.props.DeletedFileRetention).UnixMilli()
 	for _, r := range snap.Tombstones() {
 		if r.DeletionTimestamp != nil && *r.DeletionTimestamp < minTS {
 			continue

@@ -34,13 +34,17 @@ func (l *Log) PlanCleanup(ctx context.Context, now time.Time) (*CleanupPlan, err
 	if err != nil {
 		return nil, err
 	}
-	md := snap.Metadata()
+	props := snap.Properties()
 	plan := &CleanupPlan{CheckpointVersion: -1}
-	if strings.EqualFold(md.Configuration["delta.enableExpiredLogCleanup"], "false") {
+	// Delta's MetadataCleanup reads both with DeltaConfig.fromMetaData,
+	// which throws on an invalid value: so does this.
+	if err := props.Err(PropEnableExpiredLogCleanup, PropLogRetentionDuration); err != nil {
+		return nil, err
+	}
+	if !props.EnableExpiredLogCleanup {
 		return plan, nil
 	}
-	retention := durationProp(md, "delta.logRetentionDuration", DefaultLogRetention)
-	cut := now.Add(-retention).UTC()
+	cut := now.Add(-props.LogRetention).UTC()
 	plan.Cutoff = time.Date(cut.Year(), cut.Month(), cut.Day(), 0, 0, 0, 0, time.UTC)
 
 	var files []logFile

@@ -90,8 +90,8 @@ func checkCheckpointSupported(p Protocol) error {
 
 // columnMappingActive: delta.columnMapping.mode is id or name.
 func columnMappingActive(m Metadata) bool {
-	mode := strings.ToLower(m.Configuration["delta.columnMapping.mode"])
-	return mode != "" && mode != "none"
+	mode := parseTableProperties(m.Configuration, -1).ColumnMappingMode
+	return mode != ColumnMappingNone
 }
 
 // CheckReadSupported returns *UnsupportedFeatureError when rows of a table
@@ -210,7 +210,7 @@ func activeLegacyFeatures(m Metadata) []string {
 			break
 		}
 	}
-	if strings.EqualFold(m.Configuration["delta.enableChangeDataFeed"], "true") {
+	if parseTableProperties(m.Configuration, -1).EnableChangeDataFeed {
 		out = append(out, FeatureChangeDataFeed)
 	}
 	if strings.Contains(m.SchemaString, "delta.generationExpression") {
@@ -225,7 +225,8 @@ func activeLegacyFeatures(m Metadata) []string {
 	return out
 }
 
-// IsAppendOnly reports delta.appendOnly=true (PROTOCOL.md, "Append-only Tables").
+// IsAppendOnly reports delta.appendOnly=true (PROTOCOL.md, "Append-only
+// Tables"; TableProperties.AppendOnly).
 func IsAppendOnly(m Metadata) bool {
-	return strings.EqualFold(m.Configuration["delta.appendOnly"], "true")
+	return parseTableProperties(m.Configuration, -1).AppendOnly
 }

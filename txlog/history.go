@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strconv"
 	"time"
 )
 
@@ -129,20 +128,14 @@ func (l *Log) newTimeline(ctx context.Context, ls *listing) (*timeline, error) {
 		m, p := snap.Metadata(), snap.Protocol()
 		meta, proto = &m, &p
 	}
-	if !ictActive(*proto, *meta) {
+	props := parseTableProperties(meta.Configuration, latest)
+	if !ictActive(*proto, props) {
 		return tl, nil
 	}
-	from := int64(0)
-	if s, ok := meta.Configuration["delta.inCommitTimestampEnablementVersion"]; ok {
-		if v, err := strconv.ParseInt(s, 10, 64); err == nil && v >= 0 {
-			from = v
-		}
-	}
-	if s, ok := meta.Configuration["delta.inCommitTimestampEnablementTimestamp"]; ok {
-		if ts, err := strconv.ParseInt(s, 10, 64); err == nil {
-			tl.ictStart = ts
-		}
-	}
+	// The enablement version and timestamp (Long values; unset or invalid:
+	// in-commit timestamps from version 0).
+	from := max(props.InCommitTimestampEnablementVersion, 0)
+	tl.ictStart = props.InCommitTimestampEnablementTimestamp
 	tl.ictIndex, _ = slices.BinarySearch(tl.versions, from)
 	return tl, nil
 }

@@ -1,6 +1,7 @@
 package txlog
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -59,5 +60,95 @@ func TestParseByteSize(t *testing.T) {
 		if _, err := ParseByteSize(in); !errors.Is(err, ErrInvalidProperty) {
 			t.Errorf("ParseByteSize(%q): %v, want ErrInvalidProperty", in, err)
 		}
+	}
+}
+
+// TestTablePropertiesDeltaConfigsRules: each kind of value is parsed as
+// Delta's DeltaConfigs.scala parses it (booleans by String.toBoolean,
+// integers by Integer.parseInt, neither trimmed; intervals trimmed and
+// case-insensitive), and an invalid value holds the default while Err
+// names the key.
+func TestTablePropertiesDeltaConfigsRules(t *testing.T) {
+	for _, tc := range []struct {
+		key, value string
+		ok         bool
+		check      func(TableProperties) bool
+	}{
+		{PropAppendOnly, "TRUE", true, func(p TableProperties) bool { return p.AppendOnly }},
+		{PropAppendOnly, "False", true, func(p TableProperties) bool { return !p.AppendOnly }},
+		{PropAppendOnly, " true", false, func(p TableProperties) bool { return !p.AppendOnly }},
+		{PropAppendOnly, "1", false, nil},
+		{PropEnableExpiredLogCleanup, "false", true, func(p TableProperties) bool { return !p.EnableExpiredLogCleanup }},
+		{PropEnableExpiredLogCleanup, "no", false, func(p TableProperties) bool { return p.EnableExpiredLogCleanup }},
+		{PropCheckpointInterval, "+5", true, func(p TableProperties) bool { return p.CheckpointInterval == 5 }},
+		{PropCheckpointInterval, " 5", false, func(p TableProperties) bool { return p.CheckpointInterval == 10 }},
+		{PropCheckpointInterval, "2147483648", false, nil}, // an Int
+		{PropCheckpointInterval, "-1", false, nil},
+		{PropDataSkippingNumIndexedCols, "-1", true, func(p TableProperties) bool { return p.DataSkippingNumIndexedCols == -1 }},
+		{PropDataSkippingNumIndexedCols, "-2", false, func(p TableProperties) bool { return p.DataSkippingNumIndexedCols == 32 }},
+		{PropLogRetentionDuration, "  INTERVAL 2 Days ", true, func(p TableProperties) bool { return p.LogRetention == 48*time.Hour }},
+		{PropLogRetentionDuration, "interval 1 day -1 hours", true, func(p TableProperties) bool { return p.LogRetention == 23*time.Hour }},
+		{PropLogRetentionDuration, "interval 1 hour -2 hours", false, func(p TableProperties) bool { return p.LogRetention == DefaultLogRetention }},
+		{PropLogRetentionDuration, "interval 1 month", false, nil},
+		{PropDeletedFileRetentionDuration, "interval 1.5 seconds", true, func(p TableProperties) bool { return p.DeletedFileRetention == 1500*time.Millisecond }},
+		{PropDeletedFileRetentionDuration, "", false, nil},
+		{PropTargetFileSize, "128mb", true, func(p TableProperties) bool { return p.TargetFileSizeBytes == 128<<20 }},
+		{PropTargetFileSize, "0", false, func(p TableProperties) bool { return p.TargetFileSizeBytes == DefaultTargetFileSizeBytes }},
+		{PropCheckpointPolicy, "v2", true, func(p TableProperties) bool { return p.CheckpointPolicy == CheckpointPolicyV2 }},
+		{PropCheckpointPolicy, "V3", false, func(p TableProperties) bool { return p.CheckpointPolicy == CheckpointPolicyClassic }},
+		{PropColumnMappingMode, "Name", true, func(p TableProperties) bool { return p.ColumnMappingMode == ColumnMappingName }},
+		{PropInCommitTimestampEnablementVersion, "12", true, func(p TableProperties) bool { return p.InCommitTimestampEnablementVersion == 12 }},
+	} {
+		p, err := ParseTableProperties(map[string]string{tc.key: tc.value, "my.own": "x"})
+		if tc.ok != (err == nil) {
+			t.Errorf("%s=%q: err %v, want ok=%v", tc.key, tc.value, err, tc.ok)
+		}
+		if !tc.ok {
+			var pe *PropertyError
+			if !errors.As(err, &pe) || pe.Key != tc.key || !errors.Is(err, ErrInvalidProperty) || p.Err(tc.key) == nil {
+				t.Errorf("%s=%q: %v, want a *PropertyError naming the key", tc.key, tc.value, err)
+			}
+			if p.Err(PropAppendOnly+"x") != nil {
+				t.Errorf("Err of another key is not nil")
+			}
+		}
+		if tc.check != nil && !tc.check(p) {
+			t.Errorf("%s=%q: parsed %+v", tc.key, tc.value, p)
+		}
+	}
+	if d := DefaultTableProperties(); d.CheckpointInterval != 10 || !d.EnableExpiredLogCleanup || d.LogRetention != 30*24*time.Hour ||
+		d.DeletedFileRetention != 7*24*time.Hour || d.DataSkippingNumIndexedCols != 32 || d.CheckpointPolicy != "classic" {
+		t.Errorf("defaults: %+v", d)
+	}
+}
+
+// TestSnapshotPropertiesNameTheVersion: a snapshot's properties are parsed
+// once; an invalid one is reported with the version, and log cleanup,
+// which reads delta.logRetentionDuration, fails naming it instead of
+// cleaning with the default (Delta's MetadataCleanup throws there).
+func TestSnapshotPropertiesNameTheVersion(t *testing.T) {
+	ctx := context.Background()
+	l := newTestLog(t, newMemStore(), Options{})
+	tx := l.Begin(nil)
+	p := NewTableProtocol(testSchema)
+	tx.Add(Action{Protocol: &p}, Action{MetaData: &Metadata{ID: "tbl", Format: Format{Provider: "parquet"}, SchemaString: testSchema,
+		Configuration: map[string]string{PropLogRetentionDuration: "30 dayz", PropCheckpointInterval: "7"}}})
+	if _, err := tx.Commit(ctx, "CREATE TABLE", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := l.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	props := snap.Properties()
+	if props.CheckpointInterval != 7 || props.LogRetention != DefaultLogRetention {
+		t.Errorf("properties %+v", props)
+	}
+	err = props.Err(PropLogRetentionDuration)
+	if err == nil || !strings.Contains(err.Error(), "delta.logRetentionDuration") || !strings.Contains(err.Error(), "version 0") {
+		t.Errorf("Err: %v, want the key and version 0", err)
+	}
+	if _, err := l.PlanCleanup(ctx, time.Now()); !errors.Is(err, ErrInvalidProperty) {
+		t.Errorf("PlanCleanup: %v, want ErrInvalidProperty", err)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -28,6 +27,7 @@ type Snapshot struct {
 	files      map[fileKey]*Add
 	byPath     map[string]*Add // live add by storage key (a path is live at most once)
 	sorted     []*Add          // live adds ordered by key
+	sortedKeys []fileKey       // the keys of sorted
 	tombstones map[fileKey]*Remove
 	txns       map[string]Txn
 	domains    map[string]*DomainMetadata
@@ -43,6 +43,8 @@ type Snapshot struct {
 	// crc sums the live files (size, histogram, deletion vectors), once per
 	// replay, for the .crc check and the next commit's .crc.
 	crc checksumState
+	// props are metadata.configuration parsed once.
+	props TableProperties
 }
 
 // fileKey is the primary key of a logical file: the decoded path relative
@@ -61,6 +63,12 @@ func (s *Snapshot) Protocol() Protocol { return s.protocol }
 
 // Metadata is the table's metadata at this version.
 func (s *Snapshot) Metadata() Metadata { return s.metadata }
+
+// Properties are the table properties of this version's metadata, parsed
+// once when the snapshot was loaded (see TableProperties; invalid values
+// are reported by its Err and Validate as *PropertyErrors naming this
+// version).
+func (s *Snapshot) Properties() TableProperties { return s.props }
 
 // CommitInfo is the commitInfo of the commit at this version (nil when that
 // commit has none or only a checkpoint remains).
@@ -83,7 +91,7 @@ func (s *Snapshot) Files() []*Add {
 	return slices.Clone(s.sorted)
 }
 
-func (s *Snapshot) sortFiles() []*Add {
+func (s *Snapshot) sortFiles() ([]*Add, []fileKey) {
 	keys := make([]fileKey, 0, len(s.files))
 	for k := range s.files {
 		keys = append(keys, k)
@@ -93,7 +101,7 @@ func (s *Snapshot) sortFiles() []*Add {
 	for i, k := range keys {
 		out[i] = s.files[k]
 	}
-	return out
+	return out, keys
 }
 
 func compareKeys(a, b fileKey) int {
@@ -380,11 +388,12 @@ func (l *Log) replay(ctx context.Context, seg *segment) (*Snapshot, error) {
 	}
 	r.s.protocol = *r.protocol
 	r.s.metadata = *r.metadata
+	r.s.props = parseTableProperties(r.s.metadata.Configuration, r.s.version)
 	r.s.byPath = make(map[string]*Add, len(r.s.files))
 	for k, a := range r.s.files {
 		r.s.byPath[k.path] = a
 	}
-	r.s.sorted = r.s.sortFiles()
+	r.s.sorted, r.s.sortedKeys = r.s.sortFiles()
 	r.s.crc = computeChecksumState(r.s.files)
 	// commitInfo of a version covered only by the checkpoint.
 	if seg.last != nil && (seg.checkpoint != nil && seg.checkpoint.version == seg.version) {
@@ -400,7 +409,7 @@ func (l *Log) replay(ctx context.Context, seg *segment) (*Snapshot, error) {
 	} else if seg.checkpoint != nil {
 		modTime = seg.checkpoint.files[0].info.ModTime
 	}
-	r.s.timestamp = commitTimestamp(r.s.protocol, r.s.metadata, r.s.commitInfo, modTime)
+	r.s.timestamp = commitTimestamp(r.s.protocol, r.s.props, r.s.commitInfo, modTime)
 	if crcFile != nil && seg.checksum.version == seg.version {
 		if mm := validateChecksum(crcFile, r.s); mm != nil {
 			return nil, &CorruptLogError{Path: seg.checksum.info.Path, Version: seg.version, Err: mm}
@@ -425,24 +434,19 @@ func (l *Log) checkChecksumAt(cf *checksumFile, lf logFile, r *replayer, v int64
 	return nil
 }
 
-// ictEnabled reports the table property delta.enableInCommitTimestamps.
-func ictEnabled(m Metadata) bool {
-	return strings.EqualFold(m.Configuration["delta.enableInCommitTimestamps"], "true")
-}
-
 // ictActive reports in-commit timestamps in use: the property set and the
 // protocol has the inCommitTimestamp writer feature (PROTOCOL.md,
 // "In-Commit Timestamps": writer version 7 with the feature). On a table
 // without the feature, engines use the commit files' modification times.
-func ictActive(p Protocol, m Metadata) bool {
-	return ictEnabled(m) && p.MinWriterVersion == 7 && slices.Contains(p.WriterFeatures, FeatureInCommitTimestamp)
+func ictActive(p Protocol, props TableProperties) bool {
+	return props.EnableInCommitTimestamps && p.MinWriterVersion == 7 && slices.Contains(p.WriterFeatures, FeatureInCommitTimestamp)
 }
 
 // commitTimestamp is a version's time as Delta's Snapshot.timestamp: the
 // in-commit timestamp when enabled, else the commit file's modification
 // time (not monotonized; History and SnapshotAsOf monotonize).
-func commitTimestamp(p Protocol, m Metadata, ci CommitInfo, modTime time.Time) time.Time {
-	if ictActive(p, m) {
+func commitTimestamp(p Protocol, props TableProperties, ci CommitInfo, modTime time.Time) time.Time {
+	if ictActive(p, props) {
 		if ts, ok := ci.InCommitTimestamp(); ok {
 			return time.UnixMilli(ts).UTC()
 		}

@@ -179,7 +179,7 @@ func TestTimeTravelWithInCommitTimestamps(t *testing.T) {
 // inCommitTimestamp writer feature) is not in-commit timestamps; the time
 // is the commit file's modification time, as Spark and delta-rs read it.
 func TestInCommitTimestampNeedsTheFeature(t *testing.T) {
-	m := Metadata{Configuration: map[string]string{"delta.enableInCommitTimestamps": "true"}}
+	m := parseTableProperties(map[string]string{"delta.enableInCommitTimestamps": "true"}, -1)
 	ci := CommitInfo{"inCommitTimestamp": json.RawMessage("5000")}
 	mod := time.UnixMilli(9000)
 	if got := commitTimestamp(Protocol{MinReaderVersion: 1, MinWriterVersion: 2}, m, ci, mod); !got.Equal(mod) {

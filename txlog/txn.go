@@ -349,7 +349,7 @@ func (t *Transaction) Commit(ctx context.Context, operation string, params, metr
 			prevICT = t.snap.timestamp.UnixMilli()
 		}
 	}
-	ict := ictEnabled(t.effectiveMetadata())
+	ict := t.effectiveProperties().EnableInCommitTimestamps
 	var between [][]Action // the winning commits since readVersion, for the .crc
 	for attempt := 1; ; attempt++ {
 		if ict {
@@ -425,6 +425,20 @@ func (t *Transaction) effectiveMetadata() Metadata {
 	return Metadata{}
 }
 
+// effectiveProperties are the table properties the commit will leave in
+// force: the snapshot's, or those of the commit's own metaData action.
+func (t *Transaction) effectiveProperties() TableProperties {
+	for i := len(t.actions) - 1; i >= 0; i-- {
+		if t.actions[i].MetaData != nil {
+			return parseTableProperties(t.actions[i].MetaData.Configuration, -1)
+		}
+	}
+	if t.snap != nil {
+		return t.snap.props
+	}
+	return DefaultTableProperties()
+}
+
 func (t *Transaction) effectiveProtocol() Protocol {
 	for i := len(t.actions) - 1; i >= 0; i-- {
 		if t.actions[i].Protocol != nil {
@@ -487,11 +501,18 @@ func (t *Transaction) prepare() ([]Action, error) {
 	if err := CheckWriteSupported(p, m); err != nil {
 		return nil, err
 	}
-	if IsAppendOnly(m) {
-		for _, a := range rest {
-			if a.Remove != nil && a.Remove.DataChange {
-				return nil, fmt.Errorf("%w: table is append-only (delta.appendOnly=true): cannot remove %s", ErrInvalidTransaction, a.Remove.Path)
-			}
+	props := t.effectiveProperties()
+	for _, a := range rest {
+		if a.Remove == nil || !a.Remove.DataChange {
+			continue
+		}
+		// Delta's DeltaLog.assertRemovable reads delta.appendOnly with
+		// DeltaConfig.fromMetaData: an invalid value fails the remove.
+		if err := props.Err(PropAppendOnly); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInvalidTransaction, err)
+		}
+		if props.AppendOnly {
+			return nil, fmt.Errorf("%w: table is append-only (delta.appendOnly=true): cannot remove %s", ErrInvalidTransaction, a.Remove.Path)
 		}
 	}
 	for _, a := range rest {
@@ -642,12 +663,9 @@ func (l *Log) afterCommit(ctx context.Context, version int64, t *Transaction, ci
 	}
 	interval := int64(l.opts.CheckpointInterval)
 	if interval == 0 {
-		interval = 10
-		if s, ok := t.effectiveMetadata().Configuration["delta.checkpointInterval"]; ok {
-			if n, err := strconv.ParseInt(s, 10, 64); err == nil && n > 0 {
-				interval = n
-			}
-		}
+		// An invalid delta.checkpointInterval holds the default (10):
+		// the commit is done, and a checkpoint is only an optimisation.
+		interval = t.effectiveProperties().CheckpointInterval
 	}
 	if version%interval != 0 {
 		return

@@ -12,6 +12,7 @@ import (
 
 	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/table"
+	"github.com/lakesink/lakesink/txlog"
 )
 
 func TestEnginesReadMergedTable(t *testing.T) {
@@ -20,7 +21,7 @@ func TestEnginesReadMergedTable(t *testing.T) {
 		props map[string]string
 	}{
 		{"copy-on-write", nil},
-		{"deletion vectors", map[string]string{table.PropertyEnableDeletionVectors: "true"}},
+		{"deletion vectors", map[string]string{txlog.PropEnableDeletionVectors: "true"}},
 	} {
 		t.Run(mode.name, func(t *testing.T) {
 			needEngines(t, "both", "setup")
