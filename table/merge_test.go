@@ -348,7 +348,7 @@ func TestMergeNullKeys(t *testing.T) {
 	for _, mode := range []struct {
 		name  string
 		props map[string]string
-	}{{"copy-on-write", nil}, {"deletion vectors", map[string]string{table.PropertyEnableDeletionVectors: "true"}}} {
+	}{{"copy-on-write", nil}, {"deletion vectors", map[string]string{txlog.PropEnableDeletionVectors: "true"}}} {
 		t.Run(mode.name, func(t *testing.T) {
 			ctx := context.Background()
 			tb := open(t)

@@ -507,7 +507,7 @@ func TestAddedColumnNeedsARestart(t *testing.T) {
 func TestDeletionVectorCommit(t *testing.T) {
 	ctx := context.Background()
 	tbl, err := table.Create(ctx, t.TempDir(), table.CreateOptions{Schema: testSchema, PartitionColumns: []string{"part"},
-		Properties: map[string]string{table.PropertyEnableDeletionVectors: "true"}})
+		Properties: map[string]string{txlog.PropEnableDeletionVectors: "true"}})
 	if err != nil {
 		t.Fatal(err)
 	}
