@@ -81,6 +81,7 @@ type PropertyError struct {
 	Version          int64
 }
 
+// Error names the key, the value, the version and what the key accepts.
 func (e *PropertyError) Error() string {
 	if e.Version >= 0 {
 		return fmt.Sprintf("%s: %s=%q at version %d: want %s", ErrInvalidProperty, e.Key, e.Value, e.Version, e.Want)
