@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -15,11 +17,12 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/lakesink/lakesink/internal/testutil/memtest"
 	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/sink"
 	"github.com/lakesink/lakesink/storage"
+	"github.com/lakesink/lakesink/storage/faultstore"
 	"github.com/lakesink/lakesink/stream/checkpoint"
-	"github.com/lakesink/lakesink/stream/internal/memstore"
 	"github.com/lakesink/lakesink/stream/source"
 )
 
@@ -83,15 +86,22 @@ func (s *fakeSink) AddBatch(ctx context.Context, batchID int64, b *schema.Batch)
 }
 
 type env struct {
-	in    *memstore.Store
-	cp    *memstore.Store
+	in    storage.Store // local disk: the file source orders files by modification time
+	inDir string
+	cp    *faultstore.Store
 	sink  *fakeSink
 	clock time.Time
 	files int
 }
 
-func newEnv() *env {
-	return &env{in: memstore.New("in"), cp: memstore.New("cp"), sink: newFakeSink(), clock: time.Unix(1700000000, 0)}
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	in, dir := memtest.Local(t)
+	cp, err := faultstore.New(memtest.New(t), faultstore.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &env{in: in, inDir: dir, cp: cp, sink: newFakeSink(), clock: time.Unix(1700000000, 0)}
 }
 
 // addFiles writes n NDJSON files of two rows each, each file one second newer.
@@ -104,7 +114,9 @@ func (e *env) addFiles(t *testing.T, n int) {
 			t.Fatal(err)
 		}
 		e.clock = e.clock.Add(time.Second)
-		e.in.SetModTime(name, e.clock)
+		if err := os.Chtimes(filepath.Join(e.inDir, name), e.clock, e.clock); err != nil {
+			t.Fatal(err)
+		}
 		e.files++
 	}
 }
@@ -159,7 +171,7 @@ func (e *env) checkExactlyOnce(t *testing.T) {
 }
 
 func TestAvailableNowHonoursMaxFiles(t *testing.T) {
-	e := newEnv()
+	e := newEnv(t)
 	e.addFiles(t, 5)
 	o := e.options(t)
 	o.MaxFilesPerTrigger = 2
@@ -181,8 +193,8 @@ func TestAvailableNowHonoursMaxFiles(t *testing.T) {
 		t.Errorf("last progress = %+v", ps[2])
 	}
 	for _, k := range []string{"metadata", "offsets/0", "offsets/2", "commits/0", "commits/2", "sources/0/0", "sources/0/2"} {
-		if !slices.Contains(e.cp.Keys(), k) {
-			t.Errorf("checkpoint lacks %s: %v", k, e.cp.Keys())
+		if !slices.Contains(memtest.Keys(t, e.cp), k) {
+			t.Errorf("checkpoint lacks %s: %v", k, memtest.Keys(t, e.cp))
 		}
 	}
 	data, _ := e.cp.Read(context.Background(), "offsets/2")
@@ -193,12 +205,12 @@ func TestAvailableNowHonoursMaxFiles(t *testing.T) {
 }
 
 func TestNoNewInputWritesNothing(t *testing.T) {
-	e := newEnv()
+	e := newEnv(t)
 	e.addFiles(t, 3)
 	if _, err := run(t, e.options(t)); err != nil {
 		t.Fatal(err)
 	}
-	before := e.cp.Keys()
+	before := memtest.Keys(t, e.cp)
 	for _, tr := range []Trigger{AvailableNow(), Once()} {
 		o := e.options(t)
 		o.Trigger = tr
@@ -207,7 +219,7 @@ func TestNoNewInputWritesNothing(t *testing.T) {
 			t.Errorf("%v: %d batches, %v", tr, len(ps), err)
 		}
 	}
-	if after := e.cp.Keys(); !reflect.DeepEqual(before, after) {
+	if after := memtest.Keys(t, e.cp); !reflect.DeepEqual(before, after) {
 		t.Errorf("checkpoint changed without input:\n%v\n%v", before, after)
 	}
 	if len(e.sink.calls) != 1 {
@@ -216,7 +228,7 @@ func TestNoNewInputWritesNothing(t *testing.T) {
 }
 
 func TestRecoveryCrashBeforeSinkCommit(t *testing.T) {
-	e := newEnv()
+	e := newEnv(t)
 	e.addFiles(t, 4)
 	e.sink.failBefore[1] = true
 	o := e.options(t)
@@ -226,7 +238,7 @@ func TestRecoveryCrashBeforeSinkCommit(t *testing.T) {
 	if !errors.Is(err, errCrash) || !errors.As(err, &be) || be.BatchID != 1 || be.Stage != "addBatch" {
 		t.Fatalf("first run: %v", err)
 	}
-	keys := e.cp.Keys()
+	keys := memtest.Keys(t, e.cp)
 	if !slices.Contains(keys, "offsets/1") || slices.Contains(keys, "commits/1") {
 		t.Fatalf("after crash: %v", keys)
 	}
@@ -247,7 +259,7 @@ func TestRecoveryCrashBeforeSinkCommit(t *testing.T) {
 }
 
 func TestRecoveryCrashAfterSinkCommit(t *testing.T) {
-	e := newEnv()
+	e := newEnv(t)
 	e.addFiles(t, 4)
 	e.sink.failAfter[0] = true
 	o := e.options(t)
@@ -255,7 +267,7 @@ func TestRecoveryCrashAfterSinkCommit(t *testing.T) {
 	if _, err := run(t, o); !errors.Is(err, errCrash) {
 		t.Fatalf("first run: %v", err)
 	}
-	if slices.Contains(e.cp.Keys(), "commits/0") {
+	if slices.Contains(memtest.Keys(t, e.cp), "commits/0") {
 		t.Fatal("commits/0 written after a failed AddBatch")
 	}
 	o = e.options(t)
@@ -280,9 +292,11 @@ func TestRecoveryCrashAfterSinkCommit(t *testing.T) {
 func TestCrashBetweenOffsetsAndCommitsStore(t *testing.T) {
 	// The commit file write itself fails (a crash just before commits/1):
 	// the next run reruns batch 1 and the sink skips it.
-	e := newEnv()
+	e := newEnv(t)
 	e.addFiles(t, 2)
-	e.cp.FailNextWrite("commits/1", errCrash)
+	if err := e.cp.Add(faultstore.Rule{Ops: faultstore.OpWrites, Path: "commits/1", Nth: 1, Mode: faultstore.FailBefore}); err != nil {
+		t.Fatal(err)
+	}
 	o := e.options(t)
 	o.MaxFilesPerTrigger = 1
 	_, err := run(t, o)
@@ -298,12 +312,12 @@ func TestCrashBetweenOffsetsAndCommitsStore(t *testing.T) {
 }
 
 func TestRestartWithDifferentSourceRefused(t *testing.T) {
-	e := newEnv()
+	e := newEnv(t)
 	e.addFiles(t, 1)
 	if _, err := run(t, e.options(t)); err != nil {
 		t.Fatal(err)
 	}
-	other := memstore.New("other")
+	other := memtest.New(t)
 	src, _ := source.NewFileSource(other, source.Options{Format: source.FormatJSON, Schema: sch})
 	o := e.options(t)
 	o.Source = src
@@ -368,7 +382,7 @@ func TestSecondDriverFails(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			e := newEnv()
+			e := newEnv(t)
 			e.addFiles(t, 2)
 			var wg sync.WaitGroup
 			wg.Add(2)
@@ -400,7 +414,7 @@ func TestSecondDriverFails(t *testing.T) {
 
 func TestProcessingTimeStopsOnCancel(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e := newEnv()
+		e := newEnv(t)
 		e.addFiles(t, 1)
 		o := e.options(t)
 		o.Trigger = ProcessingTime(10 * time.Millisecond)
@@ -432,7 +446,7 @@ func TestProcessingTimeStopsOnCancel(t *testing.T) {
 
 func TestProcessingTimeCatchesUp(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e := newEnv()
+		e := newEnv(t)
 		e.addFiles(t, 3)
 		e.sink.delay = 60 * time.Millisecond
 		o := e.options(t)
@@ -460,7 +474,7 @@ func TestProcessingTimeCatchesUp(t *testing.T) {
 
 func TestCancelDuringBatchAbandonsIt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e := newEnv()
+		e := newEnv(t)
 		e.addFiles(t, 1)
 		e.sink.delay = time.Minute
 		o := e.options(t)
@@ -468,13 +482,13 @@ func TestCancelDuringBatchAbandonsIt(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- Run(ctx, o) }()
-		waitFor(t, func() bool { return slices.Contains(e.cp.Keys(), "offsets/0") })
+		waitFor(t, func() bool { return slices.Contains(memtest.Keys(t, e.cp), "offsets/0") })
 		cancel()
 		err := <-done
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("err = %v", err)
 		}
-		if slices.Contains(e.cp.Keys(), "commits/0") {
+		if slices.Contains(memtest.Keys(t, e.cp), "commits/0") {
 			t.Error("abandoned batch was committed")
 		}
 		e.sink.delay = 0
@@ -506,7 +520,7 @@ func waitFor(t *testing.T, cond func() bool) {
 }
 
 func TestForeachBatch(t *testing.T) {
-	e := newEnv()
+	e := newEnv(t)
 	e.addFiles(t, 3)
 	o := e.options(t)
 	o.Sink, o.MaxFilesPerTrigger = nil, 2
@@ -531,7 +545,7 @@ func TestForeachBatch(t *testing.T) {
 }
 
 func TestCheckFreshAndFirstBatchID(t *testing.T) {
-	e := newEnv()
+	e := newEnv(t)
 	e.addFiles(t, 2)
 	var calls []bool
 	var ids []string
@@ -563,7 +577,7 @@ func TestCheckFreshAndFirstBatchID(t *testing.T) {
 }
 
 func TestCorruptOffsetsNamesFile(t *testing.T) {
-	e := newEnv()
+	e := newEnv(t)
 	e.addFiles(t, 1)
 	if _, err := run(t, e.options(t)); err != nil {
 		t.Fatal(err)

@@ -10,17 +10,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lakesink/lakesink/internal/testutil/memtest"
 	"github.com/lakesink/lakesink/storage"
-	"github.com/lakesink/lakesink/stream/internal/memstore"
 )
 
-func loadSpark(t *testing.T, dir string) *memstore.Store {
+func loadSpark(t *testing.T, dir string) storage.Store {
 	t.Helper()
-	s, err := memstore.LoadDir("spark", filepath.Join("testdata", "spark", dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return memtest.Load(t, filepath.Join("testdata", "spark", dir))
 }
 
 // Spark 2.1's checkpoint: metadata, and offsets with a plain-number (LongOffset)
@@ -165,14 +161,14 @@ func TestSparkFileSourceLogVersion210(t *testing.T) {
 
 func TestCompactionEveryTenBatches(t *testing.T) {
 	ctx := context.Background()
-	store := memstore.New("t")
+	store := memtest.New(t)
 	log := NewFileSourceLog(store, 0)
 	for id := int64(0); id < 12; id++ {
 		if err := log.Add(ctx, id, []FileEntry{{Path: "f" + string(rune('a'+id)), Timestamp: id, BatchID: id}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	keys := strings.Join(store.Keys(), " ")
+	keys := strings.Join(memtest.Keys(t, store), " ")
 	if !strings.Contains(keys, "9.compact") || strings.Contains(keys, "9 ") {
 		t.Errorf("keys = %s; want 9.compact and no plain 9", keys)
 	}
@@ -245,7 +241,7 @@ func TestCorruptFiles(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			store := memstore.New("cp")
+			store := memtest.New(t)
 			cp, err := Open(ctx, store, Metadata{}, false)
 			if err != nil {
 				t.Fatal(err)
@@ -264,14 +260,14 @@ func TestCorruptFiles(t *testing.T) {
 		})
 	}
 	t.Run("empty metadata", func(t *testing.T) {
-		store := memstore.New("cp")
+		store := memtest.New(t)
 		_ = store.Put(ctx, "metadata", nil)
 		if _, err := Open(ctx, store, Metadata{}, false); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "metadata") {
 			t.Errorf("err = %v", err)
 		}
 	})
 	t.Run("empty source log", func(t *testing.T) {
-		store := memstore.New("cp")
+		store := memtest.New(t)
 		_ = store.Put(ctx, "0", nil)
 		_, err := NewFileSourceLog(store, 0).Get(ctx, 0)
 		if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "0") {
@@ -282,7 +278,7 @@ func TestCorruptFiles(t *testing.T) {
 
 func TestOpenMetadata(t *testing.T) {
 	ctx := context.Background()
-	store := memstore.New("cp")
+	store := memtest.New(t)
 	want := Metadata{Source: "file:///in", SinkKind: "delta", Sink: "file:///table"}
 	cp, err := Open(ctx, store, want, false)
 	if err != nil || !cp.Created() || cp.QueryID() == "" {
@@ -326,7 +322,7 @@ func TestOpenMetadata(t *testing.T) {
 
 func TestPutIfAbsentOneDriver(t *testing.T) {
 	ctx := context.Background()
-	store := memstore.New("cp")
+	store := memtest.New(t)
 	cp, _ := Open(ctx, store, Metadata{}, false)
 	seq := OffsetSeq{Metadata: &OffsetSeqMetadata{BatchTimestampMs: 1}, Offsets: []string{FileSourceOffset{LogOffset: 0}.String()}}
 	if err := cp.WriteOffsets(ctx, 0, seq); err != nil {
@@ -363,7 +359,7 @@ func TestPutIfAbsentOneDriver(t *testing.T) {
 
 func TestSourceLogDeletesExpiredFiles(t *testing.T) {
 	ctx := context.Background()
-	store := memstore.New("t")
+	store := memtest.New(t)
 	log := NewFileSourceLog(store, 10)
 	log.MinBatchesToRetain = 15
 	for id := int64(0); id < 40; id++ {
@@ -373,7 +369,7 @@ func TestSourceLogDeletesExpiredFiles(t *testing.T) {
 	}
 	// At 39.compact: keep from batch 25 on, i.e. from the compaction before
 	// it (19.compact); everything older goes.
-	keys := store.Keys()
+	keys := memtest.Keys(t, store)
 	if slices.Contains(keys, "18") || slices.Contains(keys, "9.compact") || !slices.Contains(keys, "19.compact") || !slices.Contains(keys, "20") {
 		t.Errorf("keys after cleanup = %v", keys)
 	}

@@ -14,8 +14,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/lakesink/lakesink/internal/testutil/memtest"
 	"github.com/lakesink/lakesink/schema"
-	"github.com/lakesink/lakesink/stream/internal/memstore"
 	"github.com/lakesink/lakesink/stream/source"
 )
 
@@ -236,7 +236,7 @@ func TestReadExactlyOnceAcrossRestart(t *testing.T) {
 	ctx := context.Background()
 	c, cl := cluster(t, 3)
 	produce(t, cl, "t", []int32{0, 1, 2}, 0, 100)
-	dir := memstore.New("chk-source")
+	dir := memtest.New(t)
 	s := newSource(t, c, func(o *Options) { o.MaxOffsetsPerTrigger = 60 })
 	if err := s.Start(ctx, dir); err != nil {
 		t.Fatal(err)
@@ -307,7 +307,7 @@ func TestStartingLatestAndSpecific(t *testing.T) {
 	produce(t, cl, "t", []int32{0, 1}, 0, 5)
 	t.Run("latest", func(t *testing.T) {
 		s := newSource(t, c, func(o *Options) { o.StartingOffsets = "latest" })
-		if err := s.Start(ctx, memstore.New("x")); err != nil {
+		if err := s.Start(ctx, memtest.New(t)); err != nil {
 			t.Fatal(err)
 		}
 		if end, err := s.LatestOffset(ctx, source.ReadLimit{}); err != nil || end != "" {
@@ -316,7 +316,7 @@ func TestStartingLatestAndSpecific(t *testing.T) {
 	})
 	t.Run("json with earliest marker", func(t *testing.T) {
 		s := newSource(t, c, func(o *Options) { o.StartingOffsets = `{"t":{"0":3,"1":-2}}` })
-		dir := memstore.New("y")
+		dir := memtest.New(t)
 		if err := s.Start(ctx, dir); err != nil {
 			t.Fatal(err)
 		}
@@ -332,7 +332,7 @@ func TestStartingLatestAndSpecific(t *testing.T) {
 	})
 	t.Run("json missing a partition", func(t *testing.T) {
 		s := newSource(t, c, func(o *Options) { o.StartingOffsets = `{"t":{"0":3}}` })
-		if err := s.Start(ctx, memstore.New("z")); !errors.Is(err, ErrInvalidOptions) {
+		if err := s.Start(ctx, memtest.New(t)); !errors.Is(err, ErrInvalidOptions) {
 			t.Fatalf("Start = %v, want ErrInvalidOptions", err)
 		}
 	})
@@ -343,7 +343,7 @@ func TestNewPartitionPickedUp(t *testing.T) {
 	c, cl := cluster(t, 1)
 	produce(t, cl, "t", []int32{0}, 0, 4)
 	s := newSource(t, c, nil)
-	if err := s.Start(ctx, memstore.New("chk")); err != nil {
+	if err := s.Start(ctx, memtest.New(t)); err != nil {
 		t.Fatal(err)
 	}
 	got := seen{}
@@ -378,7 +378,7 @@ func TestDataLoss(t *testing.T) {
 			// Offsets planned before retention deleted the first records.
 			start := `{"t":{"0":2,"1":2}}`
 			end := `{"t":{"0":10,"1":10}}`
-			if err := s.Start(ctx, memstore.New("chk")); err != nil {
+			if err := s.Start(ctx, memtest.New(t)); err != nil {
 				t.Fatal(err)
 			}
 			if fail {
@@ -426,7 +426,7 @@ func TestHeadersAndJSONValues(t *testing.T) {
 	}
 	t.Run("headers", func(t *testing.T) {
 		s := newSource(t, c, func(o *Options) { o.IncludeHeaders = true })
-		if err := s.Start(ctx, memstore.New("h")); err != nil {
+		if err := s.Start(ctx, memtest.New(t)); err != nil {
 			t.Fatal(err)
 		}
 		b, _, err := s.GetBatch(ctx, "", `{"t":{"0":3}}`)
@@ -445,7 +445,7 @@ func TestHeadersAndJSONValues(t *testing.T) {
 	}}
 	t.Run("json fails naming the record", func(t *testing.T) {
 		s := newSource(t, c, func(o *Options) { o.ValueFormat, o.Schema = "json", sch })
-		if err := s.Start(ctx, memstore.New("j")); err != nil {
+		if err := s.Start(ctx, memtest.New(t)); err != nil {
 			t.Fatal(err)
 		}
 		_, _, err := s.GetBatch(ctx, "", `{"t":{"0":5}}`)
@@ -460,7 +460,7 @@ func TestHeadersAndJSONValues(t *testing.T) {
 			o.ValueFormat, o.Schema = "json", sch
 			o.OnBadRecord = func(b source.BadRecord) error { got = append(got, b); return nil }
 		})
-		if err := s.Start(ctx, memstore.New("k")); err != nil {
+		if err := s.Start(ctx, memtest.New(t)); err != nil {
 			t.Fatal(err)
 		}
 		b, stats, err := s.GetBatch(ctx, "", `{"t":{"0":5}}`)
@@ -499,7 +499,7 @@ func TestMergeSchemaJSONValues(t *testing.T) {
 	}}
 	t.Run("fails on the new field", func(t *testing.T) {
 		s := newSource(t, c, func(o *Options) { o.ValueFormat, o.Schema = "json", schema })
-		if err := s.Start(ctx, memstore.New("f")); err != nil {
+		if err := s.Start(ctx, memtest.New(t)); err != nil {
 			t.Fatal(err)
 		}
 		_, _, err := s.GetBatch(ctx, "", `{"t":{"0":3}}`)
@@ -512,7 +512,7 @@ func TestMergeSchemaJSONValues(t *testing.T) {
 		s := newSource(t, c, func(o *Options) {
 			o.ValueFormat, o.Schema, o.SchemaEvolution = "json", schema, source.SchemaEvolutionAddNewColumns
 		})
-		if err := s.Start(ctx, memstore.New("a")); err != nil {
+		if err := s.Start(ctx, memtest.New(t)); err != nil {
 			t.Fatal(err)
 		}
 		b, _, err := s.GetBatch(ctx, "", `{"t":{"0":2}}`)

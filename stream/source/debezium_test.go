@@ -18,7 +18,7 @@ func TestDebeziumChanges(t *testing.T) {
 		{Name: "id", Type: schema.TypeLong, Nullable: false},
 		{Name: "name", Type: schema.TypeString, Nullable: true},
 	}}
-	f := newFixture()
+	f := newFixture(t)
 	f.put(t, "events.json", `{"before":null,"after":{"id":1,"name":"a"},"op":"c","ts_ms":10,"source":{"db":"x","lsn":7},"transaction":null}
 {"before":{"id":1,"name":"a"},"after":{"id":1,"name":"b"},"op":"u","ts_ms":11,"source":{"db":"x"}}
 {"before":{"id":2,"name":"z"},"after":null,"op":"d","ts_ms":12}
@@ -57,7 +57,7 @@ func TestDebeziumConnectEnvelope(t *testing.T) {
 		{Name: "name", Type: schema.TypeString, Nullable: true},
 	}}
 	const connectSchema = `{"type":"struct","fields":[{"type":"struct","fields":[{"type":"int64","optional":false,"field":"id"},{"type":"string","optional":true,"field":"name"}],"optional":true,"name":"db.inventory.customers.Value","field":"before"},{"type":"struct","fields":[{"type":"int64","optional":false,"field":"id"},{"type":"string","optional":true,"field":"name"}],"optional":true,"name":"db.inventory.customers.Value","field":"after"},{"type":"string","optional":false,"field":"op"},{"type":"int64","optional":true,"field":"ts_ms"}],"optional":false,"name":"db.inventory.customers.Envelope","version":2}`
-	f := newFixture()
+	f := newFixture(t)
 	f.put(t, "events.json", `{"schema":`+connectSchema+`,"payload":{"before":null,"after":{"id":1,"name":"a"},"op":"c","ts_ms":10,"source":{"db":"x"}}}
 {"schema":`+connectSchema+`,"payload":{"before":{"id":1,"name":"a"},"after":{"id":1,"name":"b"},"op":"u","ts_ms":11}}
 {"before":{"id":2,"name":"z"},"after":null,"op":"d","ts_ms":12}

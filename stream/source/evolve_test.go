@@ -31,7 +31,7 @@ func (f *fixture) putParquet(t *testing.T, key string, sch *schema.StructType, r
 		t.Fatal(err)
 	}
 	f.clock = f.clock.Add(time.Second)
-	f.src.SetModTime(key, f.clock)
+	f.setModTime(t, key, f.clock)
 }
 
 func readAll(t *testing.T, s *FileSource) (*schema.Batch, error) {
@@ -61,33 +61,33 @@ func TestMergeSchemaUnknownFieldIsAnError(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			f := newFixture()
+			f := newFixture(t)
 			f.put(t, c.key, c.data)
 			_, err := readAll(t, f.open(t, Options{Format: c.format, Schema: idSchema}))
 			var re *RecordError
 			if !errors.As(err, &re) || !errors.Is(err, ErrUnknownField) || !errors.Is(err, ErrBadRecord) {
 				t.Fatalf("err = %v, want *RecordError wrapping ErrUnknownField", err)
 			}
-			if re.File != "mem://in/"+c.key || re.Line != c.line || re.Field != c.field {
+			if re.File != f.src.URL()+"/"+c.key || re.Line != c.line || re.Field != c.field {
 				t.Errorf("RecordError = %+v, want %s line %d field %s", re, c.key, c.line, c.field)
 			}
 		})
 	}
 	t.Run("json null is no new data", func(t *testing.T) {
-		f := newFixture()
+		f := newFixture(t)
 		f.put(t, "a.json", "{\"id\":1,\"extra\":null}\n")
 		if _, err := readAll(t, f.open(t, Options{Format: FormatJSON, Schema: idSchema})); err != nil {
 			t.Fatal(err)
 		}
 	})
 	t.Run("parquet column", func(t *testing.T) {
-		f := newFixture()
+		f := newFixture(t)
 		wide := &schema.StructType{Fields: []schema.StructField{
 			{Name: "id", Type: schema.TypeLong, Nullable: true}, {Name: "extra", Type: schema.TypeString, Nullable: true}}}
 		f.putParquet(t, "p.parquet", wide, [][]any{{int64(1), "x"}})
 		_, err := readAll(t, f.open(t, Options{Format: FormatParquet, Schema: idSchema}))
 		var re *RecordError
-		if !errors.As(err, &re) || !errors.Is(err, ErrUnknownField) || re.Field != "extra" || re.File != "mem://in/p.parquet" {
+		if !errors.As(err, &re) || !errors.Is(err, ErrUnknownField) || re.Field != "extra" || re.File != f.src.URL()+"/p.parquet" {
 			t.Fatalf("err = %v, want *RecordError for p.parquet field extra", err)
 		}
 		if strings.Contains(err.Error(), "line") {
@@ -95,7 +95,7 @@ func TestMergeSchemaUnknownFieldIsAnError(t *testing.T) {
 		}
 	})
 	t.Run("bad record hook", func(t *testing.T) {
-		f := newFixture()
+		f := newFixture(t)
 		f.put(t, "a.json", "{\"id\":1}\n{\"id\":2,\"extra\":\"x\"}\n")
 		var got []BadRecord
 		b, err := readAll(t, f.open(t, Options{Format: FormatJSON, Schema: idSchema,
@@ -109,7 +109,7 @@ func TestMergeSchemaUnknownFieldIsAnError(t *testing.T) {
 // With SchemaEvolutionNone the values are dropped, as Spark's readers do with
 // a user schema.
 func TestMergeSchemaNoneDropsUnknownFields(t *testing.T) {
-	f := newFixture()
+	f := newFixture(t)
 	f.put(t, "a.json", "{\"id\":2,\"extra\":\"x\",\"s\":{\"a\":\"y\",\"b\":1}}\n")
 	b, err := readAll(t, f.open(t, Options{Format: FormatJSON, Schema: idSchema, SchemaEvolution: SchemaEvolutionNone}))
 	if err != nil {
@@ -127,7 +127,7 @@ func TestMergeSchemaNoneDropsUnknownFields(t *testing.T) {
 func TestMergeSchemaAddNewColumns(t *testing.T) {
 	ctx := context.Background()
 	t.Run("json", func(t *testing.T) {
-		f := newFixture()
+		f := newFixture(t)
 		f.put(t, "a.json", "{\"id\":1,\"extra\":\"x\",\"s\":{\"a\":\"y\",\"b\":true}}\n{\"id\":3}\n")
 		s := f.open(t, Options{Format: FormatJSON, Schema: idSchema, SchemaEvolution: SchemaEvolutionAddNewColumns})
 		b, err := readAll(t, s)
@@ -162,7 +162,7 @@ func TestMergeSchemaAddNewColumns(t *testing.T) {
 		}
 	})
 	t.Run("table types are kept", func(t *testing.T) {
-		f := newFixture()
+		f := newFixture(t)
 		f.put(t, "a.json", "{\"id\":1.5}\n")
 		_, err := readAll(t, f.open(t, Options{Format: FormatJSON, Schema: idSchema, SchemaEvolution: SchemaEvolutionAddNewColumns}))
 		var re *RecordError
@@ -171,7 +171,7 @@ func TestMergeSchemaAddNewColumns(t *testing.T) {
 		}
 	})
 	t.Run("parquet", func(t *testing.T) {
-		f := newFixture()
+		f := newFixture(t)
 		wide := &schema.StructType{Fields: []schema.StructField{
 			{Name: "extra", Type: schema.TypeString, Nullable: true}, {Name: "id", Type: schema.TypeLong, Nullable: true}}}
 		f.putParquet(t, "p0.parquet", idSchema, [][]any{{int64(1), []any{"a"}}})

@@ -13,9 +13,10 @@ import (
 	"time"
 
 	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/internal/testutil/memtest"
 	"github.com/lakesink/lakesink/schema"
+	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/stream/checkpoint"
-	"github.com/lakesink/lakesink/stream/internal/memstore"
 )
 
 var flightsSchema = &schema.StructType{Fields: []schema.StructField{
@@ -27,13 +28,24 @@ var flightsSchema = &schema.StructType{Fields: []schema.StructField{
 }}
 
 type fixture struct {
-	src   *memstore.Store
-	cp    *memstore.Store
-	clock time.Time
+	src    storage.Store // local disk: files are ordered by modification time
+	srcDir string
+	cp     storage.Store
+	clock  time.Time
 }
 
-func newFixture() *fixture {
-	return &fixture{src: memstore.New("in"), cp: memstore.New("cp"), clock: time.Unix(1700000000, 0)}
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	src, dir := memtest.Local(t)
+	return &fixture{src: src, srcDir: dir, cp: memtest.New(t), clock: time.Unix(1700000000, 0)}
+}
+
+// setModTime sets the modification time of the source file key.
+func (f *fixture) setModTime(t *testing.T, key string, mod time.Time) {
+	t.Helper()
+	if err := os.Chtimes(filepath.Join(f.srcDir, filepath.FromSlash(key)), mod, mod); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // put writes a file whose modification time is one second after the last.
@@ -43,7 +55,7 @@ func (f *fixture) put(t *testing.T, key, data string) {
 		t.Fatal(err)
 	}
 	f.clock = f.clock.Add(time.Second)
-	f.src.SetModTime(key, f.clock)
+	f.setModTime(t, key, f.clock)
 }
 
 func (f *fixture) open(t *testing.T, opts Options) *FileSource {
@@ -69,7 +81,7 @@ func logOffset(t *testing.T, o string) int64 {
 
 func TestFlightsJSONWithTimestampFormat(t *testing.T) {
 	ctx := context.Background()
-	f := newFixture()
+	f := newFixture(t)
 	f.put(t, "flights-00.json", `{"date":"2001/01/01 00:47","delay":66,"distance":1750,"origin":"DTW","destination":"LAS"}
 {"date":"2001/01/01 01:10","delay":-5,"distance":2399,"origin":"HNL","destination":"SFO"}`)
 	s := f.open(t, Options{Format: FormatJSON, Schema: flightsSchema, TimestampFormat: "yyyy/MM/dd HH:mm"})
@@ -107,7 +119,7 @@ func TestJSONTypes(t *testing.T) {
 		{Name: "tags", Type: &schema.ArrayType{ElementType: schema.TypeString, ContainsNull: true}, Nullable: true},
 		{Name: "attrs", Type: &schema.MapType{KeyType: schema.TypeString, ValueType: schema.TypeLong, ValueContainsNull: true}, Nullable: true},
 	}}
-	f := newFixture()
+	f := newFixture(t)
 	// A top-level JSON array file.
 	f.put(t, "a.json", `[
   {"i":7,"d":1.5,"b":true,"s":"x","ts":"2024-03-01T10:00:00.5+01:00","day":"2024-03-01","amount":"12.345",
@@ -157,7 +169,7 @@ not json
 {"date":"2001/01/01 00:49","delay":1,"distance":2,"origin":"C","destination":"D"}
 `
 	t.Run("fails naming file, line and field", func(t *testing.T) {
-		f := newFixture()
+		f := newFixture(t)
 		f.put(t, "bad.json", data)
 		s := f.open(t, Options{Format: FormatJSON, Schema: flightsSchema, TimestampFormat: "yyyy/MM/dd HH:mm"})
 		end, _ := s.LatestOffset(ctx, ReadLimit{})
@@ -166,12 +178,12 @@ not json
 		if !errors.As(err, &re) || !errors.Is(err, ErrBadRecord) {
 			t.Fatalf("err = %v, want *RecordError", err)
 		}
-		if re.File != "mem://in/bad.json" || re.Line != 3 || re.Field != "delay" {
-			t.Errorf("RecordError = %+v, want mem://in/bad.json line 3 field delay", re)
+		if re.File != f.src.URL()+"/bad.json" || re.Line != 3 || re.Field != "delay" {
+			t.Errorf("RecordError = %+v, want .../bad.json line 3 field delay", re)
 		}
 	})
 	t.Run("hook drops and reports", func(t *testing.T) {
-		f := newFixture()
+		f := newFixture(t)
 		f.put(t, "bad.json", data)
 		var got []BadRecord
 		s := f.open(t, Options{Format: FormatJSON, Schema: flightsSchema, TimestampFormat: "yyyy/MM/dd HH:mm",
@@ -193,7 +205,7 @@ not json
 
 func TestCSV(t *testing.T) {
 	ctx := context.Background()
-	f := newFixture()
+	f := newFixture(t)
 	f.put(t, "a.csv", "origin,delay,date,unused\nDTW,66,2001/01/01 00:47,x\nLAS,,2001/01/01 01:00,y\n")
 	s := f.open(t, Options{Format: FormatCSV, Schema: flightsSchema, TimestampFormat: "yyyy/MM/dd HH:mm", SchemaEvolution: SchemaEvolutionNone}) // "unused" is ignored
 	end, _ := s.LatestOffset(ctx, ReadLimit{})
@@ -212,7 +224,7 @@ func TestCSV(t *testing.T) {
 	end2, _ := s.LatestOffset(ctx, ReadLimit{})
 	_, _, err = s.GetBatch(ctx, end, end2)
 	var re *RecordError
-	if !errors.As(err, &re) || re.Line != 2 || re.Field != "delay" || re.File != "mem://in/b.csv" {
+	if !errors.As(err, &re) || re.Line != 2 || re.Field != "delay" || re.File != f.src.URL()+"/b.csv" {
 		t.Errorf("err = %v", err)
 	}
 }
@@ -232,7 +244,7 @@ func TestInference(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			f := newFixture()
+			f := newFixture(t)
 			f.put(t, c.file, c.data)
 			s := f.open(t, Options{Format: Format(c.format), TimestampFormat: c.tsFormat})
 			end, _ := s.LatestOffset(ctx, ReadLimit{})
@@ -274,7 +286,7 @@ func typeString(t schema.DataType) string {
 
 func TestFileSelection(t *testing.T) {
 	ctx := context.Background()
-	f := newFixture()
+	f := newFixture(t)
 	// Written in this order; modification time increases one second each.
 	for _, k := range []string{"c.json", "a.json", ".hidden.json", "_SUCCESS", "_tmp/x.json", "dir/.part.json",
 		"date=2024-01-01/p.json", "b.json._COPYING_", "dir/b c.json"} {
@@ -282,7 +294,7 @@ func TestFileSelection(t *testing.T) {
 	}
 	// Same modification time as a.json: ordered by name after it.
 	_ = f.src.Put(ctx, "aa.json", []byte(`{"x":1}`))
-	f.src.SetModTime("aa.json", time.Unix(1700000002, 0))
+	f.setModTime(t, "aa.json", time.Unix(1700000002, 0))
 	s := f.open(t, Options{Format: FormatJSON})
 	var taken []string
 	var ends []int64
@@ -303,7 +315,7 @@ func TestFileSelection(t *testing.T) {
 			t.Errorf("batch %d has %d files, max 2", logOffset(t, end), len(entries))
 		}
 		for _, e := range entries {
-			taken = append(taken, strings.TrimPrefix(e.Path, "mem://in/"))
+			taken = append(taken, strings.TrimPrefix(e.Path, f.src.URL()+"/"))
 		}
 	}
 	want := []string{"c.json", "a.json", "aa.json", "date=2024-01-01/p.json", "dir/b%20c.json"}
@@ -334,7 +346,7 @@ func TestFileSelection(t *testing.T) {
 
 func TestLatestFirstAndAvailableNow(t *testing.T) {
 	ctx := context.Background()
-	f := newFixture()
+	f := newFixture(t)
 	for _, k := range []string{"1.json", "2.json", "3.json"} {
 		f.put(t, k, `{"x":1}`)
 	}
@@ -381,7 +393,7 @@ func TestOptionsValidate(t *testing.T) {
 
 func TestParquet(t *testing.T) {
 	ctx := context.Background()
-	f := newFixture()
+	f := newFixture(t)
 	fileSchema := &schema.StructType{Fields: []schema.StructField{
 		{Name: "origin", Type: schema.TypeString, Nullable: true},
 		{Name: "delay", Type: schema.TypeLong, Nullable: true},
@@ -399,10 +411,10 @@ func TestParquet(t *testing.T) {
 			t.Fatal(err)
 		}
 		f.clock = f.clock.Add(time.Second)
-		f.src.SetModTime(key, f.clock)
+		f.setModTime(t, key, f.clock)
 	}
 	t.Run("file schema", func(t *testing.T) {
-		f.cp = memstore.New("cp1")
+		f.cp = memtest.New(t)
 		s := f.open(t, Options{Format: FormatParquet})
 		end, _ := s.LatestOffset(ctx, ReadLimit{})
 		b, stats, err := s.GetBatch(ctx, "", end)
@@ -415,7 +427,7 @@ func TestParquet(t *testing.T) {
 		}
 	})
 	t.Run("given schema by name", func(t *testing.T) {
-		f.cp = memstore.New("cp2")
+		f.cp = memtest.New(t)
 		s := f.open(t, Options{Format: FormatParquet, Schema: flightsSchema})
 		end, _ := s.LatestOffset(ctx, ReadLimit{MaxFiles: 1})
 		b, _, err := s.GetBatch(ctx, "", end)
@@ -441,16 +453,13 @@ func TestFlightsSample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := memstore.LoadDir("flights", filepath.Join(root, "flights"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	in := memtest.Load(t, filepath.Join(root, "flights"))
 	_ = in.Delete(ctx, "README.md") // not input
 	s, err := NewFileSource(in, Options{Format: FormatJSON, Schema: sch, TimestampFormat: "yyyy/MM/dd HH:mm"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Start(ctx, memstore.New("cp")); err != nil {
+	if err := s.Start(ctx, memtest.New(t)); err != nil {
 		t.Fatal(err)
 	}
 	end, err := s.LatestOffset(ctx, ReadLimit{})
@@ -500,7 +509,7 @@ func TestKeyOf(t *testing.T) {
 
 func TestInferenceWaitsForRecords(t *testing.T) {
 	ctx := context.Background()
-	f := newFixture()
+	f := newFixture(t)
 	f.put(t, "empty.json", "\n")
 	s := f.open(t, Options{Format: FormatJSON})
 	end, _ := s.LatestOffset(ctx, ReadLimit{})
@@ -518,7 +527,7 @@ func TestInferenceWaitsForRecords(t *testing.T) {
 
 func TestCSVDelimiterAndQuotes(t *testing.T) {
 	ctx := context.Background()
-	f := newFixture()
+	f := newFixture(t)
 	f.put(t, "a.csv", "origin;destination\n\"D;TW\";\"multi\nline\"\nLAS;SFO\n")
 	s := f.open(t, Options{Format: FormatCSV, Schema: flightsSchema, CSVDelimiter: ';'})
 	end, _ := s.LatestOffset(ctx, ReadLimit{})
