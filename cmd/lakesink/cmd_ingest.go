@@ -115,7 +115,10 @@ table's latest snapshot first, then each later commit (or --starting-version
 DeltaSourceOffset. Only adds with dataChange=true are new rows, so OPTIMIZE
 commits give none; a commit that removes data (DELETE, UPDATE, MERGE,
 overwrite) fails naming its version unless --skip-change-commits; a
-recreated table or a version removed by cleanup-log fails, never skipped.
+recreated table or a version removed by cleanup-log fails, never skipped. A
+schema change on the source stops the query after the rows written before
+it, naming both schemas; the restart reads on with the new schema (with
+--merge-schema new columns are added to --table).
 
 Schema: --schema, else the table's, else inferred from the first batch. An
 input field that the schema lacks (a new column) fails the batch, naming
@@ -442,6 +445,8 @@ func ingestHint(err error, badRecordsPath, fileSink bool, checkpointURL string) 
 	case errors.Is(err, source.ErrUnknownField):
 		return &hintError{err, err.Error() + "; to add new columns to the table pass --merge-schema, " +
 			"or --schema-evolution-mode none to drop such fields"}
+	case deltaSourceHint(err) != "":
+		return &hintError{err, deltaSourceHint(err)} // ingest_delta.go
 	case errors.As(err, &me):
 		return &hintError{err, fmt.Sprintf("checkpoint %s records %s %q but this run uses %q: a checkpoint belongs to one source and sink; "+
 			"use a new --checkpoint directory, or pass --allow-reset to reuse this one", checkpointURL, me.Field, me.Recorded, me.Given)}

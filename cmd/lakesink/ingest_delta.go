@@ -1,11 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/lakesink/lakesink/stream/delta"
 	"github.com/lakesink/lakesink/stream/ingest"
 )
 
@@ -67,4 +69,16 @@ func deltaSourceOptions(d DeltaFlags) (ingest.DeltaSourceOptions, error) {
 		o.MaxBytesPerTrigger = n
 	}
 	return o, nil
+}
+
+// deltaSourceHint is a Delta source's change-commit or lost-version error
+// with the flag to use added ("" for any other error).
+func deltaSourceHint(err error) string {
+	switch {
+	case errors.Is(err, delta.ErrChangeCommit):
+		return err.Error() + "; pass --skip-change-commits to skip such commits (Delta's skipChangeCommits)"
+	case errors.Is(err, delta.ErrVersionUnavailable):
+		return err.Error() + " (--starting-version with a version still in the log)"
+	}
+	return ""
 }

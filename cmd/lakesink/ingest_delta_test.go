@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lakesink/lakesink/reader"
 	"github.com/lakesink/lakesink/schema"
@@ -263,5 +264,90 @@ func TestIngestFromDeltaTableUpdateMode(t *testing.T) {
 	}
 	if v := silverVersion(); v != v1+1 {
 		t.Fatalf("silver version %d after a run with nothing new, want %d", v, v1+1)
+	}
+}
+
+// TestIngestFromDeltaTableAddedColumn: a column added to bronze (ingest
+// --merge-schema) under a running silver query (--trigger interval) stops
+// it with an error naming the version, the column and both schemas, as
+// Spark's DeltaSource does; the restart reads the new column, and silver
+// takes it with --merge-schema (refused, naming the column, without):
+// every row once, the older ones with a null in the new column.
+func TestIngestFromDeltaTableAddedColumn(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	os.MkdirAll(src, 0o755)
+	bronze, silver := filepath.Join(dir, "bronze"), filepath.Join(dir, "silver")
+	toBronze := func(extra ...string) {
+		t.Helper()
+		args := append([]string{"ingest", "--source", src, "--checkpoint", filepath.Join(dir, "chk-bronze"), "--table", bronze, "-q"}, extra...)
+		if _, e, code := runCLI(t, args...); code != 0 {
+			t.Fatalf("ingest into bronze: exit %d: %s", code, e)
+		}
+	}
+	silverArgs := []string{"ingest", "--format", "delta", "--source", bronze, "--checkpoint", filepath.Join(dir, "chk-silver"), "--table", silver, "-q"}
+	os.WriteFile(filepath.Join(src, "a.json"), []byte(`{"id":1,"name":"a"}`+"\n"), 0o644)
+	toBronze()
+
+	type result struct {
+		stderr string
+		code   int
+	}
+	running := make(chan result, 1)
+	go func() {
+		_, e, code := runCLI(t, append(slices.Clone(silverArgs), "--trigger", "interval=50ms")...)
+		running <- result{e, code}
+	}()
+	// Wait for the running query's first batch (the starting snapshot).
+	deadline := time.After(time.Minute)
+	for {
+		if snap, err := reader.Open(context.Background(), silver); err == nil {
+			snap.Close()
+			break
+		}
+		select {
+		case r := <-running:
+			t.Fatalf("the interval query stopped before its first batch: exit %d: %s", r.code, r.stderr)
+		case <-deadline:
+			t.Fatal("the interval query wrote no batch in a minute")
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	os.WriteFile(filepath.Join(src, "b.json"), []byte(`{"id":2,"name":"b","extra":"x"}`+"\n"), 0o644)
+	toBronze("--merge-schema")
+	var r result
+	select {
+	case r = <-running:
+	case <-deadline:
+		t.Fatal("the running query did not stop at the schema change")
+	}
+	for _, want := range []string{"schema changed", "version 1 ", `"extra"`, "struct<id:long,name:string>", "struct<id:long,name:string,extra:string>", "restart the query"} {
+		if r.code != 1 || !strings.Contains(r.stderr, want) {
+			t.Fatalf("running query: exit %d %q; want exit 1 naming %s", r.code, r.stderr, want)
+		}
+	}
+
+	// The restart reads the new column; silver needs --merge-schema to take it.
+	if _, e, code := runCLI(t, silverArgs...); code != 1 || !strings.Contains(e, `"extra"`) {
+		t.Fatalf("restart without --merge-schema: exit %d %q; want exit 1 naming the column", code, e)
+	}
+	if _, e, code := runCLI(t, append(slices.Clone(silverArgs), "--merge-schema")...); code != 0 {
+		t.Fatalf("restart with --merge-schema: exit %d: %s", code, e)
+	}
+	snap, err := reader.Open(context.Background(), silver)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close()
+	var rows []string
+	for rec, err := range snap.Rows(context.Background(), reader.ReadOptions{Columns: []string{"id", "name", "extra"}}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, fmt.Sprintf("%v|%v|%v", rec.Values...))
+	}
+	slices.Sort(rows)
+	if want := []string{"1|a|<nil>", "2|b|x"}; !slices.Equal(rows, want) {
+		t.Fatalf("silver rows %v, want %v", rows, want)
 	}
 }

@@ -27,10 +27,19 @@
 // deletion vector added to an existing file) fails the batch with
 // ErrChangeCommit naming the version, unless SkipChangeCommits (Delta's
 // skipChangeCommits) skips the whole commit. A recreated table
-// (ErrTableChanged), a commit removed by log cleanup
-// (ErrVersionUnavailable) and an incompatible schema change
-// (ErrSchemaChanged) fail with an error naming the version; nothing is
+// (ErrTableChanged) and a commit removed by log cleanup
+// (ErrVersionUnavailable) fail with an error naming the version; nothing is
 // skipped silently.
+//
+// The query reads with the schema of the latest snapshot at Start, as
+// DeltaSource does. A schema change under a running query (a metaData
+// action whose schema the query's cannot read, SchemaUtils.isReadCompatible)
+// fails it with ErrSchemaChanged naming the version, the column and both
+// schemas, once the files before the change were planned: a restart then
+// resumes at the change and reads on with the new schema (an added
+// nullable column is Spark's retryable case). A restarted query that would
+// read files written before a change with the newer schema fails at its
+// first plan (DeltaSource.checkReadIncompatibleSchemaChangeOnStreamStartOnce).
 //
 // Files are read with package reader: deletion vectors and column mapping
 // are honoured, Where filters rows and Columns projects them.

@@ -13,7 +13,8 @@ var (
 	// dataChange=true: DELETE, UPDATE, MERGE, overwrite, complete mode, a
 	// deletion vector on an existing file). A stream of appends cannot
 	// express it; Options.SkipChangeCommits skips such commits (Delta's
-	// skipChangeCommits; DeltaErrors.deltaSourceIgnoreChangesError).
+	// skipChangeCommits; DeltaErrors.deltaSourceIgnoreChangesError, and
+	// deltaSourceIgnoreDeleteError for a commit without adds).
 	ErrChangeCommit = errors.New("delta source: a commit changes existing data")
 	// ErrTableChanged: the table's id is not the one the checkpoint was
 	// started on: the table was deleted and recreated
@@ -24,8 +25,10 @@ var (
 	// reconstructable); the stream never skips it silently
 	// (DeltaErrors.failOnDataLossException).
 	ErrVersionUnavailable = errors.New("delta source: version no longer available")
-	// ErrSchemaChanged: a commit changed the schema in a way the running
-	// query cannot read; a restart reads with the new schema when it only
-	// adds nullable columns (DeltaErrors.schemaChangedException).
+	// ErrSchemaChanged: a version's schema is one the query's cannot read
+	// (SchemaUtils.isReadCompatible): a change under a running query, which
+	// a restart reads on from with the new schema, or a version before the
+	// query's snapshot, which it does not (DeltaErrors.schemaChangedException
+	// and its retryable flag).
 	ErrSchemaChanged = errors.New("delta source: schema changed")
 )

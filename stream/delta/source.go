@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -23,16 +24,20 @@ type Options struct {
 	// is opened from TableURL at Start and closed by Close.
 	Store storage.Store
 	// StartingVersion, when >= 0, starts the stream at the commits of this
-	// version, without the initial snapshot (Delta's startingVersion).
-	// Default -1: the latest snapshot's files first, then later commits.
+	// version, without the initial snapshot (Delta's startingVersion,
+	// DeltaSource.getStartingVersion). Default -1: the latest snapshot's
+	// files first, then later commits (DeltaSource.getStartingOffset with
+	// isStartingVersion). A version after the latest is ErrInvalidOptions.
 	StartingVersion int64
 	// StartingTimestamp, when set, starts the stream at the first commit at
-	// or after it (Delta's startingTimestamp). Exclusive with
-	// StartingVersion.
+	// or after it (Delta's startingTimestamp,
+	// DeltaSource.getStartingVersionFromTimestamp); a time after the latest
+	// commit is ErrInvalidOptions. Exclusive with StartingVersion.
 	StartingTimestamp time.Time
 	// SkipChangeCommits skips every commit that removes data with
-	// dataChange=true, its adds included (Delta's skipChangeCommits);
-	// without it such a commit fails the batch with ErrChangeCommit.
+	// dataChange=true, its adds included (Delta's skipChangeCommits,
+	// DeltaSource.validateCommitAndDecideSkipping); without it such a commit
+	// fails the batch with ErrChangeCommit.
 	SkipChangeCommits bool
 	// Where filters the rows (the expr language, applied to every row after
 	// file pruning); Columns projects them, in this order. Empty: all.
@@ -73,8 +78,10 @@ const (
 	plannedFile = "lakesink-delta-planned.json"
 )
 
-// Source streams a Delta table's new data files; it implements
-// source.Source. See the package documentation.
+// Source streams a Delta table's new data files, as Delta's DeltaSource
+// (delta-io/delta spark/.../sql/delta/sources/DeltaSource.scala); it
+// implements source.Source. One Source serves one query run; it is not safe
+// for concurrent use. See the package documentation.
 type Source struct {
 	opts    Options
 	store   storage.Store
@@ -88,6 +95,9 @@ type Source struct {
 	hasCap  bool
 	capVer  int64 // AvailableNow: the latest version at PrepareAvailableNow
 	cache   map[versionKey][]reader.File
+	// resumeChecked is the lowest version checkResume has checked in this
+	// run (math.MaxInt64: none yet).
+	resumeChecked int64
 }
 
 type versionKey struct {
@@ -102,7 +112,7 @@ func NewSource(opts Options) (*Source, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	return &Source{opts: opts, cache: map[versionKey][]reader.File{}}, nil
+	return &Source{opts: opts, cache: map[versionKey][]reader.File{}, resumeChecked: math.MaxInt64}, nil
 }
 
 // URL is the table's URL.
@@ -129,10 +139,12 @@ func (s *Source) Close() error {
 	return nil
 }
 
-// Start opens the latest snapshot, then restores the starting point from
-// dir (resolving and recording it on the first run) and the latest planned
-// offset. A table whose id is not the recorded one fails with
-// ErrTableChanged.
+// Start opens the latest snapshot, whose schema the run reads with (Delta's
+// snapshotAtSourceInit), then restores the starting point from dir
+// (resolving and recording it on the first run: DeltaSource.getStartingOffset)
+// and the latest planned offset. A table whose id is not the recorded
+// reservoirId fails with ErrTableChanged
+// (DeltaErrors.differentDeltaTableReadByStreamingSource).
 func (s *Source) Start(ctx context.Context, dir storage.Store) error {
 	s.dir = dir
 	if s.store == nil {
@@ -162,7 +174,7 @@ func (s *Source) Start(ctx context.Context, dir storage.Store) error {
 		return err
 	}
 	if _, err := snap.Predicate(s.opts.Where); strings.TrimSpace(s.opts.Where) != "" && err != nil {
-		return fmt.Errorf("delta source: --where %q: %w", s.opts.Where, err)
+		return fmt.Errorf("delta source: Where %q: %w", s.opts.Where, err)
 	}
 	start, err := s.readStart(ctx)
 	if err != nil {
@@ -242,7 +254,9 @@ func (s *Source) checkID(o Offset) error {
 	return nil
 }
 
-// PrepareAvailableNow caps the stream at the table's latest version now.
+// PrepareAvailableNow caps the stream at the table's latest version now
+// (DeltaSourceBase.prepareForTriggerAvailableNow and its
+// lastOffsetForTriggerAvailableNow).
 func (s *Source) PrepareAvailableNow(ctx context.Context) error {
 	v, err := s.snap.LatestVersion(ctx)
 	if err != nil {
@@ -252,13 +266,18 @@ func (s *Source) PrepareAvailableNow(ctx context.Context) error {
 	return nil
 }
 
-// LatestOffset plans the next batch after the latest planned offset: the
-// files in (version, index) order, admitted while the batch has fewer than
-// limit.MaxFiles files and fewer than limit.MaxBytes bytes (so at least one
-// file; Delta's AdmissionLimits). A version whose files are all admitted
-// moves the offset to (version+1, -1), so versions without new data
-// (OPTIMIZE, metadata changes, skipped change commits) advance the stream
-// with an empty batch.
+// LatestOffset plans the next batch after the latest planned offset and
+// returns its end, a DeltaSourceOffset JSON ("" when nothing was ever
+// planned and nothing is new): the files in (version, index) order,
+// admitted while the batch has fewer than limit.MaxFiles files and fewer
+// than limit.MaxBytes bytes (so at least one file; Delta's
+// AdmissionLimits). A version whose files are all admitted moves the offset
+// to (version+1, -1), as DeltaSource.buildOffsetFromIndexedFile does for
+// the last file of a version, so versions without new data (OPTIMIZE,
+// metadata changes, skipped change commits) advance the stream with an
+// empty batch. Planning stops before a schema change the query cannot read;
+// the next call fails at it with ErrSchemaChanged. Errors: ErrChangeCommit,
+// ErrSchemaChanged, ErrTableChanged, ErrVersionUnavailable.
 func (s *Source) LatestOffset(ctx context.Context, limit source.ReadLimit) (string, error) {
 	latest, err := s.snap.LatestVersion(ctx)
 	if err != nil {
@@ -268,6 +287,9 @@ func (s *Source) LatestOffset(ctx context.Context, limit source.ReadLimit) (stri
 		latest = s.capVer
 	}
 	from := s.planned
+	if err := s.checkResume(ctx, from); err != nil {
+		return "", err
+	}
 	end := from
 	files, bytes := 0, int64(0)
 	full := func() bool {
@@ -277,6 +299,12 @@ plan:
 	for v := from.ReservoirVersion; v <= latest; v++ {
 		starting := from.IsStartingVersion && v == from.ReservoirVersion
 		fs, err := s.filesOf(ctx, v, starting)
+		if errors.Is(err, ErrSchemaChanged) && end != from {
+			// The files before the change are read with the schema they
+			// were written with first; the next call fails at v, so that
+			// a restart resumes at the change.
+			break
+		}
 		if err != nil {
 			return "", err
 		}
@@ -307,7 +335,10 @@ plan:
 }
 
 // GetBatch reads the files after start up to and including end ("" start:
-// from the recorded starting point), with Options.Where and Columns.
+// from the recorded starting point), with Options.Where and Columns
+// (DeltaSource.getBatch); a rerun of the same offsets reads the same files.
+// BatchStats count the files and their bytes. Errors: ErrBadOffset, and
+// those of LatestOffset.
 func (s *Source) GetBatch(ctx context.Context, start, end string) (*schema.Batch, source.BatchStats, error) {
 	var st source.BatchStats
 	from := s.start
@@ -330,6 +361,9 @@ func (s *Source) GetBatch(ctx context.Context, start, end string) (*schema.Batch
 	}
 	if to.before(from) {
 		return nil, st, fmt.Errorf("%w: end %s is before start %s", ErrBadOffset, end, from)
+	}
+	if err := s.checkResume(ctx, from); err != nil {
+		return nil, st, err
 	}
 	var files []reader.File
 	for v := from.ReservoirVersion; v <= to.ReservoirVersion; v++ {
@@ -370,7 +404,8 @@ func (s *Source) GetBatch(ctx context.Context, start, end string) (*schema.Batch
 	return batch, st, nil
 }
 
-// Commit drops what the source cached of versions before end.
+// Commit drops what the source cached of versions before end (called
+// once end is committed, as DeltaSource.commit).
 func (s *Source) Commit(_ context.Context, end string) error {
 	o, err := ParseOffset(end)
 	if err != nil {
@@ -417,7 +452,7 @@ func (s *Source) filesOf(ctx context.Context, v int64, starting bool) ([]reader.
 	} else {
 		c, err := s.snap.ReadCommit(ctx, v)
 		if errors.Is(err, reader.ErrCommitNotFound) {
-			return nil, fmt.Errorf("%w: version %d of %s is gone (log cleanup?); the stream cannot go on without it: start a new checkpoint, e.g. with --starting-version",
+			return nil, fmt.Errorf("%w: version %d of %s is gone (log cleanup?); the stream cannot go on without it: start a new checkpoint, e.g. with a StartingVersion",
 				ErrVersionUnavailable, v, s.URL())
 		}
 		if err != nil {
@@ -432,7 +467,7 @@ func (s *Source) filesOf(ctx context.Context, v int64, starting bool) ([]reader.
 		case s.opts.SkipChangeCommits:
 			fs = nil
 		default:
-			return nil, fmt.Errorf("%w: version %d of %s removes %d data files with dataChange=true (e.g. %s): a DELETE, UPDATE, MERGE or overwrite; use --skip-change-commits to skip such commits",
+			return nil, fmt.Errorf("%w: version %d of %s removes %d data files with dataChange=true (e.g. %s): a DELETE, UPDATE, MERGE or overwrite",
 				ErrChangeCommit, v, s.URL(), len(c.DataChangeRemoves), c.DataChangeRemoves[0])
 		}
 	}
@@ -440,10 +475,42 @@ func (s *Source) filesOf(ctx context.Context, v int64, starting bool) ([]reader.
 	return fs, nil
 }
 
+// checkResume checks, before the first file a run reads after from, that
+// the schema in effect at from's version is one the query's schema (that of
+// the latest snapshot at Start) can read: a restarted query resuming before
+// a schema change reads the older files with the new schema (Delta's
+// DeltaSource.checkReadIncompatibleSchemaChangeOnStreamStartOnce). Later
+// changes are checked by the metaData actions of the commits read. A
+// version at or after the read snapshot, or the starting snapshot (checked
+// by filesOf), needs no check; each lower version is checked once.
+func (s *Source) checkResume(ctx context.Context, from Offset) error {
+	v := from.ReservoirVersion
+	if from.IsStartingVersion || v >= s.snap.Version() || v >= s.resumeChecked {
+		return nil
+	}
+	snap, err := reader.Open(ctx, s.store.URL(), reader.WithStore(s.store), reader.AtVersion(v))
+	if err != nil {
+		return fmt.Errorf("%w: version %d of %s, where the stream resumes: %w", ErrVersionUnavailable, v, s.URL(), err)
+	}
+	defer snap.Close()
+	if err := s.checkTable(v, snap.TableID(), snap.Schema()); err != nil {
+		return err
+	}
+	s.resumeChecked = v
+	return nil
+}
+
 // checkTable compares a version's table id and schema (when it has a
 // metaData action) with those the query reads. A schema is readable when
-// every column of it is in the read schema with the same type and the read
-// schema's other columns are nullable (Delta's SchemaUtils.isReadCompatible).
+// every column of it is in the read schema with the same type and
+// nullability no looser, and the read schema's other columns are nullable
+// (Delta's SchemaUtils.isReadCompatible with forbidTightenNullability, as
+// DeltaSource.checkReadIncompatibleSchemaChanges calls it). The error names
+// the column, both schemas, and whether a restart helps: it does for a
+// change after the read snapshot, where LatestOffset stopped (an added
+// nullable column is DeltaErrors.schemaChangedException's retryable case),
+// and not for a version before the read snapshot, which the query would
+// read with a schema that cannot read it.
 func (s *Source) checkTable(v int64, id string, sch *schema.StructType) error {
 	if id != "" && id != s.tableID {
 		return fmt.Errorf("%w: version %d of %s has table id %s, the stream reads table id %s", ErrTableChanged, v, s.URL(), id, s.tableID)
@@ -452,22 +519,82 @@ func (s *Source) checkTable(v int64, id string, sch *schema.StructType) error {
 		return nil
 	}
 	read := s.snap.Schema()
+	problem := readProblem(sch, read)
+	if problem == "" {
+		return nil
+	}
+	var advice string
+	switch {
+	case v <= s.snap.Version():
+		// The stream must read files of v with the newer read schema.
+		advice = fmt.Sprintf("a restart does not help (the query reads with the latest schema, which cannot read version %d): start a new checkpoint", v)
+	case readProblem(read, sch) == "":
+		advice = "restart the query to read on with the new schema"
+	default:
+		// Everything before v was read (LatestOffset stops at the change):
+		// a restart reads on from v, with the new schema.
+		advice = "the change is not additive: restart the query to read on from this version with the new schema (the sink then receives the new types), or start a new checkpoint"
+	}
+	return fmt.Errorf("%w: version %d of %s %s; the query reads the schema of version %d, %s; version %d has %s; %s",
+		ErrSchemaChanged, v, s.URL(), problem, s.snap.Version(), schemaString(read), v, schemaString(sch), advice)
+}
+
+// readProblem says why rows written with schema data cannot be read with
+// schema read ("" if they can): Delta's SchemaUtils.isReadCompatible
+// (every column of data in read with the same type, nullability not
+// tightened; the columns read lacks are nullable).
+func readProblem(data, read *schema.StructType) string {
 	seen := map[string]bool{}
-	for _, f := range sch.Fields {
+	for _, f := range data.Fields {
 		i := fieldIndex(read, f.Name)
-		if i < 0 || !schema.TypesEqual(read.Fields[i].Type, f.Type) || (f.Nullable && !read.Fields[i].Nullable) {
-			return fmt.Errorf("%w: version %d of %s has column %q that the query's schema (of version %d) cannot read; restart the query to read with the new schema if it only adds nullable columns",
-				ErrSchemaChanged, v, s.URL(), f.Name, s.snap.Version())
+		switch {
+		case i < 0:
+			return fmt.Sprintf("has column %q (%s), which the query's schema lacks", f.Name, typeString(f.Type))
+		case !schema.TypesEqual(read.Fields[i].Type, f.Type):
+			return fmt.Sprintf("has column %q as %s, the query's schema as %s", f.Name, typeString(f.Type), typeString(read.Fields[i].Type))
+		case f.Nullable && !read.Fields[i].Nullable:
+			return fmt.Sprintf("has column %q nullable, the query's schema has it NOT NULL", f.Name)
 		}
 		seen[strings.ToLower(f.Name)] = true
 	}
 	for _, f := range read.Fields {
 		if !seen[strings.ToLower(f.Name)] && !f.Nullable {
-			return fmt.Errorf("%w: version %d of %s lacks the non-nullable column %q of the query's schema (of version %d)",
-				ErrSchemaChanged, v, s.URL(), f.Name, s.snap.Version())
+			return fmt.Sprintf("lacks the NOT NULL column %q of the query's schema", f.Name)
 		}
 	}
-	return nil
+	return ""
+}
+
+// schemaString renders a schema as struct<name:type,...> (NOT NULL marked),
+// as Spark's catalogString does, with Delta's type names.
+func schemaString(st *schema.StructType) string {
+	var b strings.Builder
+	b.WriteString("struct<")
+	for i, f := range st.Fields {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(f.Name + ":" + typeString(f.Type))
+		if !f.Nullable {
+			b.WriteString(" NOT NULL")
+		}
+	}
+	b.WriteByte('>')
+	return b.String()
+}
+
+func typeString(t schema.DataType) string {
+	switch t := t.(type) {
+	case *schema.StructType:
+		return schemaString(t)
+	case *schema.ArrayType:
+		return "array<" + typeString(t.ElementType) + ">"
+	case *schema.MapType:
+		return "map<" + typeString(t.KeyType) + "," + typeString(t.ValueType) + ">"
+	case nil:
+		return "null"
+	}
+	return t.TypeName()
 }
 
 func fieldIndex(st *schema.StructType, name string) int {

@@ -274,9 +274,6 @@ func TestChangeCommit(t *testing.T) {
 	if !errors.Is(r.err, ErrChangeCommit) || !strings.Contains(r.err.Error(), fmt.Sprintf("version %d ", vDel)) {
 		t.Fatalf("err = %v, want ErrChangeCommit naming version %d", r.err, vDel)
 	}
-	if !strings.Contains(r.err.Error(), "--skip-change-commits") {
-		t.Fatalf("err = %v, want the --skip-change-commits hint", r.err)
-	}
 	o.SkipChangeCommits = true
 	r = runQuery(t, chk, o, 0, -1)
 	if r.err != nil {
@@ -476,9 +473,18 @@ func TestAddedColumnNeedsARestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The starting snapshot's file comes first, read with its own schema;
+	// then the query fails at the change, naming it.
+	first, err := src.LatestOffset(ctx, source.ReadLimit{})
+	if o, _ := ParseOffset(first); err != nil || o.ReservoirVersion != res.Version || o.Index != BaseIndex {
+		t.Fatalf("first plan %s, %v; want the files before version %d", first, err, res.Version)
+	}
 	_, err = src.LatestOffset(ctx, source.ReadLimit{})
-	if !errors.Is(err, ErrSchemaChanged) || !strings.Contains(err.Error(), fmt.Sprintf("version %d ", res.Version)) {
-		t.Fatalf("err = %v, want ErrSchemaChanged naming version %d", err, res.Version)
+	for _, want := range []string{fmt.Sprintf("version %d ", res.Version), `"extra"`, "struct<id:long,part:string>",
+		"struct<id:long,part:string,extra:string>", "restart the query"} {
+		if !errors.Is(err, ErrSchemaChanged) || !strings.Contains(err.Error(), want) {
+			t.Fatalf("err = %v, want ErrSchemaChanged naming %s", err, want)
+		}
 	}
 	src2, _ := NewSource(DefaultOptions(b.tbl.URL()))
 	defer src2.Close()
@@ -591,5 +597,111 @@ func TestDeleteOnlyCommit(t *testing.T) {
 	o.SkipChangeCommits = true
 	if r := runQuery(t, chk, o, 0, -1); r.err != nil || !slices.Equal(flat(r), []int64{3}) {
 		t.Fatalf("with SkipChangeCommits: %v, %v; want [3]", r.batches, r.err)
+	}
+}
+
+// changeSchema commits a metaData action with schema sch (what an ALTER or
+// an overwrite with overwriteSchema commits); it returns the version.
+func (b *bronze) changeSchema(sch *schema.StructType) int64 {
+	b.t.Helper()
+	ctx := context.Background()
+	l := b.tbl.Log()
+	snap, err := l.Snapshot(ctx)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	md := snap.Metadata()
+	js, err := sch.MarshalJSON()
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	md.SchemaString = string(js)
+	tx := l.Begin(snap)
+	tx.Add(txlog.Action{MetaData: &md})
+	v, err := tx.Commit(ctx, "CHANGE COLUMN", nil, nil)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return v
+}
+
+// An incompatible schema change (id long -> string): the running query
+// reads the files before it with the old schema, then fails naming the
+// version, the column and both schemas. A restart, which resumes at the
+// change, reads on with the new schema; a query that would read files
+// before the change with the new schema fails at its first plan naming the
+// version it resumes at, and says a restart does not help.
+func TestIncompatibleSchemaChange(t *testing.T) {
+	ctx := context.Background()
+	b := newBronze(t)
+	b.appendRows(1) // v1: id 0
+	dir := openStore(t)
+	src, err := NewSource(DefaultOptions(b.tbl.URL()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	if err := src.Start(ctx, dir); err != nil {
+		t.Fatal(err)
+	}
+	rowsOf := func(src *Source, start, end string) []string {
+		t.Helper()
+		batch, _, err := src.GetBatch(ctx, start, end)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, r := range batch.Rows {
+			out = append(out, fmt.Sprint(r[0]))
+		}
+		return out
+	}
+	end1, err := src.LatestOffset(ctx, source.ReadLimit{})
+	if err != nil || !slices.Equal(rowsOf(src, "", end1), []string{"0"}) {
+		t.Fatalf("first batch: %s, %v", end1, err)
+	}
+	b.appendRows(1) // v2: id 1
+	strID := &schema.StructType{Fields: []schema.StructField{
+		{Name: "id", Type: schema.TypeString, Nullable: true}, {Name: "part", Type: schema.TypeString, Nullable: true}}}
+	vChange := b.changeSchema(strID)
+	if _, err := b.tbl.Write(ctx, &schema.Batch{Schema: strID, Rows: [][]any{{"x", "p"}}}, table.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	end2, err := src.LatestOffset(ctx, source.ReadLimit{})
+	if err != nil || !slices.Equal(rowsOf(src, end1, end2), []string{"1"}) {
+		t.Fatalf("the batch before the change: %s, %v", end2, err)
+	}
+	_, err = src.LatestOffset(ctx, source.ReadLimit{})
+	for _, want := range []string{fmt.Sprintf("version %d ", vChange), `"id"`, "struct<id:long,part:string>",
+		"struct<id:string,part:string>", "not additive: restart the query to read on from this version"} {
+		if !errors.Is(err, ErrSchemaChanged) || !strings.Contains(err.Error(), want) {
+			t.Fatalf("running query: err = %v, want ErrSchemaChanged naming %s", err, want)
+		}
+	}
+
+	// A restart on the same checkpoint resumes at the change: the new rows.
+	src2, _ := NewSource(DefaultOptions(b.tbl.URL()))
+	defer src2.Close()
+	if err := src2.Start(ctx, dir); err != nil {
+		t.Fatal(err)
+	}
+	end3, err := src2.LatestOffset(ctx, source.ReadLimit{})
+	if err != nil || !slices.Equal(rowsOf(src2, end2, end3), []string{"x"}) {
+		t.Fatalf("restart at the change: %s, %v; want the row x", end3, err)
+	}
+
+	// A query that would read version 1 (id long) with the new schema.
+	o := DefaultOptions(b.tbl.URL())
+	o.StartingVersion = 1
+	src3, _ := NewSource(o)
+	defer src3.Close()
+	if err := src3.Start(ctx, openStore(t)); err != nil {
+		t.Fatal(err)
+	}
+	_, err = src3.LatestOffset(ctx, source.ReadLimit{})
+	for _, want := range []string{"version 1 ", `"id" as long`, "a restart does not help"} {
+		if !errors.Is(err, ErrSchemaChanged) || !strings.Contains(err.Error(), want) {
+			t.Fatalf("resuming before the change: err = %v, want ErrSchemaChanged naming %s", err, want)
+		}
 	}
 }
