@@ -57,16 +57,16 @@ type ExecOptions struct {
 func (o ExecOptions) Validate() error {
 	var errs []error
 	if o.Workers < 0 {
-		errs = append(errs, fmt.Errorf("%w: Workers %d < 0", ErrInvalidOptions, o.Workers))
+		errs = append(errs, fmt.Errorf("%w: %d workers is negative", ErrInvalidOptions, o.Workers))
 	}
 	if o.RowGroupSizeBytes < 0 {
-		errs = append(errs, fmt.Errorf("%w: RowGroupSizeBytes %d < 0", ErrInvalidOptions, o.RowGroupSizeBytes))
+		errs = append(errs, fmt.Errorf("%w: row group size %d bytes is negative", ErrInvalidOptions, o.RowGroupSizeBytes))
 	}
 	if o.CommitAttempts < 0 {
-		errs = append(errs, fmt.Errorf("%w: CommitAttempts %d < 0", ErrInvalidOptions, o.CommitAttempts))
+		errs = append(errs, fmt.Errorf("%w: %d commit attempts is negative", ErrInvalidOptions, o.CommitAttempts))
 	}
 	if err := parquetio.CheckCompression(o.Compression); err != nil {
-		errs = append(errs, fmt.Errorf("%w: Compression: %w", ErrInvalidOptions, err))
+		errs = append(errs, fmt.Errorf("%w: compression: %w", ErrInvalidOptions, err))
 	}
 	return errors.Join(errs...)
 }

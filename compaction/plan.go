@@ -44,16 +44,16 @@ type PlanOptions struct {
 func (o PlanOptions) Validate() error {
 	var errs []error
 	if o.TargetFileSizeBytes < 0 {
-		errs = append(errs, fmt.Errorf("%w: TargetFileSizeBytes %d < 0", ErrInvalidOptions, o.TargetFileSizeBytes))
+		errs = append(errs, fmt.Errorf("%w: target file size %d bytes is negative", ErrInvalidOptions, o.TargetFileSizeBytes))
 	}
 	if o.MinFileSizeBytes < 0 {
-		errs = append(errs, fmt.Errorf("%w: MinFileSizeBytes %d < 0", ErrInvalidOptions, o.MinFileSizeBytes))
+		errs = append(errs, fmt.Errorf("%w: minimum file size %d bytes is negative", ErrInvalidOptions, o.MinFileSizeBytes))
 	}
 	if o.MaxBins < 0 {
-		errs = append(errs, fmt.Errorf("%w: MaxBins %d < 0", ErrInvalidOptions, o.MaxBins))
+		errs = append(errs, fmt.Errorf("%w: maximum bins %d is negative", ErrInvalidOptions, o.MaxBins))
 	}
 	if o.MaxBytes < 0 {
-		errs = append(errs, fmt.Errorf("%w: MaxBytes %d < 0", ErrInvalidOptions, o.MaxBytes))
+		errs = append(errs, fmt.Errorf("%w: maximum bytes %d is negative", ErrInvalidOptions, o.MaxBytes))
 	}
 	return errors.Join(errs...)
 }

@@ -74,16 +74,16 @@ func DefaultServiceOptions() ServiceOptions {
 func (o ServiceOptions) Validate() error {
 	var errs []error
 	if o.Interval < 0 {
-		errs = append(errs, fmt.Errorf("%w: Interval %s < 0", ErrInvalidOptions, o.Interval))
+		errs = append(errs, fmt.Errorf("%w: pass interval %s is negative", ErrInvalidOptions, o.Interval))
 	}
 	if o.SmallFileThreshold < 0 {
-		errs = append(errs, fmt.Errorf("%w: SmallFileThreshold %d < 0", ErrInvalidOptions, o.SmallFileThreshold))
+		errs = append(errs, fmt.Errorf("%w: small-file threshold %d is negative", ErrInvalidOptions, o.SmallFileThreshold))
 	}
 	if o.SmallFileSizeBytes < 0 {
-		errs = append(errs, fmt.Errorf("%w: SmallFileSizeBytes %d < 0", ErrInvalidOptions, o.SmallFileSizeBytes))
+		errs = append(errs, fmt.Errorf("%w: small-file size %d bytes is negative", ErrInvalidOptions, o.SmallFileSizeBytes))
 	}
 	if o.Retention < 0 {
-		errs = append(errs, fmt.Errorf("%w: Retention %s < 0", ErrInvalidOptions, o.Retention))
+		errs = append(errs, fmt.Errorf("%w: retention %s is negative", ErrInvalidOptions, o.Retention))
 	}
 	if o.BackoffMin < 0 || o.BackoffMax < 0 {
 		errs = append(errs, fmt.Errorf("%w: negative backoff", ErrInvalidOptions))

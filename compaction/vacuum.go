@@ -121,13 +121,13 @@ type VacuumOptions struct {
 func (o VacuumOptions) Validate() error {
 	var errs []error
 	if o.Retention < 0 {
-		errs = append(errs, fmt.Errorf("%w: Retention %s < 0", ErrInvalidOptions, o.Retention))
+		errs = append(errs, fmt.Errorf("%w: retention %s is negative", ErrInvalidOptions, o.Retention))
 	}
 	if o.UntrackedMinAge < 0 {
-		errs = append(errs, fmt.Errorf("%w: UntrackedMinAge %s < 0", ErrInvalidOptions, o.UntrackedMinAge))
+		errs = append(errs, fmt.Errorf("%w: untracked-file minimum age %s is negative", ErrInvalidOptions, o.UntrackedMinAge))
 	}
 	if o.Workers < 0 {
-		errs = append(errs, fmt.Errorf("%w: Workers %d < 0", ErrInvalidOptions, o.Workers))
+		errs = append(errs, fmt.Errorf("%w: %d workers is negative", ErrInvalidOptions, o.Workers))
 	}
 	if o.Mode != VacuumFull && o.Mode != VacuumLite {
 		errs = append(errs, fmt.Errorf("%w: Mode %d is neither VacuumFull nor VacuumLite", ErrInvalidOptions, o.Mode))

@@ -349,3 +349,21 @@ func TestVacuumKeepsSparkMetadataFiles(t *testing.T) {
 	}
 	_ = txlog.LogDir
 }
+
+// Validate names each option in words, not by its Go field or a CLI flag.
+func TestVacuumOptionsValidateWording(t *testing.T) {
+	err := VacuumOptions{Retention: -time.Hour, UntrackedMinAge: -time.Hour}.Validate()
+	if !errors.Is(err, ErrInvalidOptions) {
+		t.Fatalf("Validate: %v, want ErrInvalidOptions", err)
+	}
+	for _, want := range []string{"retention -1h0m0s is negative", "untracked-file minimum age -1h0m0s is negative"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate: %q lacks %q", err, want)
+		}
+	}
+	for _, bad := range []string{"UntrackedMinAge", "Retention", "--"} {
+		if strings.Contains(err.Error(), bad) {
+			t.Errorf("Validate: %q names %q", err, bad)
+		}
+	}
+}

@@ -74,6 +74,9 @@ func runMaintain(ctx context.Context, p *printer, urls []string, o MaintainOptio
 		}
 		tables = append(tables, t)
 	}
+	if o.Interval < 0 {
+		return fmt.Errorf("--interval %s: want 0 or more", o.Interval)
+	}
 	so := compaction.DefaultServiceOptions()
 	so.Interval, so.SmallFileThreshold, so.VacuumInterval = o.Interval, o.SmallFileThreshold, o.VacuumInterval
 	cm, err := o.Metrics.start()

@@ -88,6 +88,9 @@ func runVacuum(ctx context.Context, p *printer, url string, o VacuumOptions) err
 				return fmt.Errorf("--untracked-min-age %q: want a duration such as 1h or 30m", o.UntrackedMinAge)
 			}
 		}
+		if d < 0 {
+			return fmt.Errorf("--untracked-min-age %s: want 0 or more", o.UntrackedMinAge)
+		}
 		vo.UntrackedMinAge = d
 		vo.UntrackedMinAgeZero = d == 0
 	}
@@ -97,6 +100,9 @@ func runVacuum(ctx context.Context, p *printer, url string, o VacuumOptions) err
 			if d, err = compaction.ParseInterval(o.Retain); err != nil {
 				return fmt.Errorf("--retain %q: want a duration such as 168h or 7d", o.Retain)
 			}
+		}
+		if d < 0 {
+			return fmt.Errorf("--retain %s: want 0 or more", o.Retain)
 		}
 		vo.Retention = d
 		vo.RetainZero = d == 0

@@ -203,3 +203,22 @@ func TestParquetTypeConflictIsBadInput(t *testing.T) {
 		}
 	}
 }
+
+// A negative duration flag is refused naming the flag (it read
+// "compaction: invalid options: UntrackedMinAge -1h0m0s < 0", the Go field).
+func TestNegativeDurationFlagsNameTheFlag(t *testing.T) {
+	tbl := ingestFlights(t, t.TempDir(), 1, false)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"vacuum", tbl, "--untracked-min-age", "-1h"}, "--untracked-min-age -1h: want 0 or more"},
+		{[]string{"vacuum", tbl, "--retain", "-2h"}, "--retain -2h: want 0 or more"},
+		{[]string{"maintain", tbl, "--interval", "-1s", "--once"}, "--interval -1s: want 0 or more"},
+	} {
+		_, e, code := runCLI(t, tc.args...)
+		if code != exitError || e != "lakesink: "+tc.want+"\n" {
+			t.Errorf("%v: exit %d, stderr %q; want %q", tc.args, code, e, tc.want)
+		}
+	}
+}
