@@ -61,13 +61,17 @@ fuzz:
 # with 200 kills each (5 in `make test`; S3 20, Kafka 50; the bronze ->
 # silver pipeline 20 of each query on 20,000 rows, 4 on 2,000 in `make
 # test`), the hostile-input (bomb) tests at full size (LAKESINK_BOMB_FULL=1)
-# and 100 sequences of the txlog model test (4 in `make test`).
+# and 100 sequences of the txlog model test (4 in `make test`), and the
+# compaction crash tests at every occurrence of every crash point (`make
+# test`: a point met more than three times, as VACUUM's one delete per
+# file, at its first two and its last).
 soak: build
 	LAKESINK_SOAK_DURATION=10m $(GO) test -count=1 -timeout 30m -run '^TestSoak$$' -v ./tests
 	LAKESINK_VACUUM_LOOP_DURATION=60s $(GO) test -count=1 -timeout 20m -run '^TestVacuumRetainZeroWhileIngestingAndCompacting$$' -v ./tests
 	LAKESINK_KILL_TRIALS=200 LAKESINK_S3_KILL_TRIALS=20 LAKESINK_KAFKA_KILL_TRIALS=50 LAKESINK_PIPELINE_KILL_TRIALS=20 $(GO) test -count=1 -timeout 60m -run 'KillDashNine' -v ./tests
 	LAKESINK_BOMB_FULL=1 $(GO) test -count=1 -timeout 30m -run 'Bomb' ./txlog ./sink ./internal/parquetio
 	RAPID_CHECKS=100 $(GO) test -count=1 -timeout 30m -run '^TestModelReplayAndCommits$$' ./txlog
+	LAKESINK_CRASH_POINTS=all $(GO) test -count=1 -timeout 30m -run 'Crash' ./compaction
 
 # The real engines against lakesink (interop/engines): Spark + Delta and
 # delta-rs, installed by scripts/install-engines.sh (cached outside the repo),

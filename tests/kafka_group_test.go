@@ -35,6 +35,7 @@ type groupRun struct {
 // test` on kfake: 2 workers in one group on a 4-partition topic, 6,000
 // records produced while they run, 6 SIGKILLs with restarts.
 func TestGroupKillDashNine(t *testing.T) {
+	t.Parallel() // mostly waiting on processes and timers: overlaps the CPU-bound tests
 	groupKillTest(t, kfakeCluster, groupRun{parts: 4, total: 6000, workers: 2, kills: 6, maxDelay: "200ms"})
 }
 

@@ -107,6 +107,7 @@ func checkKafkaTable(t *testing.T, dir, topic string, lines []string, parts int)
 // LAKESINK_KAFKA_KILL_TRIALS sets the number of kills (default 4; `make
 // soak` runs 50).
 func TestKafkaKillDashNineIsExactlyOnce(t *testing.T) {
+	t.Parallel() // mostly waiting on processes and timers: overlaps the CPU-bound tests
 	kafkaKillTest(t, kfakeCluster)
 }
 

@@ -141,6 +141,7 @@ var soakSchema = &schema.StructType{Fields: []schema.StructField{
 // the fault and latency draws (logged); the goroutines' interleaving still
 // varies from run to run.
 func TestSoak(t *testing.T) {
+	t.Parallel() // mostly waiting on processes and timers: overlaps the CPU-bound tests
 	if testing.Short() {
 		t.Skip("soak: skipped under -short")
 	}

@@ -44,6 +44,7 @@ func vacuumLoopDuration(t *testing.T) time.Duration {
 // snapshot exists and every source row is in the table exactly once; the
 // maintenance loops really compacted and deleted.
 func TestVacuumRetainZeroWhileIngestingAndCompacting(t *testing.T) {
+	t.Parallel() // mostly waiting on processes and timers: overlaps the CPU-bound tests
 	duration := vacuumLoopDuration(t)
 	files := flightFiles(t)
 	dir := t.TempDir()
