@@ -55,7 +55,7 @@ func (s *Snapshot) plan(ctx context.Context, o ReadOptions) (*readPlan, error) {
 	if p.pred == nil && strings.TrimSpace(o.Where) != "" {
 		pred, err := s.Predicate(o.Where)
 		if err != nil {
-			return nil, fmt.Errorf("reader: --where %q: %w", o.Where, err)
+			return nil, fmt.Errorf("where %q: %w", o.Where, err)
 		}
 		p.pred = pred
 	}

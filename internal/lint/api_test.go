@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -277,5 +278,49 @@ func checkExportedType(s *ast.TypeSpec, check func(string, ast.Node)) {
 		}
 	default:
 		check(what, s.Type)
+	}
+}
+
+// flagRef matches a CLI flag name (--name) in an error message.
+var flagRef = regexp.MustCompile(`(^|[\s("'\x60])--[a-z][a-z0-9-]*`)
+
+// TestLibraryErrorsNameNoFlag: a library error never names a CLI flag; the
+// CLI maps its errors to flag names (STYLE.md, Errors). It checks the
+// format strings of fmt.Errorf and errors.New outside cmd/ and the test
+// layers.
+func TestLibraryErrorsNameNoFlag(t *testing.T) {
+	root := repoRoot(t)
+	fset := token.NewFileSet()
+	for _, f := range parseAll(t, root) {
+		if f.test || f.pkg == "." || strings.HasPrefix(f.pkg, "cmd/") || f.pkg == "tests" || strings.HasPrefix(f.pkg, "internal/testutil") ||
+			strings.HasPrefix(f.pkg, "internal/lint") || f.ast.Name.Name == "main" {
+			continue
+		}
+		full, err := parser.ParseFile(fset, filepath.Join(root, f.rel), nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(full, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok || len(call.Args) == 0 {
+				return true
+			}
+			sel, ok := call.Fun.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			pkg, ok := sel.X.(*ast.Ident)
+			if !ok || !(pkg.Name == "fmt" && sel.Sel.Name == "Errorf" || pkg.Name == "errors" && sel.Sel.Name == "New") {
+				return true
+			}
+			lit, ok := call.Args[0].(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			if s, err := strconv.Unquote(lit.Value); err == nil && flagRef.MatchString(s) {
+				t.Errorf("%s: error message %q names a CLI flag (say the option; cmd/lakesink maps it to the flag)", fset.Position(lit.Pos()), s)
+			}
+			return true
+		})
 	}
 }
