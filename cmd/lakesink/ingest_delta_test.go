@@ -351,3 +351,43 @@ func TestIngestFromDeltaTableAddedColumn(t *testing.T) {
 		t.Fatalf("silver rows %v, want %v", rows, want)
 	}
 }
+
+// An OPTIMIZE of the source (lakesink compact: removes and adds with
+// dataChange=false) gives the downstream query no rows: the run after it
+// reads nothing, and silver keeps each row once.
+func TestIngestFromDeltaTableOptimizeGivesNoRows(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	os.MkdirAll(src, 0o755)
+	bronze, silver := filepath.Join(dir, "bronze"), filepath.Join(dir, "silver")
+	for i := range 4 {
+		writeEvents(t, src, i*5, 5)
+	}
+	if _, e, code := runCLI(t, "ingest", "--source", src, "--checkpoint", filepath.Join(dir, "chk-b"), "--table", bronze,
+		"--max-files-per-trigger", "1", "-q"); code != 0 {
+		t.Fatalf("ingest into bronze: exit %d: %s", code, e)
+	}
+	toSilver := func() float64 {
+		t.Helper()
+		out, e, code := runCLI(t, "ingest", "--format", "delta", "--source", bronze, "--checkpoint", filepath.Join(dir, "chk-s"),
+			"--table", silver, "--json")
+		if code != 0 {
+			t.Fatalf("silver: exit %d: %s", code, e)
+		}
+		objs := jsonLines(t, out)
+		return objs[len(objs)-1]["numInputRows"].(float64)
+	}
+	if n := toSilver(); n != 20 {
+		t.Fatalf("first silver run read %v rows, want 20", n)
+	}
+	out, e, code := runCLI(t, "compact", bronze, "--json")
+	if objs := jsonLines(t, out); code != 0 || objs[len(objs)-1]["numRemovedFiles"].(float64) < 2 {
+		t.Fatalf("compact bronze: exit %d %s %s; want files rewritten (the test proves nothing otherwise)", code, out, e)
+	}
+	if n := toSilver(); n != 0 {
+		t.Fatalf("the silver run after OPTIMIZE read %v rows, want 0", n)
+	}
+	if got := tableIDs(t, silver); !slices.Equal(got, idRange(20)) {
+		t.Fatalf("silver: %v, want 0..19 once each", got)
+	}
+}
