@@ -261,12 +261,24 @@ func (g *Group) Run(ctx context.Context) error {
 			kgo.AdjustFetchOffsetsFn(g.onAssigned),
 			kgo.OnPartitionsRevoked(g.onRevoked), kgo.OnPartitionsLost(g.onRevoked))
 	}
+	// The admin client (listing offsets in onAssigned) exists before the
+	// group client: kgo joins the group as soon as the client is created,
+	// so onAssigned may run before NewClient returns (it then found no
+	// admin client and panicked).
+	admCl, err := kgo.NewClient(g.src.clOpts...)
+	if err != nil {
+		return fmt.Errorf("group %s: admin client: %w", g.opts.Group, err)
+	}
+	defer admCl.Close()
+	g.mu.Lock()
+	g.adm = kadm.NewClient(admCl)
+	g.mu.Unlock()
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
-		return fmt.Errorf("kafka: group %s client: %w", g.opts.Group, err)
+		return fmt.Errorf("group %s: client: %w", g.opts.Group, err)
 	}
 	g.mu.Lock()
-	g.cl, g.adm = cl, kadm.NewClient(cl)
+	g.cl = cl
 	g.mu.Unlock()
 	defer func() {
 		cl.AllowRebalance() // a blocked rebalance would hold up leaving the group
