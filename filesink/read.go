@@ -20,7 +20,7 @@ type File struct {
 	Key string
 	// Size in bytes and modification time, from the log entry (or the listing).
 	Size             int64
-	ModificationTime time.Time
+	ModificationTime time.Time // from the log entry (or the listing)
 	// Partition holds the column=value pairs discovered from Key's
 	// directories, in order; nil values are nulls (__HIVE_DEFAULT_PARTITION__).
 	// Empty when the directories are not Hive-style.

@@ -151,15 +151,15 @@ type Maintain struct {
 
 // MaintainPass is what one maintenance pass over a table did.
 type MaintainPass struct {
-	Table string
+	Table string // the table URL
 	// FilesCompacted removed by OPTIMIZE; BytesRewritten the bytes of the
 	// files it removed (read and written again).
 	FilesCompacted int
 	BytesRewritten int64
-	FilesVacuumed  int
+	FilesVacuumed  int // data files VACUUM deleted
 	// CheckpointsWritten: 0 or 1.
 	CheckpointsWritten int
-	LogFilesDeleted    int
+	LogFilesDeleted    int // log files log cleanup deleted
 	// FailedStep names the step that failed ("" when none).
 	FailedStep string
 }

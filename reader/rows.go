@@ -16,11 +16,12 @@ import (
 )
 
 // Record is one row of a Rows read: Values[i] is the value of
-// Schema.Fields[i], in the Go representation of internal/parquetio
-// (types.go). Every record of one read shares its Schema.
+// Schema.Fields[i], in the Go representation package schema documents
+// (int64 for long, schema.Date, schema.Timestamp, schema.Decimal, []any for
+// arrays, ...). Every record of one read shares its Schema.
 type Record struct {
-	Schema *schema.StructType
-	Values []any
+	Schema *schema.StructType // the read's schema, shared by its records
+	Values []any              // Values[i] is the value of Schema.Fields[i]
 }
 
 // Get returns the value of the named top-level column.

@@ -17,9 +17,9 @@ var (
 // cause (a *schema.RowError names the row and field; a *txlog.ConflictError
 // a lost commit).
 type BatchError struct {
-	Table   string
-	BatchID int64
-	Err     error
+	Table   string // the table URL
+	BatchID int64  // the batch that failed
+	Err     error  // the cause
 }
 
 // Error implements error.

@@ -21,16 +21,16 @@ type Sink interface {
 
 // Result reports what AddBatch did.
 type Result struct {
-	BatchID int64 `json:"batchId"`
+	BatchID int64 `json:"batchId"` // the batch AddBatch was given
 	// Skipped: the batch was already committed (batchID <= the committed
 	// version for this query); nothing was written.
 	Skipped bool `json:"skipped"`
 	// Version is the Delta table version of the commit (for a skipped batch,
 	// the snapshot version that showed it committed); -1 for the file sink.
 	Version  int64 `json:"version"`
-	NumFiles int   `json:"numFiles"`
+	NumFiles int   `json:"numFiles"` // data files written
 	NumBytes int64 `json:"numBytes"` // bytes of data files written
-	NumRows  int64 `json:"numRows"`
+	NumRows  int64 `json:"numRows"`  // rows written (0 when skipped)
 	// NumInserted, NumUpdated and NumDeleted count the rows an update-mode
 	// batch (a merge) inserted, updated and deleted (NumRows is then
 	// inserted + updated); NumRemovedFiles the files it rewrote. Zero in the

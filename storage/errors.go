@@ -37,8 +37,8 @@ var (
 // of the SDK's account of every provider it tried. It matches
 // ErrNoCredentials; Err is the SDK's error.
 type NoCredentialsError struct {
-	Bucket string
-	Err    error
+	Bucket string // the S3 bucket opened
+	Err    error  // the AWS SDK's error
 }
 
 // Error implements error.

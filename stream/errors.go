@@ -27,9 +27,9 @@ var (
 // BatchError wraps a failure of batch BatchID in one stage ("walCommit",
 // "getBatch", "addBatch", "commit", ...).
 type BatchError struct {
-	BatchID int64
-	Stage   string
-	Err     error
+	BatchID int64  // the batch that failed
+	Stage   string // "latestOffset", "walCommit", "getBatch", "addBatch", "commit", ...
+	Err     error  // the cause
 }
 
 // Error implements error.

@@ -12,17 +12,17 @@ import (
 // inputRowsPerSecond, processedRowsPerSecond, durationMs, sources, sink),
 // plus the recovery marker lakesink adds.
 type Progress struct {
-	ID        string    `json:"id"`
-	RunID     string    `json:"runId"`
-	Name      string    `json:"name,omitempty"`
-	Timestamp time.Time `json:"timestamp"` // trigger start
-	BatchID   int64     `json:"batchId"`
+	ID        string    `json:"id"`             // the query id (stable across restarts)
+	RunID     string    `json:"runId"`          // the id of this run
+	Name      string    `json:"name,omitempty"` // Options.QueryName
+	Timestamp time.Time `json:"timestamp"`      // trigger start
+	BatchID   int64     `json:"batchId"`        // the batch id (N of offsets/N)
 
-	NumInputRows           int64   `json:"numInputRows"`
-	InputRowsPerSecond     float64 `json:"inputRowsPerSecond"`
-	ProcessedRowsPerSecond float64 `json:"processedRowsPerSecond"`
+	NumInputRows           int64   `json:"numInputRows"`           // rows read by the batch
+	InputRowsPerSecond     float64 `json:"inputRowsPerSecond"`     // rows over the time since the previous trigger
+	ProcessedRowsPerSecond float64 `json:"processedRowsPerSecond"` // rows over the batch's own time
 
-	DurationMs DurationMs `json:"durationMs"`
+	DurationMs DurationMs `json:"durationMs"` // time in each phase
 
 	// Recovery is "rerun" when this batch re-executes an uncommitted batch
 	// found at start (offsets/N without commits/N), "" otherwise. On a rerun
@@ -31,40 +31,40 @@ type Progress struct {
 	// had landed and the sink skipped the batch (Delta's txn / the file
 	// sink's log).
 	Recovery  string `json:"recovery,omitempty"`
-	Recovered bool   `json:"recovered"`
+	Recovered bool   `json:"recovered"` // Recovery != ""
 
-	Sources []SourceProgress `json:"sources"`
-	Sink    SinkProgress     `json:"sink"`
+	Sources []SourceProgress `json:"sources"` // one entry per source
+	Sink    SinkProgress     `json:"sink"`    // the sink's part
 }
 
 // DurationMs holds the time spent in each phase of a trigger, in ms.
 type DurationMs struct {
-	LatestOffset     int64 `json:"latestOffset"`
-	WalCommit        int64 `json:"walCommit"`
-	GetBatch         int64 `json:"getBatch"`
-	AddBatch         int64 `json:"addBatch"`
-	CommitOffsets    int64 `json:"commitOffsets"`
-	TriggerExecution int64 `json:"triggerExecution"`
+	LatestOffset     int64 `json:"latestOffset"`     // planning the end offset
+	WalCommit        int64 `json:"walCommit"`        // writing offsets/N
+	GetBatch         int64 `json:"getBatch"`         // reading the batch
+	AddBatch         int64 `json:"addBatch"`         // the sink's write and commit
+	CommitOffsets    int64 `json:"commitOffsets"`    // writing commits/N
+	TriggerExecution int64 `json:"triggerExecution"` // the whole trigger
 }
 
 // SourceProgress reports one source's part of a batch.
 type SourceProgress struct {
-	Description            string          `json:"description"`
-	StartOffset            json.RawMessage `json:"startOffset"`
-	EndOffset              json.RawMessage `json:"endOffset"`
-	NumInputRows           int64           `json:"numInputRows"`
-	NumInputFiles          int             `json:"numInputFiles"`
-	NumInputBytes          int64           `json:"numInputBytes"`
-	NumBadRecords          int             `json:"numBadRecords"`
-	InputRowsPerSecond     float64         `json:"inputRowsPerSecond"`
-	ProcessedRowsPerSecond float64         `json:"processedRowsPerSecond"`
+	Description            string          `json:"description"`            // the source URL
+	StartOffset            json.RawMessage `json:"startOffset"`            // offset before the batch (null for the first)
+	EndOffset              json.RawMessage `json:"endOffset"`              // offset after the batch
+	NumInputRows           int64           `json:"numInputRows"`           // rows read
+	NumInputFiles          int             `json:"numInputFiles"`          // files read (file sources)
+	NumInputBytes          int64           `json:"numInputBytes"`          // bytes read
+	NumBadRecords          int             `json:"numBadRecords"`          // records handed to OnBadRecord
+	InputRowsPerSecond     float64         `json:"inputRowsPerSecond"`     // as Progress.InputRowsPerSecond
+	ProcessedRowsPerSecond float64         `json:"processedRowsPerSecond"` // as Progress.ProcessedRowsPerSecond
 }
 
 // SinkProgress reports the sink's part: its description and the Result of
 // AddBatch (batchId, skipped, version, numFiles, numBytes, numRows).
 type SinkProgress struct {
-	Description   string `json:"description"`
-	NumOutputRows int64  `json:"numOutputRows"`
+	Description   string `json:"description"`   // kind[URL] of the sink
+	NumOutputRows int64  `json:"numOutputRows"` // rows written (0 when skipped)
 	sink.Result
 }
 

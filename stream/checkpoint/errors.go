@@ -29,9 +29,9 @@ var (
 // CorruptFileError reports a checkpoint file that cannot be read. Path is
 // relative to the checkpoint root; Line is 1-based (0: the file as a whole).
 type CorruptFileError struct {
-	Path string
-	Line int
-	Err  error
+	Path string // relative to the checkpoint root
+	Line int    // 1-based; 0: the file as a whole
+	Err  error  // what is wrong
 	// Hint tells the operator how to repair the checkpoint.
 	Hint string
 }
@@ -58,8 +58,8 @@ func (e *CorruptFileError) Unwrap() []error { return []error{ErrCorrupt, e.Err} 
 // recorded in the checkpoint's metadata file.
 type MismatchError struct {
 	Field    string // "source", "sinkKind" or "sink"
-	Recorded string
-	Given    string
+	Recorded string // the value in the metadata file
+	Given    string // the value of this run
 }
 
 // Error implements error.

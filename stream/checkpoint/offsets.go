@@ -26,9 +26,9 @@ const (
 // OffsetSeqMetadata): the batch's event-time watermark, its processing
 // timestamp, and the configuration pinned for the query's lifetime.
 type OffsetSeqMetadata struct {
-	BatchWatermarkMs int64             `json:"batchWatermarkMs"`
-	BatchTimestampMs int64             `json:"batchTimestampMs"`
-	Conf             map[string]string `json:"conf"`
+	BatchWatermarkMs int64             `json:"batchWatermarkMs"` // event-time watermark, ms since the epoch (0: none)
+	BatchTimestampMs int64             `json:"batchTimestampMs"` // processing time of the batch, ms since the epoch
+	Conf             map[string]string `json:"conf"`             // the spark.sql.* settings pinned for the query
 }
 
 // OffsetSeq is one offsets/N file: the end offset of every source for batch N
@@ -36,7 +36,7 @@ type OffsetSeqMetadata struct {
 // of source i; "" means the source had no offset yet (written as "-").
 type OffsetSeq struct {
 	Metadata *OffsetSeqMetadata // nil when the metadata line is empty
-	Offsets  []string
+	Offsets  []string           // one raw offset per source
 }
 
 // MarshalOffsetSeq renders an offsets file as Spark's OffsetSeqLog.serialize
@@ -108,7 +108,7 @@ func ParseOffsetSeq(data []byte) (OffsetSeq, int, error) {
 // FileSourceOffset is the file source's offset: the latest batch id of its
 // sources/<i> log (Spark's FileStreamSourceOffset).
 type FileSourceOffset struct {
-	LogOffset int64 `json:"logOffset"`
+	LogOffset int64 `json:"logOffset"` // latest batch id of the sources/<i> log
 }
 
 // String renders the offset as Spark 2.2+ does: {"logOffset":N}.
@@ -135,7 +135,7 @@ func ParseFileSourceOffset(s string) (FileSourceOffset, error) {
 // CommitMetadata is the JSON line of commits/N (Spark's CommitLog.scala,
 // CommitMetadata).
 type CommitMetadata struct {
-	NextBatchWatermarkMs int64 `json:"nextBatchWatermarkMs"`
+	NextBatchWatermarkMs int64 `json:"nextBatchWatermarkMs"` // watermark for the next batch, ms since the epoch
 }
 
 // MarshalCommit renders a commit file: "v1", then the metadata JSON.
@@ -168,10 +168,10 @@ func ParseCommit(data []byte) (CommitMetadata, int, error) {
 // lakesink adds the source URL and the sink kind and URL, which Spark ignores,
 // so that a restart against another source or sink is refused.
 type Metadata struct {
-	ID       string `json:"id"`
-	Source   string `json:"source,omitempty"`
-	SinkKind string `json:"sinkKind,omitempty"`
-	Sink     string `json:"sink,omitempty"`
+	ID       string `json:"id"`                 // the query id (a UUID), stable across restarts
+	Source   string `json:"source,omitempty"`   // the source URL (lakesink)
+	SinkKind string `json:"sinkKind,omitempty"` // "delta", "filesink", ... (lakesink)
+	Sink     string `json:"sink,omitempty"`     // the sink URL (lakesink)
 }
 
 // ParseMetadata parses the metadata file.

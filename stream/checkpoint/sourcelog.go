@@ -22,9 +22,9 @@ const DefaultCompactInterval = 10
 // FileStreamSource.FileEntry): the file's URL-encoded path, its modification
 // time in ms since the epoch, and the source log batch that took it.
 type FileEntry struct {
-	Path      string `json:"path"`
-	Timestamp int64  `json:"timestamp"`
-	BatchID   int64  `json:"batchId"`
+	Path      string `json:"path"`      // the file's URL, URL-encoded
+	Timestamp int64  `json:"timestamp"` // modification time, ms since the epoch
+	BatchID   int64  `json:"batchId"`   // the source log batch that took the file
 }
 
 // FileSourceLog is the file source's log under sources/<i>/ (Spark's

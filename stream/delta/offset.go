@@ -19,11 +19,11 @@ import (
 // Index -1 (BaseIndex) is the position before the first file of V; an
 // offset (V+1, -1, false) says everything up to and including V was read.
 type Offset struct {
-	SourceVersion     int    `json:"sourceVersion"`
-	ReservoirID       string `json:"reservoirId"`
-	ReservoirVersion  int64  `json:"reservoirVersion"`
-	Index             int64  `json:"index"`
-	IsStartingVersion bool   `json:"isStartingVersion"`
+	SourceVersion     int    `json:"sourceVersion"`     // offset format version (1)
+	ReservoirID       string `json:"reservoirId"`       // the table id (metaData.id)
+	ReservoirVersion  int64  `json:"reservoirVersion"`  // the table version of the position
+	Index             int64  `json:"index"`             // file index inside that version (-1: before its first file)
+	IsStartingVersion bool   `json:"isStartingVersion"` // true while in the starting snapshot
 }
 
 // Offset constants of DeltaSourceOffset.scala.

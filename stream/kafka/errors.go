@@ -23,11 +23,11 @@ var (
 // DataLossError reports records of a planned range that cannot be read:
 // [From, Until) of Topic/Partition, and what the log holds instead.
 type DataLossError struct {
-	Topic     string
-	Partition int32
-	From      int64 // first offset the batch needed
-	Until     int64 // first offset it did not need
-	Reason    string
+	Topic     string // the topic
+	Partition int32  // the partition
+	From      int64  // first offset the batch needed
+	Until     int64  // first offset it did not need
+	Reason    string // what the broker reported
 }
 
 // Error implements error.
@@ -41,11 +41,11 @@ func (e *DataLossError) Unwrap() error { return ErrDataLoss }
 
 // RecordError names the Kafka record whose value does not fit the schema.
 type RecordError struct {
-	Topic     string
-	Partition int32
-	Offset    int64
-	Field     string
-	Err       error
+	Topic     string // the record's topic
+	Partition int32  // the record's partition
+	Offset    int64  // the record's offset
+	Field     string // the field at fault ("" for the whole record)
+	Err       error  // the cause
 }
 
 // Error implements error.

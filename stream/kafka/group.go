@@ -80,7 +80,7 @@ type GroupProgress struct {
 	// NumFiles and NumFileBytes of data files committed.
 	NumFiles     int   `json:"numFiles"`
 	NumFileBytes int64 `json:"numFileBytes"`
-	NumBadRecord int   `json:"numBadRecords"`
+	NumBadRecord int   `json:"numBadRecords"` // records handed to OnBadRecord
 	// Txns maps each appId of the commit to its version (last offset).
 	Txns map[string]int64 `json:"txns"`
 	// Abandoned: another writer had moved a partition's txn (a rebalance

@@ -18,8 +18,8 @@ const (
 
 // TP is a topic partition.
 type TP struct {
-	Topic     string
-	Partition int32
+	Topic     string // the topic
+	Partition int32  // the partition
 }
 
 // String is <topic>-<partition>, the suffix of the partition's txn appId.

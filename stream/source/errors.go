@@ -27,10 +27,10 @@ var (
 // file as a whole), the field (dotted path, "" for the record as a whole),
 // and the cause.
 type RecordError struct {
-	File  string
-	Line  int
-	Field string
-	Err   error
+	File  string // the file's URL
+	Line  int    // 1-based line (0: the whole file)
+	Field string // the field at fault ("" for the whole record)
+	Err   error  // the cause
 }
 
 // Error implements error.
@@ -51,10 +51,10 @@ func (e *RecordError) Unwrap() []error { return []error{ErrBadRecord, e.Err} }
 // BadRecord is a rejected record handed to FileOptions.OnBadRecord: the row
 // is dropped from the batch and the handler decides what to keep of it.
 type BadRecord struct {
-	Reason string // the *RecordError's message
-	File   string
-	Line   int
-	Field  string
-	Raw    string // the record's text as read (a line for NDJSON and CSV)
-	Err    *RecordError
+	Reason string       // the *RecordError's message
+	File   string       // the file's URL
+	Line   int          // 1-based line (0: the whole file)
+	Field  string       // the field at fault ("" for the whole record)
+	Raw    string       // the record's text as read (a line for NDJSON and CSV)
+	Err    *RecordError // the error, with File, Line and Field
 }

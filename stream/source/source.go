@@ -54,8 +54,8 @@ type ReadLimit struct {
 
 // BatchStats describes the input of one batch.
 type BatchStats struct {
-	NumFiles int
-	NumBytes int64
+	NumFiles int   // files read
+	NumBytes int64 // their bytes
 	// NumBadRecords is the number of records handed to OnBadRecord.
 	NumBadRecords int
 }
