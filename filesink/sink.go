@@ -86,6 +86,9 @@ func (s *Sink) AddBatch(ctx context.Context, batchID int64, batch *schema.Batch)
 	if batchID != latest+1 {
 		return res, fmt.Errorf("%w: batch %d arrived but %s ends at batch %d", ErrBatchGap, batchID, MetadataDir, latest)
 	}
+	if err := batch.Collect(); err != nil { // a streamed batch: this sink writes it whole
+		return res, fmt.Errorf("filesink: batch %d: %w", batchID, err)
+	}
 	// Refuse a log in a newer format before writing any data file.
 	if err := s.log.CheckLatestVersion(ctx); err != nil {
 		return res, fmt.Errorf("filesink: batch %d: %w", batchID, err)

@@ -1,6 +1,9 @@
 package schema
 
-import "math/big"
+import (
+	"iter"
+	"math/big"
+)
 
 // This file fixes the contracts shared by every package: the Delta/Spark schema
 // model and the in-memory batch of records. Other files of the package
@@ -104,9 +107,39 @@ func (*MapType) TypeName() string { return "map" }
 //	struct        []any, one value per field in order
 //	array         []any
 //	map           []MapEntry (order kept)
+//
+// A batch too large to hold in memory is streamed: Chunks, when not nil,
+// yields its records in order, a chunk at a time, instead of Rows (nil then).
+// A streamed batch is ranged over at most once; writers that need every row
+// at once call Collect first. Each chunk is the consumer's to keep (a
+// producer does not reuse its rows). A source sets Chunks
+// only for a consumer that asked for it (e.g. the Parquet file source's
+// Options.StreamChunkRows for a Delta append), so code that reads only Rows
+// never sees an empty batch in place of a streamed one.
 type Batch struct {
 	Schema *StructType
 	Rows   [][]any
+	// Chunks yields the records of a streamed batch (nil: Rows holds them),
+	// or an error that ends the batch.
+	Chunks iter.Seq2[[][]any, error]
+}
+
+// Collect reads the chunks of a streamed batch into Rows and sets Chunks to
+// nil; a batch that is not streamed is left
+// as it is. It returns the first error the chunks yield.
+func (b *Batch) Collect() error {
+	if b == nil || b.Chunks == nil {
+		return nil
+	}
+	chunks := b.Chunks
+	b.Chunks = nil
+	for rows, err := range chunks {
+		if err != nil {
+			return err
+		}
+		b.Rows = append(b.Rows, rows...)
+	}
+	return nil
 }
 
 // Date is a calendar date as days since 1970-01-01 (Parquet DATE).

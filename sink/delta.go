@@ -197,6 +197,10 @@ func (d *Delta) AddBatch(ctx context.Context, batchID int64, batch *schema.Batch
 		batch = &schema.Batch{}
 	}
 	if d.opts.OutputMode == Update {
+		// A merge needs every row at once.
+		if err := batch.Collect(); err != nil {
+			return Result{}, &BatchError{Table: d.table.URL(), BatchID: batchID, Err: err}
+		}
 		return d.mergeBatch(ctx, batchID, batch, params)
 	}
 	res, err := d.table.Write(ctx, batch, table.WriteOptions{

@@ -391,7 +391,11 @@ func (q *Query) trigger(ctx context.Context) (ran bool, err error) {
 	if o.Sink != nil {
 		res, err = o.Sink.AddBatch(ctx, batchID, batch)
 	} else {
-		err = o.ForeachBatch(ctx, batchID, batch)
+		// A streamed batch (Source options asked for one) reaches the
+		// hook collected.
+		if err = batch.Collect(); err == nil {
+			err = o.ForeachBatch(ctx, batchID, batch)
+		}
 		res = sink.Result{BatchID: batchID, Version: -1, NumRows: int64(len(batch.Rows))}
 	}
 	d.AddBatch = ms(o.Clock.Now().Sub(t0))
@@ -419,6 +423,9 @@ func (q *Query) trigger(ctx context.Context) (ran bool, err error) {
 	d.TriggerExecution = ms(now.Sub(triggerStart))
 
 	rows := int64(len(batch.Rows))
+	if batch.Chunks != nil {
+		rows = res.NumRows // a streamed batch: its rows went straight to the sink
+	}
 	p := Progress{
 		ID: q.cp.QueryID(), RunID: q.runID, Name: o.QueryName, Timestamp: triggerStart.UTC(),
 		BatchID: batchID, NumInputRows: rows, DurationMs: d, Recovered: recovered,

@@ -413,3 +413,84 @@ func TestCreateWithInCommitTimestampsHasTheFeature(t *testing.T) {
 		}
 	}
 }
+
+// streamed turns a batch into a streamed one (schema.Batch.Chunks) of
+// chunks of n rows, the last yielding err when it is not nil.
+func streamed(b *schema.Batch, n int, err error) *schema.Batch {
+	rows := b.Rows
+	return &schema.Batch{Schema: b.Schema, Chunks: func(yield func([][]any, error) bool) {
+		for lo := 0; lo < len(rows); lo += n {
+			if !yield(rows[lo:min(lo+n, len(rows))], nil) {
+				return
+			}
+		}
+		if err != nil {
+			yield(nil, err)
+		}
+	}}
+}
+
+// Issue 22: a streamed batch is written chunk by chunk into the same files
+// as the batch held whole (one file per partition, the same rows); a row
+// that does not fit in a later chunk, or a chunk's error, commits nothing
+// and leaves no data file behind.
+func TestWriteStreamedBatch(t *testing.T) {
+	ctx := context.Background()
+	opts := table.WriteOptions{AppID: "q", Version: 0, PartitionColumns: []string{"city"}}
+	whole, chunked := open(t), func() *table.Table {
+		tb, err := table.Open(ctx, "mem://"+t.Name()+"-chunked")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { tb.Close() })
+		return tb
+	}()
+	rw, err := whole.Write(ctx, rows(0, 1000), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := chunked.Write(ctx, streamed(rows(0, 1000), 70, nil), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rc.NumFiles != 3 || rc.NumFiles != rw.NumFiles || rc.NumRows != 1000 {
+		t.Errorf("streamed write: %+v, whole write: %+v (want 3 files, one per city, 1000 rows)", rc, rw)
+	}
+	if f, n := numRecords(t, chunked); f != 3 || n != 1000 {
+		t.Errorf("streamed table: %d files, %d records", f, n)
+	}
+
+	dataFiles := func(tb *table.Table) int {
+		n := 0
+		for fi, err := range tb.Store().List(ctx, "", "") {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.HasSuffix(fi.Path, ".parquet") {
+				n++
+			}
+		}
+		return n
+	}
+	before := dataFiles(chunked)
+	bad := rows(1000, 500)
+	bad.Rows[321][0] = nil // id is not nullable: the 5th chunk of 70
+	// Tiny target files: earlier chunks' files are closed (visible in the
+	// store) by the time the failure comes.
+	_, err = chunked.Write(ctx, streamed(bad, 70, nil), table.WriteOptions{AppID: "q", Version: 1, TargetFileSizeBytes: 1})
+	var re *schema.RowError
+	if !errors.As(err, &re) || re.Row != 321 || re.Field != "id" {
+		t.Errorf("err = %v, want RowError at row 321 field id", err)
+	}
+	boom := errors.New("source read failed")
+	if _, err = chunked.Write(ctx, streamed(rows(1000, 500), 70, boom), table.WriteOptions{AppID: "q", Version: 1, TargetFileSizeBytes: 1}); !errors.Is(err, boom) {
+		t.Errorf("err = %v, want the chunk's error", err)
+	}
+	snap, _ := chunked.Snapshot(ctx)
+	if v, _ := snap.TxnVersion("q"); snap.Version() != 0 || v != 0 {
+		t.Errorf("version %d, txn %d after failed streamed writes, want 0 and 0", snap.Version(), v)
+	}
+	if after := dataFiles(chunked); after != before {
+		t.Errorf("%d data files after the failed writes, %d before: the failed writes' files were left", after, before)
+	}
+}

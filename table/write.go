@@ -193,7 +193,7 @@ func (t *Table) Write(ctx context.Context, batch *schema.Batch, o WriteOptions) 
 	if batch == nil {
 		batch = &schema.Batch{}
 	}
-	if batch.Schema == nil && len(batch.Rows) > 0 {
+	if batch.Schema == nil && (len(batch.Rows) > 0 || batch.Chunks != nil) {
 		return WriteResult{}, fmt.Errorf("%w: batch of %d rows without a schema", ErrInvalidOptions, len(batch.Rows))
 	}
 	seen := map[string]bool{o.AppID: o.AppID != ""}
@@ -275,21 +275,13 @@ func (t *Table) Write(ctx context.Context, batch *schema.Batch, o WriteOptions) 
 			return WriteResult{}, fmt.Errorf("table: write %s: %w: overwrite of an append-only table (delta.appendOnly=true)", t.URL(), ErrUnsupportedMode)
 		}
 	}
-	rows, err := conform(batch, sch)
-	if err != nil {
-		return WriteResult{}, fmt.Errorf("table: write %s: %w", t.URL(), err)
-	}
-
 	wopts, err := dataFileOptions(props, partCols, o.TargetFileSizeBytes, o.RowGroupSizeBytes, o.Compression)
 	if err != nil {
 		return WriteResult{}, fmt.Errorf("table: write %s: %w", t.URL(), err)
 	}
-	var files []parquetio.WrittenFile
-	if len(rows.Rows) > 0 {
-		files, err = parquetio.WriteFiles(ctx, t.store, rows, wopts)
-		if err != nil {
-			return WriteResult{}, fmt.Errorf("table: write %s: %w", t.URL(), err)
-		}
+	files, err := t.writeFiles(ctx, batch, sch, wopts)
+	if err != nil {
+		return WriteResult{}, fmt.Errorf("table: write %s: %w", t.URL(), err)
 	}
 
 	now := o.Now().UnixMilli()
@@ -423,4 +415,43 @@ func dataFileOptions(props txlog.TableProperties, partCols []string, targetBytes
 		Compression:         compression,
 		NumIndexedCols:      props.DataSkippingNumIndexedCols,
 	}, nil
+}
+
+// writeFiles writes the rows of batch, conformed to the table schema sch, as
+// data files: a batch in memory through parquetio.WriteFiles (every row
+// validated before anything is written), a streamed one (batch.Chunks) chunk
+// by chunk through a parquetio.BatchWriter, whose files are deleted again if
+// a later chunk fails (none of them is committed either way).
+func (t *Table) writeFiles(ctx context.Context, batch *schema.Batch, sch *schema.StructType, wopts parquetio.WriteOptions) ([]parquetio.WrittenFile, error) {
+	if batch.Chunks == nil {
+		rows, err := conform(batch, sch)
+		if err != nil {
+			return nil, err
+		}
+		if len(rows.Rows) == 0 {
+			return nil, nil
+		}
+		return parquetio.WriteFiles(ctx, t.store, rows, wopts)
+	}
+	bw, err := parquetio.NewBatchWriter(t.store, sch, wopts)
+	if err != nil {
+		return nil, err
+	}
+	base := 0
+	for chunk, err := range batch.Chunks {
+		if err == nil {
+			var rows *schema.Batch
+			if rows, err = conform(&schema.Batch{Schema: batch.Schema, Rows: chunk}, sch); err == nil {
+				err = bw.Write(ctx, rows.Rows)
+			} else if re := (*schema.RowError)(nil); errors.As(err, &re) {
+				re.Row += base
+			}
+		}
+		if err != nil {
+			bw.Abort(ctx)
+			return nil, err
+		}
+		base += len(chunk)
+	}
+	return bw.Close(ctx)
 }

@@ -12,7 +12,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -233,53 +232,28 @@ func WriteFiles(ctx context.Context, store storage.Store, batch *schema.Batch, o
 	if err := schema.ValidateForWrite(batch.Schema); err != nil {
 		return nil, err
 	}
-	lay, err := newLayout(batch.Schema, opts)
+	// Validate every row first: nothing is written if one does not fit.
+	bw, err := NewBatchWriter(store, batch.Schema, opts)
 	if err != nil {
 		return nil, err
 	}
-	// Validate every row first: nothing is written if one does not fit.
 	if err := checkArity(batch.Rows, len(batch.Schema.Fields)); err != nil {
 		return nil, err
 	}
-	if err := validateColumns(lay, batch.Rows, lay.dataIdx); err != nil {
+	if err := validateColumns(bw.lay, batch.Rows, bw.lay.dataIdx); err != nil {
 		return nil, err
 	}
-	groups, err := lay.partitionGroups(batch)
-	if err != nil {
-		return nil, err
+	if len(batch.Rows) == 0 {
+		return nil, nil
 	}
-
 	// Partitions are written in parallel; the files come back in group
 	// order, and each file gets its sequence number when it is created.
-	name := opts.FileName
-	if name == nil {
-		name = DeltaFileName
-	}
-	var seq atomic.Int64
-	results := make([][]WrittenFile, len(groups))
-	eg, gctx := errgroup.WithContext(ctx)
-	eg.SetLimit(partitionWorkers(opts.Workers, lay.plan.numCols))
-	for gi, g := range groups {
-		eg.Go(func() error {
-			files, err := lay.writeGroup(gctx, store, batch.Rows, g.rows, g.values, func() string {
-				return name(int(seq.Add(1)-1), lay.codecExt)
-			})
-			results[gi] = files
-			return err
-		})
-	}
-	err = eg.Wait()
-	var out []WrittenFile
-	for _, files := range results {
-		out = append(out, files...)
-	}
-	if err != nil {
-		for _, f := range out {
-			_ = store.Delete(context.WithoutCancel(ctx), f.Path) // best effort; unreferenced files are harmless
-		}
+	bw.closeAtEnd = true
+	if err := bw.write(ctx, batch.Rows, false); err != nil {
+		bw.Abort(ctx)
 		return nil, err
 	}
-	return out, nil
+	return bw.Close(ctx)
 }
 
 // pageBufferSize is the data page size the writer buffers per column.
@@ -473,6 +447,7 @@ func firstNot[T any](rows [][]any, fi int, optional bool) int {
 }
 
 type partGroup struct {
+	key    string // distinct per partition values (null apart from any string)
 	values map[string]*string
 	rows   []int // nil: every row of the batch (unpartitioned)
 }
@@ -511,7 +486,7 @@ func (l *layout) partitionGroups(batch *schema.Batch) ([]*partGroup, error) {
 		}
 		g := byKey[key.String()]
 		if g == nil {
-			g = &partGroup{values: make(map[string]*string, len(l.partIdx))}
+			g = &partGroup{key: key.String(), values: make(map[string]*string, len(l.partIdx))}
 			for j, fi := range l.partIdx {
 				g.values[l.partKey(batch.Schema.Fields[fi])] = pvals[j]
 			}
@@ -900,14 +875,26 @@ func (w *FileWriter) writeSegment(rows [][]any, sel []int, lo, hi int, idx []int
 	w.groupRows += int64(hi - lo)
 	rgBytes, rgRows := w.lay.opts.RowGroupSizeBytes, w.lay.opts.RowGroupRows
 	if (rgBytes > 0 && w.pw.Size()-w.groupStart >= rgBytes) || (rgRows > 0 && w.groupRows >= rgRows) {
-		if err := w.pw.Flush(); err != nil {
-			return fmt.Errorf("flush row group of %s: %w", w.path, err)
-		}
-		w.groupRows = 0
-		w.groupStart = w.pw.Size()
+		return w.flushRowGroup()
 	}
 	return nil
 }
+
+// flushRowGroup ends the current row group (if it has rows).
+func (w *FileWriter) flushRowGroup() error {
+	if w.groupRows == 0 {
+		return nil
+	}
+	if err := w.pw.Flush(); err != nil {
+		return fmt.Errorf("flush row group of %s: %w", w.path, err)
+	}
+	w.groupRows = 0
+	w.groupStart = w.pw.Size()
+	return nil
+}
+
+// bufferedBytes estimates the bytes of the current row group held in memory.
+func (w *FileWriter) bufferedBytes() int64 { return w.pw.Size() - w.groupStart }
 
 // writeLane shreds the fields of lane k for rows [lo,hi), one chunk at a
 // time, and writes each chunk's values to those fields' column writers

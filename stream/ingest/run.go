@@ -186,6 +186,11 @@ func runCheckpointed(ctx context.Context, o Options) (Summary, error) {
 		srcOpts.SchemaEvolution = source.SchemaEvolutionAddNewColumns
 	}
 	srcOpts.TimestampFormat = o.TimestampFormat
+	if o.FileSink == "" && o.CDCFormat == "" && o.OutputMode != sink.Update {
+		// A Delta append (or complete) writes a Parquet batch as it reads
+		// it, row group by row group: the batch is never in memory whole.
+		srcOpts.StreamChunkRows = streamChunkRows
+	}
 	if o.BadRecordsTable != "" {
 		rt, err := table.Open(ctx, o.BadRecordsTable)
 		if err != nil {
@@ -414,3 +419,8 @@ func checkFileSinkPartitioning(ctx context.Context, out storage.Store, opts file
 
 // msDuration converts a DurationMs figure.
 func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
+
+// streamChunkRows is how many records of a Parquet source are decoded at a
+// time when a batch is streamed into a Delta table (about 5 MiB of Go values
+// for the flights schema).
+const streamChunkRows = 1 << 16

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"net/url"
 	"slices"
 	"strings"
@@ -108,6 +109,15 @@ type Options struct {
 	OnBadRecord func(BadRecord) error
 	// ReadParquet decodes Parquet files. Default: internal/parquetio's reader.
 	ReadParquet ParquetReader
+	// StreamChunkRows > 0 streams Parquet batches: GetBatch returns a
+	// schema.Batch whose Chunks read the batch's files in order, row group
+	// by row group, in chunks of at most this many records (a chunk never
+	// spans files), so a batch is never in memory whole; read errors then
+	// come from the chunks. Only for a consumer that handles
+	// schema.Batch.Chunks (the Delta sink in append or complete mode);
+	// ignored with a custom ReadParquet and for JSON and CSV. Default 0: a
+	// batch's rows are all decoded into Rows.
+	StreamChunkRows int
 	// SchemaEvolution is what happens to input fields that are not in the
 	// schema: "" or SchemaEvolutionFailOnNewColumns (the record is bad,
 	// ErrUnknownField), SchemaEvolutionAddNewColumns (each batch's schema is
@@ -177,6 +187,7 @@ type FileSource struct {
 	hasSnap    bool
 	schemaOnce sync.Mutex
 	schema     *schema.StructType
+	stream     bool // Parquet batches are streamed (Options.StreamChunkRows)
 }
 
 var _ Source = (*FileSource)(nil)
@@ -184,6 +195,7 @@ var _ Source = (*FileSource)(nil)
 // NewFileSource returns a file source over store, which is rooted at the
 // source directory. The options are copied.
 func NewFileSource(store storage.Store, opts Options) (*FileSource, error) {
+	stream := opts.StreamChunkRows > 0 && opts.ReadParquet == nil && opts.Format == FormatParquet
 	opts, conv, err := prepare(opts)
 	if err != nil {
 		return nil, err
@@ -194,7 +206,7 @@ func NewFileSource(store storage.Store, opts Options) (*FileSource, error) {
 	}
 	return &FileSource{
 		store: store, opts: opts, base: strings.TrimSuffix(base, "/"),
-		conv: conv, schema: opts.Schema, logOffset: -1,
+		conv: conv, schema: opts.Schema, logOffset: -1, stream: stream,
 	}, nil
 }
 
@@ -515,7 +527,12 @@ func (s *FileSource) GetBatch(ctx context.Context, start, end string) (*schema.B
 			s.schemaOnce.Unlock()
 		}
 	} else if sch == nil && len(files) > 0 {
-		if s.opts.Format == FormatParquet {
+		if s.stream {
+			// The first file's own schema is the schema of the run.
+			if sch, err = parquetSchema(ctx, s.store, files[0].key, files[0].size); err != nil {
+				return nil, BatchStats{}, fmt.Errorf("source: read parquet %s: %w", files[0].url, err)
+			}
+		} else if s.opts.Format == FormatParquet {
 			// The first file's own schema is the schema of the run.
 			s.decode(ctx, &files[0], nil)
 			if files[0].err != nil {
@@ -533,6 +550,19 @@ func (s *FileSource) GetBatch(ctx context.Context, start, end string) (*schema.B
 			s.schema = sch
 			s.schemaOnce.Unlock()
 		}
+	}
+	if s.stream {
+		for _, f := range files {
+			if f.footer != nil && sch != nil {
+				if cols := unknownColumns(sch, f.footer, ""); len(cols) > 0 {
+					return nil, BatchStats{}, &RecordError{File: f.url, Field: cols[0], Err: unknownFieldError{}}
+				}
+			}
+		}
+		if sch == nil {
+			sch = &schema.StructType{}
+		}
+		return &schema.Batch{Schema: sch, Chunks: s.parquetChunks(ctx, files, sch)}, stats, nil
 	}
 	// Decode all files.
 	g, gctx = errgroup.WithContext(ctx)
@@ -636,5 +666,65 @@ func (s *FileSource) decode(ctx context.Context, f *decodedFile, sch *schema.Str
 			return
 		}
 		f.rows, f.schema = b.Rows, b.Schema
+	}
+}
+
+// parquetChunks yields the records of files (Parquet, read against sch) in
+// order, in chunks of at most StreamChunkRows. One goroutine, started and
+// waited for by each iteration, decodes up to two chunks ahead of the
+// consumer, so reading overlaps with writing.
+func (s *FileSource) parquetChunks(ctx context.Context, files []decodedFile, sch *schema.StructType) iter.Seq2[[][]any, error] {
+	return func(yield func([][]any, error) bool) {
+		type chunk struct {
+			rows [][]any
+			err  error
+		}
+		ctx, cancel := context.WithCancel(ctx)
+		ch := make(chan chunk, 2)
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer close(ch)
+			send := func(c chunk) bool {
+				select {
+				case ch <- c:
+					return c.err == nil
+				case <-ctx.Done():
+					return false
+				}
+			}
+			for _, f := range files {
+				pf, err := parquetio.OpenFile(ctx, s.store, f.key, f.size)
+				if err != nil {
+					send(chunk{err: fmt.Errorf("source: read parquet %s: %w", f.url, err)})
+					return
+				}
+				for rows, err := range pf.Chunks(ctx, sch, parquetio.ReadOptions{}, s.opts.StreamChunkRows) {
+					if err != nil {
+						err = fmt.Errorf("source: read parquet %s: %w", f.url, err)
+					}
+					if !send(chunk{rows, err}) {
+						pf.Close()
+						return
+					}
+				}
+				pf.Close()
+			}
+		}()
+		defer func() {
+			cancel()
+			for range ch { // let the producer finish
+			}
+			wg.Wait()
+		}()
+		for c := range ch {
+			if !yield(c.rows, c.err) || c.err != nil {
+				return
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			yield(nil, err)
+		}
 	}
 }

@@ -540,3 +540,87 @@ func TestCSVDelimiterAndQuotes(t *testing.T) {
 		t.Errorf("rows = %q", b.Rows)
 	}
 }
+
+// Issue 22: a Parquet batch streamed with StreamChunkRows is never decoded
+// whole: GetBatch returns no Rows, and the chunks hold at most
+// StreamChunkRows records each (never spanning files), in the same order and
+// with the same values as the batch decoded into Rows.
+func TestParquetStreamedChunks(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture()
+	sch := &schema.StructType{Fields: []schema.StructField{
+		{Name: "id", Type: schema.TypeLong, Nullable: true},
+		{Name: "s", Type: schema.TypeString, Nullable: true},
+	}}
+	const files, perFile, chunkRows = 3, 1000, 64
+	for i := range files {
+		key := fmt.Sprintf("part-%d.parquet", i)
+		opts := parquetio.DefaultWriteOptions()
+		opts.RowGroupRows = 300 // 4 row groups per file, the last one short
+		w, err := parquetio.NewFileWriter(ctx, f.src, key, sch, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rows [][]any
+		for r := range perFile {
+			var s any = fmt.Sprintf("v%d", r%7)
+			if r%11 == 0 {
+				s = nil
+			}
+			rows = append(rows, []any{int64(i*perFile + r), s})
+		}
+		if err := w.Write(ctx, rows); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+		f.clock = f.clock.Add(time.Second)
+		f.src.SetModTime(key, f.clock)
+	}
+	f.cp = memstore.New("cp-whole")
+	whole, err := readAll(t, f.open(t, Options{Format: FormatParquet}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.cp = memstore.New("cp-streamed")
+	b, err := readAll(t, f.open(t, Options{Format: FormatParquet, StreamChunkRows: chunkRows}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Rows != nil || b.Chunks == nil {
+		t.Fatalf("streamed batch: %d Rows, Chunks set %v", len(b.Rows), b.Chunks != nil)
+	}
+	if schemaString(b.Schema) != "id:long s:string" {
+		t.Errorf("schema %s", schemaString(b.Schema))
+	}
+	var got [][]any
+	chunks, biggest := 0, 0
+	for rows, err := range b.Chunks {
+		if err != nil {
+			t.Fatal(err)
+		}
+		chunks++
+		biggest = max(biggest, len(rows))
+		if len(rows) > 0 && rows[0][0].(int64)/perFile != rows[len(rows)-1][0].(int64)/perFile {
+			t.Errorf("chunk %d spans files: ids %v..%v", chunks, rows[0][0], rows[len(rows)-1][0])
+		}
+		got = append(got, rows...)
+	}
+	if biggest > chunkRows {
+		t.Errorf("a chunk held %d records, StreamChunkRows is %d", biggest, chunkRows)
+	}
+	if len(got) != files*perFile || !reflect.DeepEqual(got, whole.Rows) {
+		t.Errorf("streamed %d rows in %d chunks, differ from the %d rows read whole", len(got), chunks, len(whole.Rows))
+	}
+	// Collect turns the streamed batch into Rows (a fresh GetBatch: chunks
+	// are ranged over once).
+	f.cp = memstore.New("cp-collect")
+	b, err = readAll(t, f.open(t, Options{Format: FormatParquet, StreamChunkRows: chunkRows}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Collect(); err != nil || b.Chunks != nil || !reflect.DeepEqual(b.Rows, whole.Rows) {
+		t.Errorf("Collect: %v, %d rows", err, len(b.Rows))
+	}
+}

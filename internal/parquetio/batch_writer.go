@@ -1,0 +1,292 @@
+package parquetio
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/lakesink/lakesink/schema"
+	"github.com/lakesink/lakesink/storage"
+)
+
+// BatchWriter writes one batch given chunk by chunk (a streamed
+// schema.Batch) as Parquet data files, as WriteFiles writes a batch held in
+// memory: rows grouped by partition into Hive directories, files rolled at
+// TargetFileSizeBytes, Delta statistics per file. Each partition's file
+// stays open across Write calls, so a chunked batch gives the same files as
+// one Write of all its rows. Memory is bounded by one chunk plus the open
+// files' buffered row groups, which together stay under bufferedBytesBudget:
+// past it the largest open row group is flushed early, as parquet-mr's
+// MemoryManager shrinks the row groups of concurrent writers when they pass
+// its pool (parquet.memory.pool.ratio).
+//
+// Files become visible one by one as they are closed; they are invisible to
+// Delta readers until a commit names them. After an error, Abort deletes the
+// files written so far (best effort). Not safe for concurrent use.
+type BatchWriter struct {
+	store   storage.Store
+	lay     *layout
+	name    func(partIndex int, codecExt string) string
+	seq     atomic.Int64
+	parts   map[string]*openPart
+	order   []*openPart // in order of first appearance
+	rows    int         // records written so far (RowError.Row offsets)
+	failed  bool
+	closed  bool
+	workers int
+	maxOpen int // open files at most (their column buffers within openFilesBudget)
+	// closeAtEnd closes each partition's file at the end of every write
+	// (WriteFiles: one write holds the whole batch).
+	closeAtEnd bool
+}
+
+// openPart is one partition of a BatchWriter: its closed files and the file
+// being written (nil between files).
+type openPart struct {
+	dir    string
+	values map[string]*string
+	files  []WrittenFile
+	fw     *FileWriter
+}
+
+// bufferedBytesBudget bounds the row-group bytes a BatchWriter's open files
+// hold in memory together (parquet-go buffers a row group's pages until it
+// is flushed).
+const bufferedBytesBudget = 96 << 20
+
+// NewBatchWriter starts writing a batch of schema sch (partition columns
+// included, as in a schema.Batch) with opts. Errors: ErrOptions,
+// schema.ErrSchema.
+func NewBatchWriter(store storage.Store, sch *schema.StructType, opts WriteOptions) (*BatchWriter, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	opts = opts.withDefaults()
+	if sch == nil {
+		return nil, fmt.Errorf("%w: batch has no schema", schema.ErrSchema)
+	}
+	if err := schema.ValidateForWrite(sch); err != nil {
+		return nil, err
+	}
+	lay, err := newLayout(sch, opts)
+	if err != nil {
+		return nil, err
+	}
+	name := opts.FileName
+	if name == nil {
+		name = DeltaFileName
+	}
+	return &BatchWriter{store: store, lay: lay, name: name, parts: map[string]*openPart{},
+		workers: partitionWorkers(opts.Workers, lay.plan.numCols),
+		maxOpen: max(1, openFilesBudget/(max(lay.plan.numCols, 1)*columnBufferBytes))}, nil
+}
+
+// Write validates rows (each with one value per schema field) and writes
+// them. A row that does not fit fails the call with a *schema.RowError whose
+// Row counts from the batch's first row (every earlier Write included); none
+// of these rows is written, and the writer takes no more rows.
+func (w *BatchWriter) Write(ctx context.Context, rows [][]any) error {
+	if w.closed || w.failed {
+		return errors.New("parquetio: batch writer is closed or failed")
+	}
+	err := w.write(ctx, rows, true)
+	if err != nil {
+		w.failed = true
+		var re *schema.RowError
+		if errors.As(err, &re) {
+			re.Row += w.rows
+		}
+	}
+	w.rows += len(rows)
+	return err
+}
+
+func (w *BatchWriter) write(ctx context.Context, rows [][]any, validate bool) error {
+	lay := w.lay
+	if validate {
+		if err := checkArity(rows, len(lay.schema.Fields)); err != nil {
+			return err
+		}
+		if err := validateColumns(lay, rows, lay.dataIdx); err != nil {
+			return err
+		}
+	}
+	groups, err := lay.partitionGroups(&schema.Batch{Schema: lay.schema, Rows: rows})
+	if err != nil {
+		return err
+	}
+	targets := make([]*openPart, len(groups))
+	for gi, g := range groups {
+		p := w.parts[g.key]
+		if p == nil {
+			p = &openPart{dir: PartitionPath(lay.partKeys, g.values), values: g.values}
+			w.parts[g.key] = p
+			w.order = append(w.order, p)
+		}
+		targets[gi] = p
+	}
+	eg, gctx := errgroup.WithContext(ctx)
+	eg.SetLimit(w.workers)
+	for gi, g := range groups {
+		eg.Go(func() error {
+			if err := w.appendTo(gctx, ctx, targets[gi], rows, g.rows); err != nil {
+				return err
+			}
+			if w.closeAtEnd && targets[gi].fw != nil {
+				return w.closeFile(gctx, targets[gi])
+			}
+			return nil
+		})
+	}
+	if err := eg.Wait(); err != nil {
+		return err
+	}
+	return w.bound(ctx)
+}
+
+// appendTo writes rows (rowIdx; nil: all) to partition p, rolling its file
+// at the target size; the last file stays open. New files are created under
+// fileCtx (the Write call's: a store writer is bound to the ctx it was made
+// with, and this file may outlive ctx, the errgroup's).
+func (w *BatchWriter) appendTo(ctx, fileCtx context.Context, p *openPart, rows [][]any, rowIdx []int) error {
+	lay := w.lay
+	n := len(rows)
+	if rowIdx != nil {
+		n = len(rowIdx)
+	}
+	for start := 0; start < n; {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if p.fw == nil {
+			path := w.name(int(w.seq.Add(1)-1), lay.codecExt)
+			if p.dir != "" {
+				path = p.dir + "/" + path
+			}
+			fw, err := lay.newFileWriter(fileCtx, w.store, path)
+			if err != nil {
+				return err
+			}
+			fw.partValues = p.values
+			p.fw = fw
+		}
+		took, err := p.fw.writeRange(rows, rowIdx, start, n, lay.dataIdx, lay.opts.TargetFileSizeBytes)
+		if err != nil {
+			return err
+		}
+		start += took
+		if p.fw.pw.Size() >= lay.opts.TargetFileSizeBytes {
+			if err := w.closeFile(ctx, p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (w *BatchWriter) closeFile(ctx context.Context, p *openPart) error {
+	fw := p.fw
+	p.fw = nil
+	wf, err := fw.Close(ctx)
+	if err != nil {
+		return err
+	}
+	p.files = append(p.files, wf)
+	return nil
+}
+
+// bound keeps the open files within maxOpen (closing the oldest ones) and
+// their buffered row groups within bufferedBytesBudget (flushing the
+// largest row group first).
+func (w *BatchWriter) bound(ctx context.Context) error {
+	var open []*openPart
+	for _, p := range w.order {
+		if p.fw != nil {
+			open = append(open, p)
+		}
+	}
+	if len(open) > w.maxOpen {
+		if err := w.closeFiles(ctx, open[:len(open)-w.maxOpen/2]); err != nil {
+			return err
+		}
+		open = open[len(open)-w.maxOpen/2:]
+	}
+	var total int64
+	for _, p := range open {
+		total += p.fw.bufferedBytes()
+	}
+	for total > bufferedBytesBudget {
+		var big *openPart
+		for _, p := range open {
+			if big == nil || p.fw.bufferedBytes() > big.fw.bufferedBytes() {
+				big = p
+			}
+		}
+		b := big.fw.bufferedBytes()
+		if b == 0 {
+			return nil
+		}
+		if err := big.fw.flushRowGroup(); err != nil {
+			return err
+		}
+		total -= b
+	}
+	return nil
+}
+
+// closeFiles closes the open files of parts, Workers at once (closing is
+// mostly waiting for the store: fsync, upload).
+func (w *BatchWriter) closeFiles(ctx context.Context, parts []*openPart) error {
+	eg, gctx := errgroup.WithContext(ctx)
+	eg.SetLimit(w.workers)
+	for _, p := range parts {
+		if p.fw != nil {
+			eg.Go(func() error { return w.closeFile(gctx, p) })
+		}
+	}
+	return eg.Wait()
+}
+
+// Close finishes every open file and returns the batch's files, partition
+// by partition in order of first appearance, each partition's in writing
+// order. On error the files are deleted (best effort).
+func (w *BatchWriter) Close(ctx context.Context) ([]WrittenFile, error) {
+	if w.closed || w.failed {
+		return nil, errors.New("parquetio: batch writer is closed or failed")
+	}
+	if err := w.closeFiles(ctx, w.order); err != nil {
+		w.Abort(ctx)
+		return nil, err
+	}
+	w.closed = true
+	return w.files(), nil
+}
+
+func (w *BatchWriter) files() []WrittenFile {
+	var out []WrittenFile
+	for _, p := range w.order {
+		out = append(out, p.files...)
+	}
+	return out
+}
+
+// Abort discards the open files and deletes the closed ones (best effort:
+// files no commit names are invisible and VACUUM removes them).
+func (w *BatchWriter) Abort(ctx context.Context) {
+	for _, p := range w.order {
+		if p.fw != nil {
+			_ = p.fw.Abort()
+			p.fw = nil
+		}
+	}
+	for _, f := range w.files() {
+		_ = w.store.Delete(context.WithoutCancel(ctx), f.Path)
+	}
+	for _, p := range w.order {
+		p.files = nil
+	}
+	w.closed = true
+}
