@@ -99,6 +99,19 @@ type rgReader struct {
 	done    int             // records yielded
 }
 
+// CheckRead reports whether the file's columns can be read as want (nil:
+// the file's own schema) without reading any value: a *ColumnError wrapping
+// a *TypeMismatchError (or another cause) for the first field that cannot.
+// A read that passes may still fail on corrupt data.
+func (f *File) CheckRead(want *schema.StructType, opts ReadOptions) (err error) {
+	defer recoverCorrupt(f.path, &err)
+	if want == nil {
+		want = f.schema
+	}
+	_, _, err = f.readPlan(want, opts)
+	return err
+}
+
 func (f *File) openRowGroup(ctx context.Context, i int, want *schema.StructType, opts ReadOptions) (_ *rgReader, err error) {
 	defer recoverCorrupt(f.path, &err)
 	rgs := f.pf.RowGroups()

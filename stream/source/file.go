@@ -552,15 +552,36 @@ func (s *FileSource) GetBatch(ctx context.Context, start, end string) (*schema.B
 		}
 	}
 	if s.stream {
+		if sch == nil {
+			sch = &schema.StructType{}
+		}
+		// Every file's footer is checked against the schema here, so that a
+		// file that does not fit fails the batch before any row is written,
+		// as when the batch is decoded whole.
+		g, gctx = errgroup.WithContext(ctx)
+		g.SetLimit(s.opts.DecodeConcurrency)
 		for _, f := range files {
-			if f.footer != nil && sch != nil {
+			g.Go(func() error {
+				pf, err := parquetio.OpenFile(gctx, s.store, f.key, f.size)
+				if err != nil {
+					return parquetReadError(f.url, err)
+				}
+				defer pf.Close()
+				if err := pf.CheckRead(sch, parquetio.ReadOptions{}); err != nil {
+					return parquetReadError(f.url, err)
+				}
+				return nil
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return nil, BatchStats{}, err
+		}
+		for _, f := range files {
+			if f.footer != nil {
 				if cols := unknownColumns(sch, f.footer, ""); len(cols) > 0 {
 					return nil, BatchStats{}, &RecordError{File: f.url, Field: cols[0], Err: unknownFieldError{}}
 				}
 			}
-		}
-		if sch == nil {
-			sch = &schema.StructType{}
 		}
 		return &schema.Batch{Schema: sch, Chunks: s.parquetChunks(ctx, files, sch)}, stats, nil
 	}
@@ -697,12 +718,12 @@ func (s *FileSource) parquetChunks(ctx context.Context, files []decodedFile, sch
 			for _, f := range files {
 				pf, err := parquetio.OpenFile(ctx, s.store, f.key, f.size)
 				if err != nil {
-					send(chunk{err: fmt.Errorf("source: read parquet %s: %w", f.url, err)})
+					send(chunk{err: parquetReadError(f.url, err)})
 					return
 				}
 				for rows, err := range pf.Chunks(ctx, sch, parquetio.ReadOptions{}, s.opts.StreamChunkRows) {
 					if err != nil {
-						err = fmt.Errorf("source: read parquet %s: %w", f.url, err)
+						err = parquetReadError(f.url, err)
 					}
 					if !send(chunk{rows, err}) {
 						pf.Close()
