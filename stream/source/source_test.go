@@ -547,7 +547,7 @@ func TestCSVDelimiterAndQuotes(t *testing.T) {
 // with the same values as the batch decoded into Rows.
 func TestParquetStreamedChunks(t *testing.T) {
 	ctx := context.Background()
-	f := newFixture()
+	f := newFixture(t)
 	sch := &schema.StructType{Fields: []schema.StructField{
 		{Name: "id", Type: schema.TypeLong, Nullable: true},
 		{Name: "s", Type: schema.TypeString, Nullable: true},
@@ -576,14 +576,14 @@ func TestParquetStreamedChunks(t *testing.T) {
 			t.Fatal(err)
 		}
 		f.clock = f.clock.Add(time.Second)
-		f.src.SetModTime(key, f.clock)
+		f.setModTime(t, key, f.clock)
 	}
-	f.cp = memstore.New("cp-whole")
+	f.cp = memtest.New(t)
 	whole, err := readAll(t, f.open(t, Options{Format: FormatParquet}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.cp = memstore.New("cp-streamed")
+	f.cp = memtest.New(t)
 	b, err := readAll(t, f.open(t, Options{Format: FormatParquet, StreamChunkRows: chunkRows}))
 	if err != nil {
 		t.Fatal(err)
@@ -615,7 +615,7 @@ func TestParquetStreamedChunks(t *testing.T) {
 	}
 	// Collect turns the streamed batch into Rows (a fresh GetBatch: chunks
 	// are ranged over once).
-	f.cp = memstore.New("cp-collect")
+	f.cp = memtest.New(t)
 	b, err = readAll(t, f.open(t, Options{Format: FormatParquet, StreamChunkRows: chunkRows}))
 	if err != nil {
 		t.Fatal(err)
