@@ -44,23 +44,23 @@ func (p PrimitiveType) TypeName() string { return string(p) }
 
 // DecimalType is decimal(Precision,Scale), precision 1..38.
 type DecimalType struct {
-	Precision int
-	Scale     int
+	Precision int // total digits, 1..38
+	Scale     int // digits after the point, 0..Precision
 }
 
 // StructField is one field of a struct. Metadata is kept verbatim (column
 // mapping ids and physical names live there: delta.columnMapping.id,
 // delta.columnMapping.physicalName).
 type StructField struct {
-	Name     string
-	Type     DataType
-	Nullable bool
-	Metadata map[string]any
+	Name     string         // the column name, case-preserving
+	Type     DataType       // its type
+	Nullable bool           // whether values may be null
+	Metadata map[string]any // the field's metadata object, verbatim
 }
 
 // StructType is a struct; a table schema is a *StructType.
 type StructType struct {
-	Fields []StructField
+	Fields []StructField // the fields, in order
 }
 
 // TypeName is the type's name in a Delta schemaString (PROTOCOL.md "Schema Serialization Format").
@@ -68,8 +68,8 @@ func (*StructType) TypeName() string { return "struct" }
 
 // ArrayType is array<ElementType>.
 type ArrayType struct {
-	ElementType  DataType
-	ContainsNull bool
+	ElementType  DataType // the elements' type
+	ContainsNull bool     // whether elements may be null
 }
 
 // TypeName is the type's name in a Delta schemaString (PROTOCOL.md "Schema Serialization Format").
@@ -77,9 +77,9 @@ func (*ArrayType) TypeName() string { return "array" }
 
 // MapType is map<KeyType, ValueType>.
 type MapType struct {
-	KeyType           DataType
-	ValueType         DataType
-	ValueContainsNull bool
+	KeyType           DataType // the keys' type (keys are never null)
+	ValueType         DataType // the values' type
+	ValueContainsNull bool     // whether values may be null
 }
 
 // TypeName is the type's name in a Delta schemaString (PROTOCOL.md "Schema Serialization Format").
@@ -117,8 +117,8 @@ func (*MapType) TypeName() string { return "map" }
 // Options.StreamChunkRows for a Delta append), so code that reads only Rows
 // never sees an empty batch in place of a streamed one.
 type Batch struct {
-	Schema *StructType
-	Rows   [][]any
+	Schema *StructType // the schema every row conforms to
+	Rows   [][]any     // Rows[i][j] is the value of Schema.Fields[j] in row i
 	// Chunks yields the records of a streamed batch (nil: Rows holds them),
 	// or an error that ends the batch.
 	Chunks iter.Seq2[[][]any, error]
@@ -147,13 +147,13 @@ type Date int32
 
 // MapEntry is one key/value pair of a map value.
 type MapEntry struct {
-	Key   any
-	Value any
+	Key   any // the key (never nil)
+	Value any // the value (nil: null)
 }
 
 // Decimal is a decimal value: Unscaled * 10^-Scale. Scale equals the column's
 // DecimalType.Scale for values in a Batch.
 type Decimal struct {
-	Unscaled *big.Int
-	Scale    int
+	Unscaled *big.Int // the digits as an integer
+	Scale    int      // digits after the point (the column's DecimalType.Scale)
 }

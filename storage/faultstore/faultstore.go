@@ -162,6 +162,8 @@ func (o Options) Validate() error {
 
 // Counts are the calls a Store has seen (including failed ones).
 type Counts struct {
+	// Read, RangeRead, Put, PutIfAbsent, NewWriter, WriterClose, List, Stat
+	// and Delete count the calls of each operation.
 	Read, RangeRead, Put, PutIfAbsent, NewWriter, WriterClose, List, Stat, Delete int64
 	// WriterAbort counts Writer.Abort calls on writers not closed or
 	// aborted before: NewWriter - WriterClose - WriterAbort writers are open.

@@ -179,9 +179,9 @@ func isDigits(s string) bool {
 // Point is one durable step a Store saw: the N-th (0-based) write-class
 // call classified as Name since the Store was created.
 type Point struct {
-	Name string
-	N    int
-	Op   Op
+	Name string // the point's name (PointOf)
+	N    int    // 0-based occurrence of Name
+	Op   Op     // the operation of the call
 	Path string // relative to the root of the Store it was recorded by
 	// Injected: the call failed with an injected fault (before or after it
 	// was performed).
@@ -285,8 +285,8 @@ func (st *state) decidePoint(op Op, full string) (rec int, fail, after bool) {
 // Crash is one crash a crash test runs: at one occurrence of a named point,
 // before or after the step.
 type Crash struct {
-	Point Point
-	Mode  Mode // FailBefore or FailAfter
+	Point Point // where it crashes
+	Mode  Mode  // FailBefore or FailAfter
 }
 
 // String is "name#N/before" or "name#N/after": the subtest name.
