@@ -40,6 +40,11 @@ const (
 	// both lie before the version's first file.
 	metadataChangeIndex     = -20
 	postMetadataChangeIndex = -19
+	// baseIndexV3 is Delta 3's in-memory base index (BASE_INDEX_V3),
+	// written as -1 under sourceVersion 1.
+	baseIndexV3 = -100
+	// reservedSourceVersion is VERSION_2, which Delta refuses.
+	reservedSourceVersion = 2
 )
 
 // String renders the offset as Spark's Jackson serializer does, fields in
@@ -49,10 +54,15 @@ func (o Offset) String() string {
 	return string(b)
 }
 
-// ParseOffset reads a DeltaSourceOffset of sourceVersion 1 to 3
-// (DeltaSourceOffset.validateSourceVersion). Delta 3's metadata-change
-// indexes (-20, -19) are read as BaseIndex: they lie before the version's
-// first file. Anything else fails with an error wrapping ErrBadOffset.
+// ParseOffset reads a DeltaSourceOffset of sourceVersion 1 or 3 as Delta's
+// DeltaSourceOffset.Deserializer does: sourceVersion 2 is reserved and
+// refused, and so is index -1 under sourceVersion 3 (Delta asserts it: its
+// version-3 base index is -100, read here as BaseIndex). Delta 3's
+// metadata-change indexes (-20, -19) are read as BaseIndex: they lie before
+// the version's first file. The result has SourceVersion 1, the version
+// Delta's serializer writes for such a position, so String renders an
+// offset Delta reads. Anything else fails with an error wrapping
+// ErrBadOffset.
 func ParseOffset(s string) (Offset, error) {
 	var raw struct {
 		SourceVersion     *int    `json:"sourceVersion"`
@@ -67,12 +77,15 @@ func ParseOffset(s string) (Offset, error) {
 	if raw.SourceVersion == nil || raw.ReservoirID == nil || raw.ReservoirVersion == nil || raw.Index == nil || raw.IsStartingVersion == nil {
 		return Offset{}, fmt.Errorf("%w: %q: want sourceVersion, reservoirId, reservoirVersion, index and isStartingVersion", ErrBadOffset, s)
 	}
-	if *raw.SourceVersion < 1 || *raw.SourceVersion > maxSourceVersion {
-		return Offset{}, fmt.Errorf("%w: %q: sourceVersion %d (this version reads 1 to %d)", ErrBadOffset, s, *raw.SourceVersion, maxSourceVersion)
+	if *raw.SourceVersion < 1 || *raw.SourceVersion > maxSourceVersion || *raw.SourceVersion == reservedSourceVersion {
+		return Offset{}, fmt.Errorf("%w: %q: sourceVersion %d (this version reads 1 and 3; 2 is reserved)", ErrBadOffset, s, *raw.SourceVersion)
 	}
-	o := Offset{SourceVersion: *raw.SourceVersion, ReservoirID: *raw.ReservoirID, ReservoirVersion: *raw.ReservoirVersion,
+	if *raw.SourceVersion == maxSourceVersion && *raw.Index == BaseIndex {
+		return Offset{}, fmt.Errorf("%w: %q: index -1 under sourceVersion 3 (whose base index is %d)", ErrBadOffset, s, baseIndexV3)
+	}
+	o := Offset{SourceVersion: SourceVersion, ReservoirID: *raw.ReservoirID, ReservoirVersion: *raw.ReservoirVersion,
 		Index: *raw.Index, IsStartingVersion: *raw.IsStartingVersion}
-	if o.Index == metadataChangeIndex || o.Index == postMetadataChangeIndex {
+	if o.Index == metadataChangeIndex || o.Index == postMetadataChangeIndex || o.Index == baseIndexV3 {
 		o.Index = BaseIndex
 	}
 	if o.ReservoirVersion < 0 || o.Index < BaseIndex {

@@ -1,6 +1,7 @@
 package delta
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -57,5 +58,32 @@ func TestSparkWrittenOffsets(t *testing.T) {
 				t.Errorf("rendered %s, Spark wrote %s", got, seq.Offsets[0])
 			}
 		})
+	}
+}
+
+// TestParseOffsetAsDeltaDeserializes: the offsets Delta's
+// DeltaSourceOffset.Deserializer refuses are refused (sourceVersion 2 is
+// reserved; index -1 under sourceVersion 3 fails Delta's assertion), the
+// version-3 indexes it reads are read (-100, its base; -20 and -19, the
+// metadata-change indexes), and a parsed offset renders as Delta's
+// serializer writes that position (sourceVersion 1, index -1).
+func TestParseOffsetAsDeltaDeserializes(t *testing.T) {
+	for _, bad := range []string{
+		`{"sourceVersion":2,"reservoirId":"x","reservoirVersion":2,"index":0,"isStartingVersion":false}`,
+		`{"sourceVersion":3,"reservoirId":"x","reservoirVersion":2,"index":-1,"isStartingVersion":false}`,
+	} {
+		if o, err := ParseOffset(bad); !errors.Is(err, ErrBadOffset) {
+			t.Errorf("ParseOffset(%s) = %+v, %v; want ErrBadOffset", bad, o, err)
+		}
+	}
+	for _, idx := range []string{"-100", "-20", "-19"} {
+		s := `{"sourceVersion":3,"reservoirId":"x","reservoirVersion":2,"index":` + idx + `,"isStartingVersion":false}`
+		o, err := ParseOffset(s)
+		if err != nil {
+			t.Fatalf("ParseOffset(%s): %v", s, err)
+		}
+		if want := `{"sourceVersion":1,"reservoirId":"x","reservoirVersion":2,"index":-1,"isStartingVersion":false}`; o.String() != want {
+			t.Errorf("ParseOffset(%s) renders %s, want %s", s, o.String(), want)
+		}
 	}
 }
