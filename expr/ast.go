@@ -63,7 +63,7 @@ func (o Op) flip() Op {
 // Column is a column reference: the path of field names from the top of the
 // schema (a.b.c is ["a","b","c"]), in logical (user-facing) names.
 type Column struct {
-	Path []string
+	Path []string // field names from the top of the schema
 }
 
 // String is the expression in the predicate syntax Parse reads.
@@ -98,8 +98,8 @@ const (
 // Literal is a literal as written; its Go value is fixed by Bind from the
 // column it is compared with.
 type Literal struct {
-	Kind LitKind
-	Text string // the string's content, the number's digits, "true"/"false"
+	Kind LitKind // the literal's syntactic kind
+	Text string  // the string's content, the number's digits, "true"/"false"
 }
 
 // String is the expression in the predicate syntax Parse reads.

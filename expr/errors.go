@@ -20,7 +20,7 @@ var (
 type SyntaxError struct {
 	Pos   int    // byte offset of the offending token
 	Input string // the whole input
-	Msg   string
+	Msg   string // what is wrong
 }
 
 // Error implements error.

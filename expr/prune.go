@@ -285,11 +285,11 @@ func (d Domain) mayUnequal(x any) bool {
 // add action's stats JSON. Per-column values mirror the schema, keyed by
 // physical column names.
 type Stats struct {
-	NumRecords  *int64         `json:"numRecords,omitempty"`
-	TightBounds *bool          `json:"tightBounds,omitempty"`
-	MinValues   map[string]any `json:"minValues,omitempty"`
-	MaxValues   map[string]any `json:"maxValues,omitempty"`
-	NullCount   map[string]any `json:"nullCount,omitempty"`
+	NumRecords  *int64         `json:"numRecords,omitempty"`  // rows in the file (nil: unknown)
+	TightBounds *bool          `json:"tightBounds,omitempty"` // false: the bounds may be wider than the live rows (deletion vectors)
+	MinValues   map[string]any `json:"minValues,omitempty"`   // per column, the least non-null value
+	MaxValues   map[string]any `json:"maxValues,omitempty"`   // per column, the greatest non-null value
+	NullCount   map[string]any `json:"nullCount,omitempty"`   // per column, the count of nulls
 }
 
 // ParseStats parses an add action's stats string; "" is (nil, nil). Numbers
