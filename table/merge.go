@@ -159,7 +159,13 @@ const DefaultMergeAttempts = 5
 // min/max statistics (PROTOCOL.md, "Per-file Statistics"); of the files
 // left, only the key and sequence columns are read; a file with a row the
 // batch changes is rewritten without it, and changed and inserted rows go to
-// new files with stats as for appends.
+// new files with stats as for appends. Deletion vectors: on a table with
+// delta.enableDeletionVectors=true and the deletionVectors feature, a file
+// with a changed row is not rewritten: the row is marked deleted in a new
+// deletion vector of the file. The property without the feature in the
+// protocol gives copy-on-write and no protocol change, as in Delta (see
+// deletionVectorsOn); Merge never changes the protocol or the metadata of
+// an existing table.
 //
 // Isolation: the commit records the files it read and a read predicate
 // ("may hold one of the batch's keys") and runs at Serializable, so a
@@ -200,20 +206,24 @@ func (t *Table) Merge(ctx context.Context, batch *schema.Batch, o MergeOptions) 
 	var lastErr error
 	for attempt := 1; attempt <= o.MaxAttempts; attempt++ {
 		snap, err := t.log.Snapshot(ctx)
+		var newTable []txlog.Action
 		if errors.Is(err, txlog.ErrTableNotFound) {
-			if err := t.createForMerge(ctx, batch, o); err != nil {
-				return MergeResult{}, err
+			// Version 0 is the merge's own commit: protocol and metaData
+			// with the batch's adds, so a batch the merge refuses leaves
+			// no table behind.
+			snap = nil
+			if newTable, err = newTableActions(mergeCreateOptions(batch, o), o.Now()); err != nil {
+				return MergeResult{}, fmt.Errorf("table: merge into %s: create the table: %w", t.URL(), err)
 			}
-			snap, err = t.log.Snapshot(ctx)
 		}
 		if err != nil {
 			return MergeResult{}, fmt.Errorf("table: merge into %s: %w", t.URL(), err)
 		}
-		res, err := t.mergeOnce(ctx, snap, batch, o)
+		res, err := t.mergeOnce(ctx, snap, newTable, batch, o)
 		o.beforeCommit = nil
 		res.Attempts = attempt
 		var ce *txlog.ConflictError
-		if err == nil || !errors.As(err, &ce) {
+		if err == nil || !(errors.As(err, &ce) || newTable != nil && errors.Is(err, txlog.ErrTableExists)) {
 			return res, err
 		}
 		if o.AppID != "" {
@@ -228,12 +238,12 @@ func (t *Table) Merge(ctx context.Context, batch *schema.Batch, o MergeOptions) 
 	return MergeResult{Attempts: o.MaxAttempts}, fmt.Errorf("table: merge into %s after %d attempts: %w", t.URL(), o.MaxAttempts, lastErr)
 }
 
-// createForMerge creates the table from the batch's schema less the
-// columns only DeleteWhen reads (they describe the change, like an op
-// column, not the row), unless they are keys, the sequence or partition
-// columns. A concurrent creator winning is fine: the merge then goes into
-// its table.
-func (t *Table) createForMerge(ctx context.Context, batch *schema.Batch, o MergeOptions) error {
+// mergeCreateOptions are those of a table a merge creates: the batch's
+// schema less the columns only DeleteWhen reads (they describe the change,
+// like an op column, not the row), unless they are keys, the sequence or
+// partition columns. A concurrent creator winning is fine: the merge then
+// goes into its table.
+func mergeCreateOptions(batch *schema.Batch, o MergeOptions) CreateOptions {
 	sch := batch.Schema
 	if o.DeleteWhen != "" {
 		if e, err := expr.Parse(o.DeleteWhen); err == nil {
@@ -254,11 +264,7 @@ func (t *Table) createForMerge(ctx context.Context, batch *schema.Batch, o Merge
 			}
 		}
 	}
-	err := t.create(ctx, CreateOptions{Schema: sch, PartitionColumns: o.PartitionColumns, Properties: o.Properties})
-	if err != nil && !errors.Is(err, txlog.ErrTableExists) {
-		return err
-	}
-	return nil
+	return CreateOptions{Schema: sch, PartitionColumns: o.PartitionColumns, Properties: o.Properties}
 }
 
 // mergePlan is one merge's view of the table and the batch.
@@ -295,12 +301,10 @@ var ErrDuplicateKey = errors.New("several source rows with the same merge key")
 // into a table whose key column is NOT NULL.
 var ErrNullKey = errors.New("null merge key")
 
-func (t *Table) planMerge(snap *txlog.Snapshot, batch *schema.Batch, o MergeOptions) (*mergePlan, error) {
-	md := snap.Metadata()
-	if err := txlog.CheckWriteSupported(snap.Protocol(), md); err != nil {
+func (t *Table) planMerge(proto txlog.Protocol, md txlog.Metadata, props txlog.TableProperties, batch *schema.Batch, o MergeOptions) (*mergePlan, error) {
+	if err := txlog.CheckWriteSupported(proto, md); err != nil {
 		return nil, err
 	}
-	props := snap.Properties()
 	if err := props.Err(txlog.PropAppendOnly); err != nil {
 		return nil, err
 	}
@@ -711,18 +715,42 @@ func numRecordsOf(stats string) (int64, bool) {
 	return *st.NumRecords, true
 }
 
-// mergeOnce plans and commits the merge on snap.
-func (t *Table) mergeOnce(ctx context.Context, snap *txlog.Snapshot, batch *schema.Batch, o MergeOptions) (MergeResult, error) {
-	res := MergeResult{Version: snap.Version(), NumSourceRows: int64(len(batch.Rows)), NumFilesInTable: snap.NumFiles()}
-	if o.AppID != "" {
+// mergeOnce plans and commits the merge on snap, or, with snap nil, into
+// the new table that newTable (its protocol and metaData actions) creates
+// in the same commit.
+func (t *Table) mergeOnce(ctx context.Context, snap *txlog.Snapshot, newTable []txlog.Action, batch *schema.Batch, o MergeOptions) (MergeResult, error) {
+	var (
+		version = int64(-1)
+		proto   txlog.Protocol
+		md      txlog.Metadata
+		live    []*txlog.Add
+		at      = "a new table"
+	)
+	var props txlog.TableProperties
+	if snap != nil {
+		version, proto, md, live, props = snap.Version(), snap.Protocol(), snap.Metadata(), snap.Files(), snap.Properties()
+		at = fmt.Sprintf("version %d", version)
+	} else {
+		for _, a := range newTable {
+			if a.Protocol != nil {
+				proto = *a.Protocol
+			}
+			if a.MetaData != nil {
+				md = *a.MetaData
+			}
+		}
+		props, _ = txlog.ParseTableProperties(md.Configuration) // validated by newTableActions
+	}
+	res := MergeResult{Version: version, NumSourceRows: int64(len(batch.Rows)), NumFilesInTable: len(live)}
+	if o.AppID != "" && snap != nil {
 		if v, ok := snap.TxnVersion(o.AppID); ok && o.Version <= v {
-			return MergeResult{Skipped: true, Version: snap.Version(), NumFilesInTable: snap.NumFiles()}, nil
+			return MergeResult{Skipped: true, Version: version, NumFilesInTable: len(live)}, nil
 		}
 	}
 	wrap := func(err error) error {
-		return fmt.Errorf("table: merge into %s at version %d: %w", t.URL(), snap.Version(), err)
+		return fmt.Errorf("table: merge into %s at %s: %w", t.URL(), at, err)
 	}
-	p, err := t.planMerge(snap, batch, o)
+	p, err := t.planMerge(proto, md, props, batch, o)
 	if err != nil {
 		return res, wrap(err)
 	}
@@ -730,11 +758,11 @@ func (t *Table) mergeOnce(ctx context.Context, snap *txlog.Snapshot, batch *sche
 
 	// 1. Prune, then read the key (and sequence) columns of what is left.
 	// Rows an existing deletion vector deletes are not there.
-	dvMode := deletionVectorsOn(snap)
+	dvMode := deletionVectorsOn(proto, props)
 	keyOrSeq := func(i int) bool { return slices.Contains(p.keyIdx, i) || i == p.seqIdx }
 	var scanned, touched []*txlog.Add
 	oldDV := map[*txlog.Add]*parquetio.DeletionVector{}
-	for _, a := range snap.Files() {
+	for _, a := range live {
 		if !p.mayHold(a) {
 			continue
 		}
@@ -865,7 +893,7 @@ func (t *Table) mergeOnce(ctx context.Context, snap *txlog.Snapshot, batch *sche
 	}
 
 	// 3. Write the new files.
-	wopts, err := dataFileOptions(snap.Properties(), p.partCols, o.TargetFileSizeBytes, o.RowGroupSizeBytes, o.Compression)
+	wopts, err := dataFileOptions(props, p.partCols, o.TargetFileSizeBytes, o.RowGroupSizeBytes, o.Compression)
 	if err != nil {
 		return res, wrap(err)
 	}
@@ -903,6 +931,7 @@ func (t *Table) mergeOnce(ctx context.Context, snap *txlog.Snapshot, batch *sche
 	// 4. One commit: removes, adds, txn.
 	now := o.Now().UnixMilli()
 	tx := t.log.Begin(snap)
+	tx.Add(newTable...)
 	tx.SetIsolation(txlog.Serializable)
 	for _, a := range scanned {
 		tx.ReadFiles(a.Path)
@@ -964,7 +993,7 @@ func (t *Table) mergeOnce(ctx context.Context, snap *txlog.Snapshot, batch *sche
 	v, err := tx.Commit(ctx, "MERGE", params, res.operationMetrics())
 	if err != nil {
 		var ce *txlog.ConflictError
-		if errors.As(err, &ce) {
+		if errors.As(err, &ce) || errors.Is(err, txlog.ErrTableExists) {
 			// Never committed: our files are unreferenced; delete them (best
 			// effort, VACUUM collects what is left) before re-planning.
 			dctx := context.WithoutCancel(ctx)
@@ -1060,10 +1089,16 @@ func (r MergeResult) operationMetrics() map[string]any {
 }
 
 // deletionVectorsOn: the table merges with deletion vectors
-// (delta.enableDeletionVectors=true and the deletionVectors writer feature).
-func deletionVectorsOn(snap *txlog.Snapshot) bool {
-	return snap.Properties().EnableDeletionVectors &&
-		slices.Contains(snap.Protocol().WriterFeatures, txlog.FeatureDeletionVectors)
+// (delta.enableDeletionVectors=true and the deletionVectors writer feature),
+// Delta's DeletionVectorUtils.deletionVectorsWritable. A table whose
+// property was set without the feature (by a writer that did not upgrade
+// the protocol; Delta itself upgrades it in the commit that sets the
+// property, OptimisticTransactionImpl.updateMetadata with
+// Protocol.upgradeProtocolFromMetadataForExistingTable) is merged
+// copy-on-write, its protocol unchanged, as Delta's MERGE does: a MERGE
+// that changes no metadata does not upgrade the protocol.
+func deletionVectorsOn(proto txlog.Protocol, props txlog.TableProperties) bool {
+	return props.EnableDeletionVectors && slices.Contains(proto.WriterFeatures, txlog.FeatureDeletionVectors)
 }
 
 // looseStats marks a file's stats as no longer tight (PROTOCOL.md, "Per-file

@@ -416,3 +416,95 @@ func TestMergeNullKeys(t *testing.T) {
 		}
 	})
 }
+
+// TestCreateWithDeletionVectorsKeepsImpliedFeatures: a table created with
+// delta.enableDeletionVectors=true from the default protocol 1/2 lists the
+// features writer 2 implied (appendOnly, invariants) beside deletionVectors,
+// as Delta's Protocol.forNewTable / withFeatures does; dropping them would
+// leave delta.appendOnly=true unenforced by readers of the feature lists.
+func TestCreateWithDeletionVectorsKeepsImpliedFeatures(t *testing.T) {
+	ctx := context.Background()
+	tb := open(t)
+	if _, err := tb.Write(ctx, &schema.Batch{Schema: kvSchema()}, table.WriteOptions{Properties: map[string]string{txlog.PropEnableDeletionVectors: "true"}}); err != nil {
+		t.Fatal(err)
+	}
+	snap, _ := tb.Snapshot(ctx)
+	p := snap.Protocol()
+	wf, rf := slices.Sorted(slices.Values(p.WriterFeatures)), slices.Sorted(slices.Values(p.ReaderFeatures))
+	if p.MinReaderVersion != 3 || p.MinWriterVersion != 7 || fmt.Sprint(wf) != "[appendOnly deletionVectors invariants]" || fmt.Sprint(rf) != "[deletionVectors]" {
+		t.Fatalf("protocol %d/%d readerFeatures %v writerFeatures %v, want 3/7 [deletionVectors] [appendOnly deletionVectors invariants]", p.MinReaderVersion, p.MinWriterVersion, rf, wf)
+	}
+}
+
+// TestMergeDeletionVectorPropertyWithoutFeature: delta.enableDeletionVectors
+// set later on a 1/2 table by a writer that did not upgrade the protocol.
+// Delta's MERGE writes deletion vectors only when the protocol has the
+// feature (DeletionVectorUtils.deletionVectorsWritable) and a MERGE that
+// changes no metadata does not upgrade the protocol: lakesink's merge is
+// copy-on-write there and leaves the protocol as it is.
+func TestMergeDeletionVectorPropertyWithoutFeature(t *testing.T) {
+	ctx := context.Background()
+	tb := open(t)
+	createKV(t, tb, false, 4)
+	snap, _ := tb.Snapshot(ctx)
+	md := snap.Metadata()
+	md.Configuration = map[string]string{txlog.PropEnableDeletionVectors: "true"}
+	tx := tb.Log().Begin(snap)
+	tx.Add(txlog.Action{MetaData: &md})
+	if _, err := tx.Commit(ctx, "SET TBLPROPERTIES", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	res, err := tb.Merge(ctx, &schema.Batch{Schema: kvSchema(), Rows: [][]any{{int64(1), "p1", "new", int64(2)}}}, table.MergeOptions{Keys: []string{"id"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.NumDeletionVectorsAdded != 0 || res.NumFilesRemoved != 1 || res.NumCopied != 3 {
+		t.Fatalf("result %+v, want copy-on-write", res)
+	}
+	snap, _ = tb.Snapshot(ctx)
+	if p := snap.Protocol(); p.MinReaderVersion != 1 || p.MinWriterVersion != 2 {
+		t.Fatalf("protocol %+v changed by the merge", p)
+	}
+	for _, a := range snap.Files() {
+		if a.DeletionVector != nil {
+			t.Fatalf("file %s has a deletion vector", a.Path)
+		}
+	}
+	if got, want := state(t, tb), "0:p0:old:1 1:p1:new:2 2:p0:old:1 3:p1:old:1"; got != want {
+		t.Fatalf("table\n got %s\nwant %s", got, want)
+	}
+}
+
+// TestMergeIntoMissingTableRefusedLeavesNothing: a merge that creates the
+// table commits protocol and metaData in its own commit (version 0, with
+// the batch's adds), so a batch it refuses, before or after planning,
+// leaves no table behind; a good batch then creates it at version 0.
+func TestMergeIntoMissingTableRefusedLeavesNothing(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name string
+		rows [][]any
+		opts table.MergeOptions
+		want error
+	}{
+		{"duplicate key", [][]any{{int64(1), "p", "a", nil}, {int64(1), "p", "b", nil}}, table.MergeOptions{Keys: []string{"id"}}, table.ErrDuplicateKey},
+		{"unknown key", [][]any{{int64(1), "p", "a", nil}}, table.MergeOptions{Keys: []string{"nope"}}, table.ErrInvalidOptions},
+		{"null in a NOT NULL key", [][]any{{nil, "p", "a", nil}}, table.MergeOptions{Keys: []string{"id"}}, table.ErrNullKey},
+		{"bad value", [][]any{{int64(1), "p", int64(5), nil}}, table.MergeOptions{Keys: []string{"id"}}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tb := open(t)
+			_, err := tb.Merge(ctx, &schema.Batch{Schema: kvSchema(), Rows: c.rows}, c.opts)
+			if err == nil || c.want != nil && !errors.Is(err, c.want) {
+				t.Fatalf("merge: %v, want %v", err, c.want)
+			}
+			if _, err := tb.Snapshot(ctx); !errors.Is(err, txlog.ErrTableNotFound) {
+				t.Fatalf("after the refused merge: snapshot %v, want no table", err)
+			}
+			res, err := tb.Merge(ctx, &schema.Batch{Schema: kvSchema(), Rows: [][]any{{int64(1), "p", "a", nil}}}, table.MergeOptions{Keys: []string{"id"}})
+			if err != nil || res.Version != 0 || res.NumInserted != 1 {
+				t.Fatalf("good merge: %+v %v, want version 0 with one insert", res, err)
+			}
+		})
+	}
+}

@@ -264,15 +264,25 @@ func withWriterFeature(p txlog.Protocol, f string) txlog.Protocol {
 	return p
 }
 
-// withDeletionVectors is p with the deletionVectors feature: reader 3 /
-// writer 7 (PROTOCOL.md, "Deletion Vectors": a table feature of both).
+// withDeletionVectors is p with the deletionVectors feature, a reader and
+// writer feature (PROTOCOL.md, "Deletion Vectors"): reader 3 / writer 7,
+// keeping every feature the old protocol implied, as Delta's
+// Protocol.withFeatures makes a legacy protocol's implicitlySupportedFeatures
+// explicit (e.g. 1/2 becomes writerFeatures [appendOnly, invariants,
+// deletionVectors], readerFeatures [deletionVectors]; a legacy reader 2
+// with writer 5 implied columnMapping, which becomes a reader feature too).
 func withDeletionVectors(p txlog.Protocol) txlog.Protocol {
-	p.MinReaderVersion, p.MinWriterVersion = 3, 7
+	legacyReader := p.MinReaderVersion < 3
+	columnMapping := legacyReader && p.MinReaderVersion >= 2 && p.MinWriterVersion >= 5
+	p = withWriterFeature(p, txlog.FeatureDeletionVectors)
+	if legacyReader {
+		p.MinReaderVersion, p.ReaderFeatures = 3, nil
+		if columnMapping {
+			p.ReaderFeatures = []string{txlog.FeatureColumnMapping}
+		}
+	}
 	if !slices.Contains(p.ReaderFeatures, txlog.FeatureDeletionVectors) {
 		p.ReaderFeatures = append(slices.Clone(p.ReaderFeatures), txlog.FeatureDeletionVectors)
-	}
-	if !slices.Contains(p.WriterFeatures, txlog.FeatureDeletionVectors) {
-		p.WriterFeatures = append(slices.Clone(p.WriterFeatures), txlog.FeatureDeletionVectors)
 	}
 	return p
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"strings"
@@ -129,7 +130,7 @@ func runMerge(ctx context.Context, p *printer, url string, o MergeOptions) error
 	evolve := o.Schema == "" && readsMissingColumns(sch, deleteWhen)
 	batch, err := readOneFile(ctx, o.Source, o.Format, decodeSchema, o.TimestampFormat, evolve)
 	if err != nil {
-		return err
+		return mergeHint(err)
 	}
 	if transform != nil {
 		if batch, err = transform(batch); err != nil {
@@ -155,6 +156,18 @@ func runMerge(ctx context.Context, p *printer, url string, o MergeOptions) error
 		plural(res.NumSourceRows, "row", "rows"), t.URL(), res.Version, res.NumInserted, res.NumUpdated, res.NumDeleted,
 		plural(res.NumFilesRemoved, "file", "files"), res.NumFilesInTable, res.NumFilesScanned, plural(res.NumFilesAdded, "file", "files"))
 	return nil
+}
+
+// mergeHint says what to do about an input field the schema lacks. A merge
+// writes the table's columns only and never changes the table's schema
+// (as Delta's MERGE without schema evolution ignores source columns the
+// target lacks): such a field is read only when --schema names it.
+func mergeHint(err error) error {
+	if errors.Is(err, source.ErrUnknownField) {
+		return &hintError{err, err.Error() + "; merge does not add columns to the table: give --schema with the table's columns " +
+			"and this one (a column the table lacks is read, e.g. by --delete-when, and not written), or leave the field out of the input"}
+	}
+	return err
 }
 
 // mergeSummary is `merge --json`'s summary.

@@ -134,3 +134,29 @@ func TestMergeDebeziumRowWithOpColumn(t *testing.T) {
 		t.Fatalf("after delete: %v", got)
 	}
 }
+
+// TestMergeCommandCreatesNothingOnBadInput: `lakesink merge` into a missing
+// table with input it refuses (duplicate keys) commits nothing: no version
+// 0 is left behind. An input field the table lacks gets a hint that names
+// what merge supports (--schema; merge never adds columns), not schema
+// evolution, which it has not.
+func TestMergeCommandCreatesNothingOnBadInput(t *testing.T) {
+	dir := t.TempDir()
+	tbl := filepath.Join(dir, "t")
+	dup := writeFile(t, filepath.Join(dir, "dup.json"), "{\"id\":7,\"v\":\"a\"}\n{\"id\":7,\"v\":\"b\"}\n")
+	if _, stderr, code := runCLI(t, "merge", tbl, "--source", dup, "--merge-key", "id"); code != 1 || !strings.Contains(stderr, "id=7") {
+		t.Fatalf("duplicate key: %d %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(tbl, "_delta_log", "00000000000000000000.json")); !os.IsNotExist(err) {
+		t.Fatalf("a refused merge left version 0 of %s behind (%v)", tbl, err)
+	}
+	ok := writeFile(t, filepath.Join(dir, "ok.json"), "{\"id\":1,\"v\":\"a\"}\n")
+	if _, stderr, code := runCLI(t, "merge", tbl, "--source", ok, "--merge-key", "id"); code != 0 {
+		t.Fatalf("merge: %d %s", code, stderr)
+	}
+	extra := writeFile(t, filepath.Join(dir, "extra.json"), "{\"id\":2,\"v\":\"b\",\"extra\":5}\n")
+	_, stderr, code := runCLI(t, "merge", tbl, "--source", extra, "--merge-key", "id")
+	if code != 1 || !strings.Contains(stderr, "field extra") || !strings.Contains(stderr, "--schema") || strings.Contains(stderr, "evolve") {
+		t.Fatalf("input field the table lacks: %d %s, want a hint naming --schema and no schema evolution", code, stderr)
+	}
+}

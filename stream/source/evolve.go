@@ -40,7 +40,9 @@ var ErrUnknownField = errors.New("input field not in the schema")
 type unknownFieldError struct{}
 
 func (unknownFieldError) Error() string {
-	return "not in the schema (a new column: add it to the schema, or let the schema evolve)"
+	// What to do is the caller's to say: an ingest can evolve the schema
+	// (SchemaEvolutionAddNewColumns), a one-batch merge cannot.
+	return "not in the schema (a new column)"
 }
 func (unknownFieldError) Is(target error) bool { return target == ErrUnknownField }
 
