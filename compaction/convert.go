@@ -70,7 +70,7 @@ func Convert(ctx context.Context, t *table.Table, opts ConvertOptions) (*Convert
 		fo = *opts.FileSink
 	}
 	fail := func(err error) (*ConvertResult, error) {
-		return nil, fmt.Errorf("compaction: convert %s: %w", t.URL(), err)
+		return nil, fmt.Errorf("convert %s: %w", t.URL(), err)
 	}
 	st := t.Store()
 	listing, err := filesink.ListFiles(ctx, st, fo)

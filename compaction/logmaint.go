@@ -23,11 +23,11 @@ type CheckpointResult struct {
 func Checkpoint(ctx context.Context, t *table.Table) (*CheckpointResult, error) {
 	snap, err := t.Snapshot(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("compaction: checkpoint %s: %w", t.URL(), err)
+		return nil, fmt.Errorf("checkpoint %s: %w", t.URL(), err)
 	}
 	lc, err := t.Log().Checkpoint(ctx, snap)
 	if err != nil {
-		return nil, fmt.Errorf("compaction: checkpoint %s version %d: %w", t.URL(), snap.Version(), err)
+		return nil, fmt.Errorf("checkpoint %s version %d: %w", t.URL(), snap.Version(), err)
 	}
 	res := &CheckpointResult{Version: snap.Version()}
 	if lc != nil {
@@ -68,15 +68,15 @@ func CleanupLog(ctx context.Context, t *table.Table, now time.Time) (*CleanupRes
 	// Features": a writer must not write to such a table).
 	snap, err := t.Snapshot(ctx)
 	if err != nil {
-		return cleanupResult(nil, false), fmt.Errorf("compaction: cleanup-log %s: %w", t.URL(), err)
+		return cleanupResult(nil, false), fmt.Errorf("cleanup-log %s: %w", t.URL(), err)
 	}
 	if err := txlog.CheckWriteSupported(snap.Protocol(), snap.Metadata()); err != nil {
-		return cleanupResult(nil, false), fmt.Errorf("compaction: cleanup-log %s version %d: %w", t.URL(), snap.Version(), err)
+		return cleanupResult(nil, false), fmt.Errorf("cleanup-log %s version %d: %w", t.URL(), snap.Version(), err)
 	}
 	plan, err := t.Log().Cleanup(ctx, now)
 	res := cleanupResult(plan, false)
 	if err != nil {
-		return res, fmt.Errorf("compaction: cleanup-log %s: %w", t.URL(), err)
+		return res, fmt.Errorf("cleanup-log %s: %w", t.URL(), err)
 	}
 	return res, nil
 }
@@ -85,7 +85,7 @@ func CleanupLog(ctx context.Context, t *table.Table, now time.Time) (*CleanupRes
 func PlanCleanupLog(ctx context.Context, t *table.Table, now time.Time) (*CleanupResult, error) {
 	plan, err := t.Log().PlanCleanup(ctx, now)
 	if err != nil {
-		return nil, fmt.Errorf("compaction: cleanup-log %s: %w", t.URL(), err)
+		return nil, fmt.Errorf("cleanup-log %s: %w", t.URL(), err)
 	}
 	return cleanupResult(plan, true), nil
 }

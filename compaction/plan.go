@@ -123,7 +123,7 @@ func NewPlan(snap *txlog.Snapshot, opts PlanOptions) (*Plan, error) {
 	}
 	md := snap.Metadata()
 	if err := txlog.CheckWriteSupported(snap.Protocol(), md); err != nil {
-		return nil, fmt.Errorf("compaction: plan version %d: %w", snap.Version(), err)
+		return nil, fmt.Errorf("plan version %d: %w", snap.Version(), err)
 	}
 	// CheckWriteSupported also covers the reader features; deletion
 	// vectors are applied by Execute (not refused as CheckReadSupported does).
@@ -131,7 +131,7 @@ func NewPlan(snap *txlog.Snapshot, opts PlanOptions) (*Plan, error) {
 	if target == 0 {
 		props := snap.Properties()
 		if err := props.Err(txlog.PropTargetFileSize); err != nil {
-			return nil, fmt.Errorf("compaction: plan version %d: %w", snap.Version(), err)
+			return nil, fmt.Errorf("plan version %d: %w", snap.Version(), err)
 		}
 		target = props.TargetFileSizeBytes
 	}
@@ -141,7 +141,7 @@ func NewPlan(snap *txlog.Snapshot, opts PlanOptions) (*Plan, error) {
 	}
 	sch, err := md.Schema()
 	if err != nil {
-		return nil, fmt.Errorf("compaction: plan version %d: %w", snap.Version(), err)
+		return nil, fmt.Errorf("plan version %d: %w", snap.Version(), err)
 	}
 	filter, err := partitionFilter(opts.Where, sch, md.PartitionColumns)
 	if err != nil {
@@ -159,7 +159,7 @@ func NewPlan(snap *txlog.Snapshot, opts PlanOptions) (*Plan, error) {
 		if filter != nil {
 			ok, err := filter.matches(a.PartitionValues)
 			if err != nil {
-				return nil, fmt.Errorf("compaction: plan: file %s: %w", a.Path, err)
+				return nil, fmt.Errorf("plan: file %s: %w", a.Path, err)
 			}
 			if !ok {
 				continue

@@ -334,7 +334,7 @@ func (s *Service) passSteps(ctx context.Context, t *table.Table) (rep TableRepor
 	fail := func(failed string, err error) (TableReport, string, error) {
 		log.Warn("maintenance step failed", "step", failed, "err", err)
 		rep.Error, rep.FailedStep = err.Error(), failed
-		return rep, failed, fmt.Errorf("compaction: maintain %s: %s: %w", t.URL(), failed, err)
+		return rep, failed, fmt.Errorf("maintain %s: %s: %w", t.URL(), failed, err)
 	}
 	snap, err := t.Snapshot(ctx)
 	if err != nil {

@@ -250,19 +250,19 @@ func Vacuum(ctx context.Context, t *table.Table, opts VacuumOptions) (*VacuumRes
 	}
 	floor, err := opts.untrackedMinAge()
 	if err != nil {
-		return nil, fmt.Errorf("compaction: vacuum %s: %w", t.URL(), err)
+		return nil, fmt.Errorf("vacuum %s: %w", t.URL(), err)
 	}
 	snap, err := t.Snapshot(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("compaction: vacuum %s: %w", t.URL(), err)
+		return nil, fmt.Errorf("vacuum %s: %w", t.URL(), err)
 	}
 	md := snap.Metadata()
 	if err := txlog.CheckWriteSupported(snap.Protocol(), md); err != nil {
-		return nil, fmt.Errorf("compaction: vacuum %s: %w", t.URL(), err)
+		return nil, fmt.Errorf("vacuum %s: %w", t.URL(), err)
 	}
 	props := snap.Properties()
 	if err := props.Err(txlog.PropDeletedFileRetentionDuration); err != nil {
-		return nil, fmt.Errorf("compaction: vacuum %s: %w", t.URL(), err)
+		return nil, fmt.Errorf("vacuum %s: %w", t.URL(), err)
 	}
 	tableRetention := props.DeletedFileRetention
 	retention := opts.Retention
@@ -271,7 +271,7 @@ func Vacuum(ctx context.Context, t *table.Table, opts VacuumOptions) (*VacuumRes
 		retention = tableRetention
 	}
 	if retention < tableRetention && !opts.Force {
-		return nil, fmt.Errorf("compaction: vacuum %s: %w: %s < %s (%s); use Force to override",
+		return nil, fmt.Errorf("vacuum %s: %w: %s < %s (%s); use Force to override",
 			t.URL(), ErrRetentionTooShort, retention, tableRetention, txlog.PropDeletedFileRetentionDuration)
 	}
 	now := opts.Now()
@@ -291,13 +291,13 @@ func Vacuum(ctx context.Context, t *table.Table, opts VacuumOptions) (*VacuumRes
 	for _, a := range snap.Files() {
 		k, err := snap.FileKey(a.Path)
 		if err != nil {
-			return nil, fmt.Errorf("compaction: vacuum %s: %w", t.URL(), err)
+			return nil, fmt.Errorf("vacuum %s: %w", t.URL(), err)
 		}
 		keep[k] = true
 		tracked[k] = true
 		dk, ok, err := dvKey(snap, a.DeletionVector)
 		if err != nil {
-			return nil, fmt.Errorf("compaction: vacuum %s: deletion vector of %s: %w", t.URL(), a.Path, err)
+			return nil, fmt.Errorf("vacuum %s: deletion vector of %s: %w", t.URL(), a.Path, err)
 		}
 		if ok {
 			keep[dk] = true
@@ -330,7 +330,7 @@ func Vacuum(ctx context.Context, t *table.Table, opts VacuumOptions) (*VacuumRes
 	hasSinkLog := false
 	for _, err := range store.List(ctx, filesink.MetadataDir+"/", "") {
 		if err != nil {
-			return nil, fmt.Errorf("compaction: vacuum %s: list %s: %w", t.URL(), filesink.MetadataDir, err)
+			return nil, fmt.Errorf("vacuum %s: list %s: %w", t.URL(), filesink.MetadataDir, err)
 		}
 		hasSinkLog = true
 		break
@@ -338,13 +338,13 @@ func Vacuum(ctx context.Context, t *table.Table, opts VacuumOptions) (*VacuumRes
 	if hasSinkLog {
 		l, err := filesink.ListFiles(ctx, store, filesink.DefaultOptions())
 		if err != nil {
-			return nil, fmt.Errorf("compaction: vacuum %s: read %s: %w", t.URL(), filesink.MetadataDir, err)
+			return nil, fmt.Errorf("vacuum %s: read %s: %w", t.URL(), filesink.MetadataDir, err)
 		}
 		for _, f := range l.Files {
 			keep[f.Key] = true
 		}
 		if cv, ok := snap.TxnVersion(ConvertAppID); (!ok || cv < l.LatestBatchID) && !opts.Force {
-			return nil, fmt.Errorf("compaction: vacuum %s: %w: %s is at batch %d, the table's %s txn at %d; convert first or use Force",
+			return nil, fmt.Errorf("vacuum %s: %w: %s is at batch %d, the table's %s txn at %d; convert first or use Force",
 				t.URL(), ErrUnconvertedBatches, filesink.MetadataDir, l.LatestBatchID, ConvertAppID, cv)
 		}
 	}
@@ -363,7 +363,7 @@ func Vacuum(ctx context.Context, t *table.Table, opts VacuumOptions) (*VacuumRes
 	} else {
 		for fi, err := range store.List(ctx, "", "") {
 			if err != nil {
-				return nil, fmt.Errorf("compaction: vacuum %s: list: %w", t.URL(), err)
+				return nil, fmt.Errorf("vacuum %s: list: %w", t.URL(), err)
 			}
 			if hiddenKey(fi.Path, partCols) {
 				continue
@@ -406,7 +406,7 @@ func Vacuum(ctx context.Context, t *table.Table, opts VacuumOptions) (*VacuumRes
 	}
 	v, err := t.Log().Begin(snap).Commit(ctx, OpVacuumStart, startParams, startMetrics)
 	if err != nil {
-		return res, fmt.Errorf("compaction: vacuum %s: commit %s: %w", t.URL(), OpVacuumStart, err)
+		return res, fmt.Errorf("vacuum %s: commit %s: %w", t.URL(), OpVacuumStart, err)
 	}
 	res.StartVersion = v
 	deleted, delErr := deleteAll(ctx, store, victims, opts.Workers)
@@ -429,10 +429,10 @@ func Vacuum(ctx context.Context, t *table.Table, opts VacuumOptions) (*VacuumRes
 		res.EndVersion = v
 	}
 	if delErr != nil {
-		return res, fmt.Errorf("compaction: vacuum %s: %w", t.URL(), delErr)
+		return res, fmt.Errorf("vacuum %s: %w", t.URL(), delErr)
 	}
 	if err != nil {
-		return res, fmt.Errorf("compaction: vacuum %s: commit %s after deleting %d files: %w", t.URL(), OpVacuumEnd, deleted, err)
+		return res, fmt.Errorf("vacuum %s: commit %s after deleting %d files: %w", t.URL(), OpVacuumEnd, deleted, err)
 	}
 	return res, nil
 }
@@ -460,7 +460,7 @@ func liteVictims(ctx context.Context, t *table.Table, expired []string, keep map
 			continue // an earlier VACUUM deleted it
 		}
 		if err != nil {
-			return nil, fmt.Errorf("compaction: vacuum %s: %w", t.URL(), err)
+			return nil, fmt.Errorf("vacuum %s: %w", t.URL(), err)
 		}
 		vf.Size, vf.ModTime = fi.Size, fi.ModTime
 		out = append(out, vf)

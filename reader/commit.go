@@ -59,7 +59,7 @@ func (s *Snapshot) ReadCommit(ctx context.Context, v int64) (*Commit, error) {
 		return nil, fmt.Errorf("%w: %s version %d", ErrCommitNotFound, s.store.URL(), v)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reader: %s version %d: %w", s.store.URL(), v, err)
+		return nil, fmt.Errorf("%s version %d: %w", s.store.URL(), v, err)
 	}
 	c := &Commit{Version: v}
 	for i := range acts {
@@ -95,7 +95,7 @@ func (s *Snapshot) LatestVersion(ctx context.Context) (int64, error) {
 	}
 	v, err := s.log.LatestVersion(ctx)
 	if err != nil {
-		return -1, fmt.Errorf("reader: %s: %w", s.store.URL(), err)
+		return -1, fmt.Errorf("%s: %w", s.store.URL(), err)
 	}
 	return v, nil
 }
@@ -113,7 +113,7 @@ func (s *Snapshot) FirstVersionAtOrAfter(ctx context.Context, t time.Time) (v in
 	}
 	hist, err := s.log.History(ctx, 0)
 	if err != nil {
-		return -1, false, fmt.Errorf("reader: %s: %w", s.store.URL(), err)
+		return -1, false, fmt.Errorf("%s: %w", s.store.URL(), err)
 	}
 	v, ok = -1, false
 	for _, e := range hist { // newest first

@@ -30,15 +30,15 @@ func openFileSink(ctx context.Context, store storage.Store, o openOptions) (*Sna
 	lopts := filesink.DefaultOptions()
 	fl, err := filesink.NewLog(store, lopts)
 	if err != nil {
-		return nil, fmt.Errorf("reader: open file-sink log %s: %w", store.URL(), err)
+		return nil, fmt.Errorf("open file-sink log %s: %w", store.URL(), err)
 	}
 	latest, err := fl.LatestBatchID(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("reader: open file-sink log %s: %w", store.URL(), err)
+		return nil, fmt.Errorf("open file-sink log %s: %w", store.URL(), err)
 	}
 	entries, err := fl.AllFiles(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("reader: read file-sink log %s: %w", store.URL(), err)
+		return nil, fmt.Errorf("read file-sink log %s: %w", store.URL(), err)
 	}
 	// Reconcile by path: the last entry for a path wins; legacy "delete"
 	// entries remove the path only when asked (Spark <= 3.0).
@@ -121,12 +121,12 @@ func openFileSink(ctx context.Context, store storage.Store, o openOptions) (*Sna
 				keys[i] = x.key
 			}
 			if fs, err = filesink.InferJSONSchema(ctx, store, keys); err != nil {
-				return nil, fmt.Errorf("reader: %s: %w", store.URL(), err)
+				return nil, fmt.Errorf("%s: %w", store.URL(), err)
 			}
 		} else {
 			f, err := parquetio.OpenFile(ctx, store, live[0].key, live[0].e.Size)
 			if err != nil {
-				return nil, fmt.Errorf("reader: %s: %w", store.URL(), err)
+				return nil, fmt.Errorf("%s: %w", store.URL(), err)
 			}
 			fs = f.Schema()
 			f.Close()

@@ -270,7 +270,7 @@ func (p *readPlan) readFile(ctx context.Context, f *File, emit func([]Record) bo
 	} else {
 		pf, err := parquetio.OpenFile(ctx, s.store, f.Key, f.Size)
 		if err != nil {
-			return fmt.Errorf("reader: %s: %w", s.store.URL(), err)
+			return fmt.Errorf("%s: %w", s.store.URL(), err)
 		}
 		defer pf.Close()
 		groups = pf.NumRowGroups()
@@ -285,7 +285,7 @@ func (p *readPlan) readFile(ctx context.Context, f *File, emit func([]Record) bo
 	for rg := range groups {
 		rows, err := readGroup(rg)
 		if err != nil {
-			return fmt.Errorf("reader: %s: %w", s.store.URL(), err)
+			return fmt.Errorf("%s: %w", s.store.URL(), err)
 		}
 		recs := make([]Record, 0, len(rows))
 		for r, row := range rows {

@@ -79,7 +79,7 @@ func Open(ctx context.Context, tableURL string, opts ...Option) (*Snapshot, erro
 	if store == nil {
 		st, err := storage.Open(ctx, tableURL)
 		if err != nil {
-			return nil, fmt.Errorf("reader: open %s: %w", tableURL, err)
+			return nil, fmt.Errorf("open %s: %w", tableURL, err)
 		}
 		store, owned = st, true
 	}
@@ -105,7 +105,7 @@ func open(ctx context.Context, store storage.Store, o openOptions, forceSink boo
 		}
 		l, err := txlog.New(store, lo)
 		if err != nil {
-			return nil, fmt.Errorf("reader: open %s: %w", store.URL(), err)
+			return nil, fmt.Errorf("open %s: %w", store.URL(), err)
 		}
 		var ds *txlog.Snapshot
 		switch {
@@ -125,12 +125,12 @@ func open(ctx context.Context, store storage.Store, o openOptions, forceSink boo
 			return s, nil
 		}
 		if !errors.Is(err, txlog.ErrTableNotFound) {
-			return nil, fmt.Errorf("reader: open %s: %w", store.URL(), err)
+			return nil, fmt.Errorf("open %s: %w", store.URL(), err)
 		}
 		// No Delta log: try a file-sink directory.
 		fl, ferr := filesink.NewLog(store, filesink.DefaultOptions())
 		if ferr != nil {
-			return nil, fmt.Errorf("reader: open %s: %w", store.URL(), ferr)
+			return nil, fmt.Errorf("open %s: %w", store.URL(), ferr)
 		}
 		ok, ferr := fl.Exists(ctx)
 		if ferr != nil || !ok {
@@ -146,17 +146,17 @@ func open(ctx context.Context, store storage.Store, o openOptions, forceSink boo
 func newDeltaSnapshot(store storage.Store, ds *txlog.Snapshot) (*Snapshot, error) {
 	md := ds.Metadata()
 	if err := checkReadable(ds.Protocol(), md); err != nil {
-		return nil, fmt.Errorf("reader: %s version %d: %w", store.URL(), ds.Version(), err)
+		return nil, fmt.Errorf("%s version %d: %w", store.URL(), ds.Version(), err)
 	}
 	sch, err := ds.Schema()
 	if err != nil {
-		return nil, fmt.Errorf("reader: %s version %d: schema: %w", store.URL(), ds.Version(), err)
+		return nil, fmt.Errorf("%s version %d: schema: %w", store.URL(), ds.Version(), err)
 	}
 	mode := ds.Properties().ColumnMappingMode
 	switch mode {
 	case MappingNone, MappingName, MappingID:
 	default:
-		return nil, fmt.Errorf("reader: %s version %d: %w", store.URL(), ds.Version(),
+		return nil, fmt.Errorf("%s version %d: %w", store.URL(), ds.Version(),
 			&txlog.UnsupportedFeatureError{Feature: "columnMapping mode " + mode})
 	}
 	for _, p := range md.PartitionColumns {

@@ -213,11 +213,11 @@ func (t *Table) Merge(ctx context.Context, batch *schema.Batch, o MergeOptions) 
 			// no table behind.
 			snap = nil
 			if newTable, err = newTableActions(mergeCreateOptions(batch, o), o.Now()); err != nil {
-				return MergeResult{}, fmt.Errorf("table: merge into %s: create the table: %w", t.URL(), err)
+				return MergeResult{}, fmt.Errorf("merge into %s: create the table: %w", t.URL(), err)
 			}
 		}
 		if err != nil {
-			return MergeResult{}, fmt.Errorf("table: merge into %s: %w", t.URL(), err)
+			return MergeResult{}, fmt.Errorf("merge into %s: %w", t.URL(), err)
 		}
 		res, err := t.mergeOnce(ctx, snap, newTable, batch, o)
 		o.beforeCommit = nil
@@ -235,7 +235,7 @@ func (t *Table) Merge(ctx context.Context, batch *schema.Batch, o MergeOptions) 
 		}
 		lastErr = err
 	}
-	return MergeResult{Attempts: o.MaxAttempts}, fmt.Errorf("table: merge into %s after %d attempts: %w", t.URL(), o.MaxAttempts, lastErr)
+	return MergeResult{Attempts: o.MaxAttempts}, fmt.Errorf("merge into %s after %d attempts: %w", t.URL(), o.MaxAttempts, lastErr)
 }
 
 // mergeCreateOptions are those of a table a merge creates: the batch's
@@ -748,7 +748,7 @@ func (t *Table) mergeOnce(ctx context.Context, snap *txlog.Snapshot, newTable []
 		}
 	}
 	wrap := func(err error) error {
-		return fmt.Errorf("table: merge into %s at %s: %w", t.URL(), at, err)
+		return fmt.Errorf("merge into %s at %s: %w", t.URL(), at, err)
 	}
 	p, err := t.planMerge(proto, md, props, batch, o)
 	if err != nil {

@@ -67,7 +67,7 @@ func WithSingleWriter() Option { return func(c *config) { c.singleWriter = true 
 func Open(ctx context.Context, url string, opts ...Option) (*Table, error) {
 	st, err := storage.Open(ctx, url)
 	if err != nil {
-		return nil, fmt.Errorf("table: open %s: %w", url, err)
+		return nil, fmt.Errorf("open %s: %w", url, err)
 	}
 	t, err := OpenStore(st, opts...)
 	if err != nil {
@@ -91,7 +91,7 @@ func OpenStore(store storage.Store, opts ...Option) (*Table, error) {
 	}
 	l, err := txlog.New(store, c.log)
 	if err != nil {
-		return nil, fmt.Errorf("table: open %s: %w", store.URL(), err)
+		return nil, fmt.Errorf("open %s: %w", store.URL(), err)
 	}
 	return &Table{store: store, log: l, singleWriter: c.singleWriter}, nil
 }
@@ -207,7 +207,7 @@ func newTableActions(o CreateOptions, now time.Time) ([]txlog.Action, error) {
 	}
 	schemaJSON, err := o.Schema.MarshalJSON()
 	if err != nil {
-		return nil, fmt.Errorf("table: encode schema: %w", err)
+		return nil, fmt.Errorf("encode schema: %w", err)
 	}
 	created := now.UnixMilli()
 	proto := txlog.NewTableProtocol(string(schemaJSON))
@@ -319,7 +319,7 @@ func (t *Table) create(ctx context.Context, o CreateOptions) error {
 		"properties":  jsonString(o.Properties),
 	}
 	if _, err := tx.Commit(ctx, "CREATE TABLE", params, nil); err != nil {
-		return fmt.Errorf("table: create %s: %w", t.URL(), err)
+		return fmt.Errorf("create %s: %w", t.URL(), err)
 	}
 	return nil
 }

@@ -210,7 +210,7 @@ func (t *Table) Write(ctx context.Context, batch *schema.Batch, o WriteOptions) 
 	}
 	snap, err := t.log.Snapshot(ctx)
 	if err != nil && !errors.Is(err, txlog.ErrTableNotFound) {
-		return WriteResult{}, fmt.Errorf("table: write %s: %w", t.URL(), err)
+		return WriteResult{}, fmt.Errorf("write %s: %w", t.URL(), err)
 	}
 	if err != nil {
 		snap = nil
@@ -238,50 +238,50 @@ func (t *Table) Write(ctx context.Context, batch *schema.Batch, o WriteOptions) 
 		md := snap.Metadata()
 		s, err := md.Schema()
 		if err != nil {
-			return WriteResult{}, fmt.Errorf("table: write %s: %w", t.URL(), err)
+			return WriteResult{}, fmt.Errorf("write %s: %w", t.URL(), err)
 		}
 		batch = &schema.Batch{Schema: s}
 	}
 	if snap == nil {
 		newTable, err = newTableActions(CreateOptions{Schema: batch.Schema, PartitionColumns: o.PartitionColumns, Properties: o.Properties}, o.Now())
 		if err != nil {
-			return WriteResult{}, fmt.Errorf("table: create %s: %w", t.URL(), err)
+			return WriteResult{}, fmt.Errorf("create %s: %w", t.URL(), err)
 		}
 		sch, partCols = batch.Schema, o.PartitionColumns
 		props, _ = txlog.ParseTableProperties(o.Properties) // validated by newTableActions
 	} else {
 		if err := txlog.CheckWriteSupported(snap.Protocol(), snap.Metadata()); err != nil {
-			return WriteResult{}, fmt.Errorf("table: write %s: %w", t.URL(), err)
+			return WriteResult{}, fmt.Errorf("write %s: %w", t.URL(), err)
 		}
 		md := snap.Metadata()
 		if sch, err = md.Schema(); err != nil {
-			return WriteResult{}, fmt.Errorf("table: write %s: %w", t.URL(), err)
+			return WriteResult{}, fmt.Errorf("write %s: %w", t.URL(), err)
 		}
 		partCols, props = md.PartitionColumns, snap.Properties()
 		merged, changed, err := fitSchema(sch, batch.Schema, o.MergeSchema)
 		if err != nil {
-			return WriteResult{}, fmt.Errorf("table: write %s: %w", t.URL(), err)
+			return WriteResult{}, fmt.Errorf("write %s: %w", t.URL(), err)
 		}
 		if changed {
 			js, err := merged.MarshalJSON()
 			if err != nil {
-				return WriteResult{}, fmt.Errorf("table: write %s: encode merged schema: %w", t.URL(), err)
+				return WriteResult{}, fmt.Errorf("write %s: encode merged schema: %w", t.URL(), err)
 			}
 			md.SchemaString = string(js)
 			mdChanged = &md
 			sch = merged
 		}
 		if o.Mode == Overwrite && props.AppendOnly {
-			return WriteResult{}, fmt.Errorf("table: write %s: %w: overwrite of an append-only table (delta.appendOnly=true)", t.URL(), ErrUnsupportedMode)
+			return WriteResult{}, fmt.Errorf("write %s: %w: overwrite of an append-only table (delta.appendOnly=true)", t.URL(), ErrUnsupportedMode)
 		}
 	}
 	wopts, err := dataFileOptions(props, partCols, o.TargetFileSizeBytes, o.RowGroupSizeBytes, o.Compression)
 	if err != nil {
-		return WriteResult{}, fmt.Errorf("table: write %s: %w", t.URL(), err)
+		return WriteResult{}, fmt.Errorf("write %s: %w", t.URL(), err)
 	}
 	files, err := t.writeFiles(ctx, batch, sch, wopts)
 	if err != nil {
-		return WriteResult{}, fmt.Errorf("table: write %s: %w", t.URL(), err)
+		return WriteResult{}, fmt.Errorf("write %s: %w", t.URL(), err)
 	}
 
 	now := o.Now().UnixMilli()
@@ -368,7 +368,7 @@ func (t *Table) Write(ctx context.Context, batch *schema.Batch, o WriteOptions) 
 				}
 			}
 		}
-		return WriteResult{}, fmt.Errorf("table: write %s: %w", t.URL(), err)
+		return WriteResult{}, fmt.Errorf("write %s: %w", t.URL(), err)
 	}
 	res.Version = v
 	return res, nil

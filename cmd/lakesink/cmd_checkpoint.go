@@ -43,7 +43,7 @@ func runCheckpoint(ctx context.Context, p *printer, url string) error {
 	if p.json {
 		return p.emitValue("summary", res)
 	}
-	p.textf("checkpoint of version %d: %d actions, %d add files, %s\n", res.Version, res.Actions, res.NumOfAddFiles, humanBytes(res.SizeInBytes))
+	p.summaryf("checkpoint of version %d: %d actions, %d add files, %s\n", res.Version, res.Actions, res.NumOfAddFiles, humanBytes(res.SizeInBytes))
 	return nil
 }
 
@@ -83,10 +83,10 @@ func runCleanupLog(ctx context.Context, p *printer, url string) error {
 	}
 	if res.CheckpointVersion < 0 {
 		// Only log files before a checkpoint at or before the cutoff may go.
-		p.textf("nothing to delete: no checkpoint is older than the cutoff %s (delta.logRetentionDuration), so every log file is still needed\n",
+		p.summaryf("nothing to delete: no checkpoint is older than the cutoff %s (delta.logRetentionDuration), so every log file is still needed\n",
 			res.Cutoff.UTC().Format(time.RFC3339))
 		return nil
 	}
-	p.textf("deleted %d expired log files (commits at or before %s, reachable from checkpoint %d)\n", res.FilesDeleted, res.Cutoff.UTC().Format(time.RFC3339), res.CheckpointVersion)
+	p.summaryf("deleted %d expired log files (commits at or before %s, reachable from checkpoint %d)\n", res.FilesDeleted, res.Cutoff.UTC().Format(time.RFC3339), res.CheckpointVersion)
 	return nil
 }

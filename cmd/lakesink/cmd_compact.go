@@ -87,7 +87,7 @@ func runCompact(ctx context.Context, p *printer, url string, o CompactOptions) e
 	}
 	plan, err := compaction.NewPlan(snap, po)
 	if err != nil {
-		return fmt.Errorf("compaction: optimize %s: %w", t.URL(), err) // as compaction.Optimize names it
+		return fmt.Errorf("optimize %s: %w", t.URL(), err) // as compaction.Optimize names it
 	}
 	if o.DryRun {
 		if p.json {
@@ -144,10 +144,10 @@ func runCompact(ctx context.Context, p *printer, url string, o CompactOptions) e
 	}
 	if res.Version < 0 {
 		if res.AbandonedBins > 0 {
-			p.textf("nothing committed: all %d bins were abandoned because their inputs were removed concurrently (another compaction or a complete-mode write); their new files are deleted\n", res.AbandonedBins)
+			p.summaryf("nothing committed: all %d bins were abandoned because their inputs were removed concurrently (another compaction or a complete-mode write); their new files are deleted\n", res.AbandonedBins)
 			return nil
 		}
-		p.textf("nothing to compact (%d live files considered)\n", plan.ConsideredFiles)
+		p.summaryf("nothing to compact (%d live files considered)\n", plan.ConsideredFiles)
 		return nil
 	}
 	// The rows count those of the rewritten files, not the table's: say both
@@ -156,14 +156,14 @@ func runCompact(ctx context.Context, p *printer, url string, o CompactOptions) e
 	if total, ok := statsRecords(snap); ok {
 		held = fmt.Sprintf("the table holds %s", plural(total, "row", "rows"))
 	}
-	p.textf("compacted %d of %d files (%s) into %s (%s) in %s; the rewritten files held %s, %s; committed version %d in %s",
+	p.summaryf("compacted %d of %d files (%s) into %s (%s) in %s; the rewritten files held %s, %s; committed version %d in %s",
 		res.NumRemovedFiles, snap.NumFiles(), humanBytes(res.NumRemovedBytes), plural(res.NumAddedFiles, "file", "files"),
 		humanBytes(res.NumAddedBytes), plural(res.NumBins, "bin", "bins"), plural(res.NumRows, "row", "rows"), held, res.Version,
 		time.Since(start).Round(time.Millisecond))
 	if res.AbandonedBins > 0 {
-		p.textf(" (%d bins abandoned: an input was removed concurrently)", res.AbandonedBins)
+		p.summaryf(" (%d bins abandoned: an input was removed concurrently)", res.AbandonedBins)
 	}
-	p.textf("\n")
+	p.summaryf("\n")
 	return nil
 }
 

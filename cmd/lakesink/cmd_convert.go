@@ -48,13 +48,13 @@ func runConvert(ctx context.Context, p *printer, dir string) error {
 		return p.emitValue("summary", res)
 	}
 	if res.Version < 0 {
-		p.textf("nothing to convert: every logged batch is already in the Delta table\n")
+		p.summaryf("nothing to convert: every logged batch is already in the Delta table\n")
 		return nil
 	}
 	verb := "added"
 	if res.Created {
 		verb = "created the Delta table with"
 	}
-	p.textf("%s %d files (%s) of file-sink batches %d..%d, version %d\n", verb, res.NumFiles, humanBytes(res.NumBytes), res.FromBatch+1, res.ToBatch, res.Version)
+	p.summaryf("%s %d files (%s) of file-sink batches %d..%d, version %d\n", verb, res.NumFiles, humanBytes(res.NumBytes), res.FromBatch+1, res.ToBatch, res.Version)
 	return nil
 }

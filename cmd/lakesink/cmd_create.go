@@ -136,6 +136,6 @@ func runCreate(ctx context.Context, p *printer, url string, o CreateOptions) err
 		return p.emit("summary", map[string]any{"table": t.URL(), "version": snap.Version(),
 			"minReaderVersion": snap.Protocol().MinReaderVersion, "minWriterVersion": snap.Protocol().MinWriterVersion})
 	}
-	p.textf("created %s (version %d, reader %d / writer %d)\n", t.URL(), snap.Version(), snap.Protocol().MinReaderVersion, snap.Protocol().MinWriterVersion)
+	p.summaryf("created %s (version %d, reader %d / writer %d)\n", t.URL(), snap.Version(), snap.Protocol().MinReaderVersion, snap.Protocol().MinWriterVersion)
 	return nil
 }

@@ -88,7 +88,7 @@ func runFileSinkLs(ctx context.Context, p *printer, dir string, opts filesink.Op
 	if ls.FromLog {
 		src = fmt.Sprintf("_spark_metadata through batch %d", ls.LatestBatchID)
 	}
-	p.textf("%d files, %s, from %s\n", len(ls.Files), humanBytes(total), src)
+	p.summaryf("%d files, %s, from %s\n", len(ls.Files), humanBytes(total), src)
 	return nil
 }
 
@@ -153,10 +153,10 @@ EXIT STATUS
 			if res.Key == "" {
 				// CompactLog never creates a compaction file at a batch that
 				// is not a compaction batch (Spark finds them by batch id).
-				p.textf("no compaction file yet (Spark writes N.compact every compactInterval batches, default 10): nothing rewritten; deleted %d expired log files\n", len(deleted))
+				p.summaryf("no compaction file yet (Spark writes N.compact every compactInterval batches, default 10): nothing rewritten; deleted %d expired log files\n", len(deleted))
 				return nil
 			}
-			p.textf("compacted into %s (%d entries); deleted %d expired log files\n", res.Key, res.EntriesWritten, len(deleted))
+			p.summaryf("compacted into %s (%d entries); deleted %d expired log files\n", res.Key, res.EntriesWritten, len(deleted))
 			return nil
 		},
 	}
@@ -212,7 +212,7 @@ EXIT STATUS
 			if p.json {
 				return p.emit("summary", map[string]any{"orphans": len(orphans), "deleted": len(deleted)})
 			}
-			p.textf("%s older than %s%s\n", plural(len(orphans), "orphan", "orphans"), olderThan, map[bool]string{true: fmt.Sprintf(", %d deleted", len(deleted)), false: ""}[del])
+			p.summaryf("%s older than %s%s\n", plural(len(orphans), "orphan", "orphans"), olderThan, map[bool]string{true: fmt.Sprintf(", %d deleted", len(deleted)), false: ""}[del])
 
 			return nil
 		},

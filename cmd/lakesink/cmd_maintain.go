@@ -132,7 +132,7 @@ func runMaintain(ctx context.Context, p *printer, urls []string, o MaintainOptio
 		if len(done) == 0 {
 			done = append(done, "nothing due")
 		}
-		p.textf("%s: %s\n", r.Table, strings.Join(done, "; "))
+		p.summaryf("%s: %s\n", r.Table, strings.Join(done, "; "))
 	}
 	return err
 }

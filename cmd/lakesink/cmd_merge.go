@@ -149,10 +149,10 @@ func runMerge(ctx context.Context, p *printer, url string, o MergeOptions) error
 		return p.emitValue("summary", mergeSummary{res, t.URL()})
 	}
 	if res.Skipped {
-		p.textf("skipped: %s version %d is already committed (table version %d)\n", o.AppID, o.Version, res.Version)
+		p.summaryf("skipped: %s version %d is already committed (table version %d)\n", o.AppID, o.Version, res.Version)
 		return nil
 	}
-	p.textf("merged %s into %s at version %d: %d inserted, %d updated, %d deleted; %s rewritten of %d (%d scanned), %s added\n",
+	p.summaryf("merged %s into %s at version %d: %d inserted, %d updated, %d deleted; %s rewritten of %d (%d scanned), %s added\n",
 		plural(res.NumSourceRows, "row", "rows"), t.URL(), res.Version, res.NumInserted, res.NumUpdated, res.NumDeleted,
 		plural(res.NumFilesRemoved, "file", "files"), res.NumFilesInTable, res.NumFilesScanned, plural(res.NumFilesAdded, "file", "files"))
 	return nil

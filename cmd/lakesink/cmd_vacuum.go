@@ -144,11 +144,11 @@ func runVacuum(ctx context.Context, p *printer, url string, o VacuumOptions) err
 			p.textf("  %-80s %10s  %s\n", f.Path, humanBytes(f.Size), f.ModTime.UTC().Format(time.RFC3339))
 		}
 	}
-	p.textf("%s %d files (%s) of %d examined (%s); retention %s (cutoff %s), untracked files kept younger than %s; kept %d (%d untracked)\n", verb, res.FilesDeleted,
+	p.summaryf("%s %d files (%s) of %d examined (%s); retention %s (cutoff %s), untracked files kept younger than %s; kept %d (%d untracked)\n", verb, res.FilesDeleted,
 		humanBytes(res.BytesDeleted), res.FilesListed, strings.ToLower(res.Mode), res.Retention, res.Cutoff.UTC().Format(time.RFC3339),
 		res.UntrackedMinAge, res.FilesKept, res.UntrackedKept)
 	if res.StartVersion >= 0 {
-		p.textf("committed VACUUM START at version %d, VACUUM END at version %d\n", res.StartVersion, res.EndVersion)
+		p.summaryf("committed VACUUM START at version %d, VACUUM END at version %d\n", res.StartVersion, res.EndVersion)
 	}
 	return nil
 }

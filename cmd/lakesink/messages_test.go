@@ -222,3 +222,30 @@ func TestNegativeDurationFlagsNameTheFlag(t *testing.T) {
 		}
 	}
 }
+
+// --quiet silences the one-line results of the maintenance and write verbs
+// (they printed "compacted ...", "deleted 0 files ...", "checkpoint of
+// version ..." under -q); a verb's report itself (scan's rows) stays.
+func TestQuietSilencesSummaryLines(t *testing.T) {
+	dir := t.TempDir()
+	tbl := ingestFlights(t, dir, 2, false)
+	src := writeFile(t, filepath.Join(dir, "m.json"), "{\"id\":1}\n")
+	cases := [][]string{
+		{"compact", tbl}, {"vacuum", tbl}, {"checkpoint", tbl}, {"cleanup-log", tbl},
+		{"create", filepath.Join(dir, "new"), "--schema", `{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}}]}`},
+		{"merge", filepath.Join(dir, "new"), "--source", src, "--merge-key", "id"},
+		{"maintain", tbl, "--once"},
+	}
+	for _, args := range cases {
+		o, e, code := runCLI(t, append([]string{"-q"}, args...)...)
+		if code != 0 || o != "" || e != "" {
+			t.Errorf("-q %v: exit %d, stdout %q, stderr %q; want exit 0 and no output", args, code, o, e)
+		}
+	}
+	if o, _, code := runCLI(t, "checkpoint", tbl); code != 0 || !strings.HasPrefix(o, "checkpoint of version") {
+		t.Errorf("checkpoint without -q: exit %d, stdout %q", code, o)
+	}
+	if o, _, code := runCLI(t, "-q", "scan", tbl, "--limit", "1"); code != 0 || strings.Count(o, "\n") != 1 {
+		t.Errorf("-q scan --limit 1: exit %d, stdout %q; want one row", code, o)
+	}
+}

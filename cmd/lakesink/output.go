@@ -54,6 +54,16 @@ func (p *printer) textf(format string, args ...any) {
 	}
 }
 
+// summaryf prints a command's one-line result (what compact, vacuum,
+// checkpoint, merge, create... did) to stdout, unless --json (the summary
+// object says it) or --quiet asked for silence; a verb's report itself
+// (rows, a plan, a file listing) goes through textf.
+func (p *printer) summaryf(format string, args ...any) {
+	if !p.quiet {
+		p.textf(format, args...)
+	}
+}
+
 // progressEnabled: progress goes to stderr only when it is a terminal and
 // neither --quiet nor --json asked otherwise.
 func (p *printer) progressEnabled() bool {

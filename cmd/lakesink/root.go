@@ -47,7 +47,7 @@ EXIT STATUS
 		SilenceErrors: true,
 	}
 	r.PersistentFlags().BoolVar(&r.global.JSON, "json", false, "print machine-readable JSON, one object per line")
-	r.PersistentFlags().BoolVarP(&r.global.Quiet, "quiet", "q", false, "no progress output")
+	r.PersistentFlags().BoolVarP(&r.global.Quiet, "quiet", "q", false, "no progress output and no one-line results (a report such as scan's rows stays)")
 	g := &r.global
 	r.AddCommand(
 		newCreateCommand(g),
