@@ -2,12 +2,9 @@ package compaction
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/crc32"
-	"io"
 	"runtime"
 	"slices"
 	"strconv"
@@ -673,57 +670,15 @@ func numRecords(stats string) (int64, bool) {
 	return *s.NumRecords, true
 }
 
-// loadDV reads deletion vector d (nil for no descriptor): inline
-// (storageType 'i', Z85) or a DV file at the descriptor's offset, framed by a
-// big-endian size and CRC-32 (PROTOCOL.md "Deletion Vector Format",
-// "Deletion Vector File Storage Format"). The cardinality must match the
-// descriptor's.
+// loadDV reads deletion vector d (nil for no descriptor; parquetio.LoadDV:
+// inline or in its file, framing, CRC and cardinality checked).
 func loadDV(ctx context.Context, store storage.Store, snap *txlog.Snapshot, d *txlog.DeletionVector) (*parquetio.DeletionVector, error) {
 	if d == nil {
 		return nil, nil
 	}
-	var data []byte
-	if d.StorageType == "i" {
-		raw, err := parquetio.Z85Decode(d.PathOrInlineDV)
-		if err != nil {
-			return nil, err
-		}
-		if d.SizeInBytes < 0 || int(d.SizeInBytes) > len(raw) {
-			return nil, fmt.Errorf("inline: sizeInBytes %d of %d bytes", d.SizeInBytes, len(raw))
-		}
-		data = raw[:d.SizeInBytes]
-	} else {
-		key, _, err := dvKey(snap, d)
-		if err != nil {
-			return nil, err
-		}
-		off := int64(1)
-		if d.Offset != nil {
-			off = int64(*d.Offset)
-		}
-		rc, err := store.NewRangeReader(ctx, key, off, int64(d.SizeInBytes)+8)
-		if err != nil {
-			return nil, err
-		}
-		buf, err := io.ReadAll(rc)
-		rc.Close()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", key, err)
-		}
-		if d.SizeInBytes < 0 || len(buf) != int(d.SizeInBytes)+8 || binary.BigEndian.Uint32(buf) != uint32(d.SizeInBytes) {
-			return nil, fmt.Errorf("%w: %s: size does not match the descriptor's %d bytes", txlog.ErrCorruptLog, key, d.SizeInBytes)
-		}
-		data = buf[4 : 4+d.SizeInBytes]
-		if crc32.ChecksumIEEE(data) != binary.BigEndian.Uint32(buf[4+d.SizeInBytes:]) {
-			return nil, fmt.Errorf("%w: %s: checksum mismatch", txlog.ErrCorruptLog, key)
-		}
-	}
-	dv, err := parquetio.ParseDeletionVector(data)
+	dv, err := parquetio.LoadDV(ctx, store, dvDescriptor(d), snap.FileKey)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", txlog.ErrCorruptLog, err)
-	}
-	if d.Cardinality >= 0 && dv.Cardinality() != d.Cardinality {
-		return nil, fmt.Errorf("%w: holds %d rows, descriptor cardinality %d", txlog.ErrCorruptLog, dv.Cardinality(), d.Cardinality)
 	}
 	return dv, nil
 }

@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/google/uuid"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/lakesink/lakesink/filesink"
@@ -531,42 +530,17 @@ func deleteAll(ctx context.Context, store interface {
 }
 
 // dvKey is the storage key of the file holding deletion vector d, and false
-// for no descriptor or an inline one (storageType 'i'). For storageType 'u'
-// pathOrInlineDv is a random prefix and a 20-character Z85 UUID, the file
-// <prefix>/deletion_vector_<uuid>.bin; for 'p' it is a path resolved inside
-// the table root (an error outside it, so nothing outside is deleted)
-// (PROTOCOL.md "Deletion Vector Descriptor Schema").
+// for no descriptor or an inline one (parquetio.DVFileKey; a 'p' path is
+// resolved inside the table root, an error outside it, so nothing outside
+// is deleted; PROTOCOL.md "Deletion Vector Descriptor Schema").
 func dvKey(snap *txlog.Snapshot, d *txlog.DeletionVector) (string, bool, error) {
 	if d == nil {
 		return "", false, nil
 	}
-	switch d.StorageType {
-	case "i":
-		return "", false, nil
-	case "u":
-		s := d.PathOrInlineDV
-		if len(s) < 20 {
-			return "", false, fmt.Errorf("storageType u: %q is shorter than a Z85 UUID", s)
-		}
-		raw, err := parquetio.Z85Decode(s[len(s)-20:])
-		if err != nil {
-			return "", false, fmt.Errorf("storageType u: %w", err)
-		}
-		id, err := uuid.FromBytes(raw)
-		if err != nil {
-			return "", false, fmt.Errorf("storageType u: %w", err)
-		}
-		key := parquetio.DVFileName(id)
-		if prefix := s[:len(s)-20]; prefix != "" {
-			key = prefix + "/" + key
-		}
-		return key, true, nil
-	case "p":
-		k, err := snap.FileKey(d.PathOrInlineDV)
-		if err != nil {
-			return "", false, err
-		}
-		return k, true, nil
-	}
-	return "", false, fmt.Errorf("unknown storageType %q", d.StorageType)
+	return parquetio.DVFileKey(dvDescriptor(d), snap.FileKey)
+}
+
+// dvDescriptor is d for parquetio's deletion-vector helpers.
+func dvDescriptor(d *txlog.DeletionVector) parquetio.DVDescriptor {
+	return parquetio.DVDescriptor{StorageType: d.StorageType, PathOrInlineDV: d.PathOrInlineDV, Offset: d.Offset, SizeInBytes: d.SizeInBytes, Cardinality: d.Cardinality}
 }

@@ -2,12 +2,9 @@ package table
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/crc32"
-	"io"
 	"maps"
 	"math/big"
 	"slices"
@@ -1120,82 +1117,17 @@ func looseStats(stats string) string {
 	return string(b)
 }
 
-// loadDV reads the deletion vector of a file (nil without one). Errors wrap
-// txlog.ErrCorruptLog and name the file.
+// loadDV reads the deletion vector of a file (nil without one;
+// parquetio.LoadDV). Errors wrap txlog.ErrCorruptLog and name the file.
 func (t *Table) loadDV(ctx context.Context, snap *txlog.Snapshot, a *txlog.Add) (*parquetio.DeletionVector, error) {
 	d := a.DeletionVector
 	if d == nil {
 		return nil, nil
 	}
-	fail := func(err error) error {
-		return fmt.Errorf("%w: deletion vector %s of %s: %w", txlog.ErrCorruptLog, d.UniqueID(), a.Path, err)
-	}
-	var data []byte
-	switch d.StorageType {
-	case "i":
-		raw, err := parquetio.Z85Decode(d.PathOrInlineDV)
-		if err != nil {
-			return nil, fail(err)
-		}
-		if d.SizeInBytes < 0 || int(d.SizeInBytes) > len(raw) {
-			return nil, fail(fmt.Errorf("sizeInBytes %d of %d bytes", d.SizeInBytes, len(raw)))
-		}
-		data = raw[:d.SizeInBytes]
-	case "u", "p":
-		var key string
-		if d.StorageType == "u" {
-			s := d.PathOrInlineDV
-			if len(s) < 20 {
-				return nil, fail(fmt.Errorf("%q is shorter than a Z85 UUID", s))
-			}
-			raw, err := parquetio.Z85Decode(s[len(s)-20:])
-			if err != nil {
-				return nil, fail(err)
-			}
-			id, err := uuid.FromBytes(raw)
-			if err != nil {
-				return nil, fail(err)
-			}
-			key = parquetio.DVFileName(id)
-			if prefix := s[:len(s)-20]; prefix != "" {
-				key = prefix + "/" + key
-			}
-		} else {
-			k, err := snap.FileKey(d.PathOrInlineDV)
-			if err != nil {
-				return nil, fail(err)
-			}
-			key = k
-		}
-		off := int64(1)
-		if d.Offset != nil {
-			off = int64(*d.Offset)
-		}
-		rc, err := t.store.NewRangeReader(ctx, key, off, int64(d.SizeInBytes)+8)
-		if err != nil {
-			return nil, fail(err)
-		}
-		buf, err := io.ReadAll(rc)
-		rc.Close()
-		if err != nil {
-			return nil, fail(err)
-		}
-		if len(buf) != int(d.SizeInBytes)+8 || binary.BigEndian.Uint32(buf) != uint32(d.SizeInBytes) {
-			return nil, fail(fmt.Errorf("%s: size does not match the descriptor's %d bytes", key, d.SizeInBytes))
-		}
-		data = buf[4 : 4+d.SizeInBytes]
-		if crc32.ChecksumIEEE(data) != binary.BigEndian.Uint32(buf[4+d.SizeInBytes:]) {
-			return nil, fail(fmt.Errorf("%s: checksum mismatch", key))
-		}
-	default:
-		return nil, fail(fmt.Errorf("unknown storageType %q", d.StorageType))
-	}
-	dv, err := parquetio.ParseDeletionVector(data)
+	desc := parquetio.DVDescriptor{StorageType: d.StorageType, PathOrInlineDV: d.PathOrInlineDV, Offset: d.Offset, SizeInBytes: d.SizeInBytes, Cardinality: d.Cardinality}
+	dv, err := parquetio.LoadDV(ctx, t.store, desc, snap.FileKey)
 	if err != nil {
-		return nil, fail(err)
-	}
-	if d.Cardinality >= 0 && dv.Cardinality() != d.Cardinality {
-		return nil, fail(fmt.Errorf("holds %d rows, descriptor cardinality %d", dv.Cardinality(), d.Cardinality))
+		return nil, fmt.Errorf("%w: deletion vector %s of %s: %w", txlog.ErrCorruptLog, d.UniqueID(), a.Path, err)
 	}
 	return dv, nil
 }
