@@ -685,6 +685,8 @@ func (l *layout) newFileWriter(ctx context.Context, store storage.Store, path st
 		// at a finer grain.
 		parquet.PageBufferSize(pageBufferSize),
 	}, SparkWriterOptions(l.codec)...)
+	// Data files are dictionary-encoded as parquet-mr's are by default.
+	wopts = append(wopts, DictionaryOptions()...)
 	if !l.opts.PhysicalNames {
 		if js, err := l.dataSchema.MarshalJSON(); err == nil {
 			wopts = append(wopts, parquet.KeyValueMetadata(sparkRowMetadataKey, string(js)))
@@ -977,6 +979,29 @@ func (w *FileWriter) Abort() error {
 
 // finishParquet finishes the file through the StatsLimitingWriter.
 func (w *FileWriter) finishParquet() error { return w.cw.Finish(w.pw) }
+
+// dictionaryPageBytes is parquet-mr's parquet.dictionary.page.size default
+// (1 MiB, ParquetProperties.DEFAULT_DICTIONARY_PAGE_SIZE): a column chunk
+// whose dictionary grows past it falls back to PLAIN for the rest of it.
+const dictionaryPageBytes = 1 << 20
+
+// DictionaryOptions, put after SparkWriterOptions, encode columns as Spark's
+// parquet-mr does by default (parquet.enable.dictionary=true):
+// RLE_DICTIONARY for every type but boolean, falling back to PLAIN for the
+// rest of a column chunk once its dictionary passes 1 MiB (parquet-mr's
+// FallbackValuesWriter with parquet.dictionary.page.size; parquet-go's
+// DictionaryMaxBytes). Every Spark version reads dictionary-encoded version
+// 1 data pages, also mixed with PLAIN pages after a fallback (parquet-mr
+// writes the same). Low-cardinality columns (airport codes) then take a few
+// bits a value instead of the whole string. Data files use them; checkpoints
+// do not (yet).
+func DictionaryOptions() []parquet.WriterOption {
+	opts := []parquet.WriterOption{parquet.DictionaryMaxBytes(dictionaryPageBytes)}
+	for _, k := range []parquet.Kind{parquet.Int32, parquet.Int64, parquet.Float, parquet.Double, parquet.ByteArray, parquet.FixedLenByteArray} {
+		opts = append(opts, parquet.DefaultEncodingFor(k, &parquet.RLEDictionary))
+	}
+	return opts
+}
 
 // SparkWriterOptions are the one set of parquet-go writer options of every
 // Parquet file lakesink writes (data files, OPTIMIZE's rewrites,
