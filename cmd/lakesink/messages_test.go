@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -247,5 +248,35 @@ func TestQuietSilencesSummaryLines(t *testing.T) {
 	}
 	if o, _, code := runCLI(t, "-q", "scan", tbl, "--limit", "1"); code != 0 || strings.Count(o, "\n") != 1 {
 		t.Errorf("-q scan --limit 1: exit %d, stdout %q; want one row", code, o)
+	}
+}
+
+// A JSON key that differs from a table column only in case ("ID" for id)
+// is that column, as a Spark + Delta write resolves it
+// (spark.sql.caseSensitive=false), with and without --merge-schema: it
+// read "field ID: not in the schema (a new column); ... pass
+// --merge-schema" even with --merge-schema.
+func TestCaseOnlyColumnNameIsTheSameColumn(t *testing.T) {
+	for _, extra := range [][]string{nil, {"--merge-schema"}} {
+		dir := t.TempDir()
+		tbl := filepath.Join(dir, "t")
+		for i, line := range []string{`{"id":1,"v":"a"}`, `{"ID":2,"v":"b"}`} {
+			src := filepath.Join(dir, "src"+strconv.Itoa(i))
+			if err := os.MkdirAll(src, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, filepath.Join(src, "a.json"), line+"\n")
+			args := append([]string{"-q", "ingest", "--source", src, "--format", "json", "--checkpoint", filepath.Join(dir, "chk"+strconv.Itoa(i)),
+				"--table", tbl, "--trigger", "available-now"}, extra...)
+			if _, e, code := runCLI(t, args...); code != 0 {
+				t.Fatalf("%v: ingest %s: exit %d: %s", extra, line, code, e)
+			}
+		}
+		o, e, code := runCLI(t, "scan", tbl)
+		rows := strings.Split(strings.TrimSpace(o), "\n")
+		slices.Sort(rows)
+		if code != 0 || strings.Join(rows, "\n") != `{"id":1,"v":"a"}`+"\n"+`{"id":2,"v":"b"}` {
+			t.Errorf("%v: scan: exit %d, %q %s", extra, code, o, e)
+		}
 	}
 }

@@ -51,9 +51,13 @@ type converter struct {
 var errNull = errors.New("null in a non-nullable field")
 
 // jsonRow converts one JSON object to a row of schema. Fields missing from
-// the object are null; a field not in the schema (matched exactly) with a
-// non-null value is an unknown-field error when c.strict, else ignored (as
-// Spark's reader does with a user-given schema).
+// the object are null; a key matches a field exactly, else
+// case-insensitively (as the CSV header, the Parquet reader and EvolveSchema
+// match names, and as a Spark + Delta write resolves columns with
+// spark.sql.caseSensitive=false: an "ID" key is column id, not a new
+// column); a key matching no field with a non-null value is an
+// unknown-field error when c.strict, else ignored (as Spark's reader does
+// with a user-given schema).
 func (c *converter) jsonRow(raw json.RawMessage, sch *schema.StructType, path string) ([]any, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
@@ -64,6 +68,9 @@ func (c *converter) jsonRow(raw json.RawMessage, sch *schema.StructType, path st
 	for i, f := range sch.Fields {
 		fp := joinField(path, f.Name)
 		v, ok := obj[f.Name]
+		if !ok {
+			v, ok = foldKey(obj, f.Name)
+		}
 		if ok {
 			found++
 		}
@@ -87,20 +94,42 @@ func (c *converter) jsonRow(raw json.RawMessage, sch *schema.StructType, path st
 	return row, nil
 }
 
+// foldKey is obj's value for the first (by name) key equal to name under
+// case folding.
+func foldKey(obj map[string]json.RawMessage, name string) (json.RawMessage, bool) {
+	key, found := foldName(obj, name)
+	return obj[key], found
+}
+
 // firstUnknown returns the first (by name) key of obj with a non-null value
-// that no field of schema has exactly, or "".
+// that jsonRow read into no field of schema, or "".
 func firstUnknown(obj map[string]json.RawMessage, sch *schema.StructType) string {
-	names := make(map[string]bool, len(sch.Fields))
+	read := make(map[string]bool, len(sch.Fields))
 	for _, f := range sch.Fields {
-		names[f.Name] = true
+		if _, ok := obj[f.Name]; ok {
+			read[f.Name] = true
+		} else if k, ok := foldName(obj, f.Name); ok {
+			read[k] = true
+		}
 	}
 	first := ""
 	for k, v := range obj {
-		if !names[k] && !isJSONNull(v) && (first == "" || k < first) {
+		if !read[k] && !isJSONNull(v) && (first == "" || k < first) {
 			first = k
 		}
 	}
 	return first
+}
+
+// foldName is the key foldKey reads.
+func foldName(obj map[string]json.RawMessage, name string) (string, bool) {
+	key, found := "", false
+	for k := range obj {
+		if strings.EqualFold(k, name) && (!found || k < key) {
+			key, found = k, true
+		}
+	}
+	return key, found
 }
 
 func isJSONNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
