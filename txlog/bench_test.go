@@ -3,9 +3,13 @@ package txlog
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/parquet-go/parquet-go"
 
 	"github.com/lakesink/lakesink/storage"
 )
@@ -144,5 +148,155 @@ func BenchmarkLongLineSmallReads(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// minimalOpen is the baseline of BenchmarkSnapshotOpen: the least a
+// reader can do to know a table's live files, with no Delta logic beyond
+// it: read _last_checkpoint (when there is a checkpoint), the checkpoint's
+// add and remove paths with parquet-go, then list the commits after it and
+// decode their add/remove paths with encoding/json, reconciling by path.
+func minimalOpen(ctx context.Context, st storage.Store, withCheckpoint bool) (int, error) {
+	live := map[string]bool{}
+	from := int64(-1)
+	if withCheckpoint {
+		b, err := st.Read(ctx, LastCheckpointPath)
+		if err != nil {
+			return 0, err
+		}
+		var lc struct{ Version int64 }
+		if err := json.Unmarshal(b, &lc); err != nil {
+			return 0, err
+		}
+		from = lc.Version
+		data, err := st.Read(ctx, CheckpointPath(from))
+		if err != nil {
+			return 0, err
+		}
+		f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			return 0, err
+		}
+		type path struct {
+			Path string `parquet:"path"`
+		}
+		type row struct {
+			Add    *path `parquet:"add,optional"`
+			Remove *path `parquet:"remove,optional"`
+		}
+		r := parquet.NewGenericReader[row](f)
+		rows := make([]row, 512)
+		for {
+			n, err := r.Read(rows)
+			for _, x := range rows[:n] {
+				if x.Add != nil && x.Add.Path != "" {
+					live[x.Add.Path] = true
+				}
+			}
+			if err != nil {
+				break
+			}
+		}
+		r.Close()
+	}
+	start := ""
+	if from >= 0 {
+		start = CommitPath(from)
+	}
+	for fi, err := range st.List(ctx, LogDir+"/", start) {
+		if err != nil {
+			return 0, err
+		}
+		if !strings.HasSuffix(fi.Path, ".json") || strings.Contains(strings.TrimPrefix(fi.Path, LogDir+"/"), "/") {
+			continue
+		}
+		data, err := st.Read(ctx, fi.Path)
+		if err != nil {
+			return 0, err
+		}
+		for line := range bytes.SplitSeq(bytes.TrimSpace(data), []byte("\n")) {
+			var a struct {
+				Add    *struct{ Path string } `json:"add"`
+				Remove *struct{ Path string } `json:"remove"`
+			}
+			if err := json.Unmarshal(line, &a); err != nil {
+				return 0, err
+			}
+			if a.Add != nil {
+				live[a.Add.Path] = true
+			}
+			if a.Remove != nil {
+				delete(live, a.Remove.Path)
+			}
+		}
+	}
+	return len(live), nil
+}
+
+// BenchmarkSnapshotOpen is issue 22's snapshot-open row: the latest
+// snapshot of a 10,000-version table on local disk (one add per commit,
+// a remove in most, a txn in each), with its checkpoint 9 commits behind
+// and with no checkpoint at all, against minimalOpen on the same files in
+// the same run.
+func BenchmarkSnapshotOpen(b *testing.B) {
+	for _, withCheckpoint := range []bool{true, false} {
+		b.Run(fmt.Sprintf("checkpoint=%v", withCheckpoint), func(b *testing.B) {
+			ctx := context.Background()
+			mem := newMemStore()
+			buildLog(b, mem, 10_000)
+			st, err := storage.Open(ctx, b.TempDir())
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer st.Close()
+			for fi, err := range mem.List(ctx, "", "") {
+				if err != nil {
+					b.Fatal(err)
+				}
+				data, err := mem.Read(ctx, fi.Path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := st.Put(ctx, fi.Path, data); err != nil {
+					b.Fatal(err)
+				}
+			}
+			l := newTestLog(b, st, Options{})
+			if withCheckpoint {
+				s, err := l.SnapshotAt(ctx, 9990)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := l.Checkpoint(ctx, s); err != nil {
+					b.Fatal(err)
+				}
+			}
+			var ours, base time.Duration
+			for b.Loop() {
+				start := time.Now()
+				s, err := l.Snapshot(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				ours += time.Since(start)
+				start = time.Now()
+				n, err := minimalOpen(ctx, st, withCheckpoint)
+				if err != nil {
+					b.Fatal(err)
+				}
+				base += time.Since(start)
+				if n != s.NumFiles() {
+					b.Fatalf("minimal reader: %d live files, snapshot %d", n, s.NumFiles())
+				}
+			}
+			iters := time.Duration(max(b.N, 1))
+			ours, base = ours/iters, base/iters
+			what := "without checkpoint"
+			if withCheckpoint {
+				what = "with checkpoint"
+			}
+			fmt.Printf("BENCHROW\topen snapshot, 10,000 versions, %s\t%v\t%v (minimal reader: hint, checkpoint, commits after it)\t%.2f\n",
+				what, ours.Round(time.Millisecond), base.Round(time.Millisecond), float64(ours)/float64(base))
+		})
 	}
 }

@@ -1,0 +1,205 @@
+package table_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lakesink/lakesink/schema"
+	"github.com/lakesink/lakesink/storage"
+	"github.com/lakesink/lakesink/table"
+	"github.com/lakesink/lakesink/txlog"
+)
+
+var benchAppendSchema = &schema.StructType{Fields: []schema.StructField{
+	{Name: "id", Type: schema.TypeLong, Nullable: true},
+	{Name: "name", Type: schema.TypeString, Nullable: true},
+}}
+
+func benchAppendBatch(i int) *schema.Batch {
+	return &schema.Batch{Schema: benchAppendSchema, Rows: [][]any{{int64(i), fmt.Sprintf("row %d", i)}}}
+}
+
+// buildAppendTable appends 1-row batches to the table at dir until it has
+// versions versions (0..versions-1), without fsync (the build is not
+// measured; the log is the same).
+func buildAppendTable(b *testing.B, dir string, versions int, opts ...table.Option) {
+	b.Helper()
+	ctx := context.Background()
+	op, err := storage.NewOpener(storage.Options{LocalSkipFsync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	st, err := op.Open(ctx, dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	tb, err := table.OpenStore(st, opts...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range versions {
+		if _, err := tb.Write(ctx, benchAppendBatch(i), table.WriteOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// durablePut is the floor of one durable file write with no Delta logic:
+// a temp file, fsync, link (put-if-absent) or rename, fsync of the directory.
+func durablePut(dir, name string, data []byte, link bool) error {
+	f, err := os.CreateTemp(dir, ".floor-")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	final := filepath.Join(dir, name)
+	if link {
+		err = os.Link(tmp, final)
+	} else {
+		err = os.Rename(tmp, final)
+	}
+	if err != nil {
+		return err
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// fileSize is the size of the newest file matching pattern in dir.
+func newestSize(b *testing.B, pattern string) int {
+	b.Helper()
+	m, err := filepath.Glob(pattern)
+	if err != nil || len(m) == 0 {
+		b.Fatalf("no file matches %s", pattern)
+	}
+	var newest os.FileInfo
+	for _, p := range m {
+		fi, err := os.Stat(p)
+		if err == nil && (newest == nil || fi.ModTime().After(newest.ModTime())) {
+			newest = fi
+		}
+	}
+	return int(newest.Size())
+}
+
+// BenchmarkBlindAppendCommitRate is issue 22's commit-rate row: commits/s
+// of a 1-row blind append (Table.Write, one Parquet data file, the commit,
+// its .crc, a checkpoint every 10 versions) on local disk with fsync, on a
+// table of 200, 1,000 and 10,000 versions, by 1 and by 4 writers (each its
+// own Table, as separate processes would be), against the durable-writes
+// floor measured in the same run: the same three files per commit (data
+// file and .crc by temp + fsync + rename + directory fsync, the commit by
+// temp + fsync + link + directory fsync, sizes as lakesink wrote them)
+// with no Delta logic, by as many goroutines. Only `make bench` runs it
+// (the 10,000-version table takes a while to build).
+func BenchmarkBlindAppendCommitRate(b *testing.B) {
+	const commits = 60
+	for _, versions := range []int{200, 1_000, 10_000} {
+		for _, writers := range []int{1, 4} {
+			b.Run(fmt.Sprintf("versions=%d/writers=%d", versions, writers), func(b *testing.B) {
+				ctx := context.Background()
+				dir := b.TempDir()
+				buildAppendTable(b, dir, versions)
+				dataSize := newestSize(b, filepath.Join(dir, "*.parquet"))
+				commitSize := newestSize(b, filepath.Join(dir, txlog.LogDir, "*.json"))
+				crcSize := newestSize(b, filepath.Join(dir, txlog.LogDir, "*.crc"))
+				tables := make([]*table.Table, writers)
+				for w := range tables {
+					tb, err := table.Open(ctx, dir)
+					if err != nil {
+						b.Fatal(err)
+					}
+					defer tb.Close()
+					// Each writer's first write loads the log (not timed).
+					if _, err := tb.Write(ctx, benchAppendBatch(-1), table.WriteOptions{}); err != nil {
+						b.Fatal(err)
+					}
+					tables[w] = tb
+				}
+				var ours, floor time.Duration
+				for b.Loop() {
+					start := time.Now()
+					var wg sync.WaitGroup
+					errs := make([]error, writers)
+					for w, tb := range tables {
+						wg.Go(func() {
+							for i := range commits / writers {
+								if _, err := tb.Write(ctx, benchAppendBatch(i), table.WriteOptions{}); err != nil {
+									errs[w] = err
+									return
+								}
+							}
+						})
+					}
+					wg.Wait()
+					ours += time.Since(start)
+					for _, err := range errs {
+						if err != nil {
+							b.Fatal(err)
+						}
+					}
+
+					fdir := b.TempDir()
+					flog := filepath.Join(fdir, txlog.LogDir)
+					if err := os.MkdirAll(flog, 0o755); err != nil {
+						b.Fatal(err)
+					}
+					data, commit, crc := make([]byte, dataSize), make([]byte, commitSize), make([]byte, crcSize)
+					start = time.Now()
+					for w := range writers {
+						wg.Go(func() {
+							for i := range commits / writers {
+								n := w*commits + i
+								err := durablePut(fdir, fmt.Sprintf("part-%d.parquet", n), data, false)
+								if err == nil {
+									err = durablePut(flog, fmt.Sprintf("%020d.json", n), commit, true)
+								}
+								if err == nil {
+									err = durablePut(flog, fmt.Sprintf("%020d.crc", n), crc, false)
+								}
+								if err != nil {
+									errs[w] = err
+									return
+								}
+							}
+						})
+					}
+					wg.Wait()
+					floor += time.Since(start)
+					for _, err := range errs {
+						if err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+				n := float64(max(b.N, 1) * (commits / writers) * writers)
+				oursRate, floorRate := n/ours.Seconds(), n/floor.Seconds()
+				b.ReportMetric(oursRate, "commits/s")
+				fmt.Printf("BENCHROW\tblind append 1 row, %d versions, %d writer(s) (commits/s)\t%.0f\t%.0f (durable writes of the same files, no Delta logic)\t%.2fx\n",
+					versions, writers, oursRate, floorRate, floorRate/oursRate)
+			})
+		}
+	}
+}
