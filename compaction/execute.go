@@ -32,7 +32,7 @@ type ExecOptions struct {
 	// RowGroupSizeBytes bounds a row group of the rewritten files, and so the
 	// memory one worker buffers. Default (0): 16 MiB. Memory model: a worker
 	// holds one decoded input row group (about five times its uncompressed
-	// size as Go values, since parquetio decodes whole row groups) plus one
+	// size as Go values, since a row group is decoded whole) plus one
 	// output row group; small row groups keep a later re-compaction of these
 	// files bounded too.
 	RowGroupSizeBytes int64

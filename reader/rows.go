@@ -16,9 +16,10 @@ import (
 )
 
 // Record is one row of a Rows read: Values[i] is the value of
-// Schema.Fields[i], in the Go representation package schema documents
-// (int64 for long, schema.Date, schema.Timestamp, schema.Decimal, []any for
-// arrays, ...). Every record of one read shares its Schema.
+// Schema.Fields[i], as the Go value of its Delta type listed in package
+// schema (the same as a schema.Batch's rows: int64 for long, schema.Date
+// for date, time.Time for timestamp, schema.Decimal, nil for null, ...).
+// Every record of one read shares its Schema.
 type Record struct {
 	Schema *schema.StructType // the read's schema, shared by its records
 	Values []any              // Values[i] is the value of Schema.Fields[i]

@@ -512,8 +512,8 @@ func FormatType(t DataType) string {
 // its "element") and a map two ("key_value" and its "key" or "value"): so at
 // most 254 nested structs under a column, or 127 nested arrays or maps.
 const (
-	MaxColumnDepth = 255   // parquet-go's MaxColumnDepth (pinned by a parquetio test)
-	MaxLeafColumns = 65535 // parquet-go's MaxColumnIndex + 1 (pinned by a parquetio test)
+	MaxColumnDepth = 255   // parquet-go's MaxColumnDepth
+	MaxLeafColumns = 65535 // parquet-go's MaxColumnIndex + 1
 )
 
 // ValidateForWrite checks that every type of s can be written to Parquet

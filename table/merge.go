@@ -81,8 +81,8 @@ type MergeOptions struct {
 	PartitionColumns []string
 	Properties       map[string]string
 	// TargetFileSizeBytes, RowGroupSizeBytes and Compression are as in
-	// WriteOptions (defaults: delta.targetFileSize or 128 MiB; parquetio's
-	// row group size; snappy).
+	// WriteOptions (defaults: delta.targetFileSize or 128 MiB; the Parquet
+	// writer's row group size, 128 MiB; snappy).
 	TargetFileSizeBytes int64
 	RowGroupSizeBytes   int64
 	Compression         string

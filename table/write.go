@@ -60,7 +60,7 @@ type WriteOptions struct {
 	// TargetFileSizeBytes rolls data files at this size. 0: the table
 	// property delta.targetFileSize, else 128 MiB.
 	TargetFileSizeBytes int64
-	// RowGroupSizeBytes bounds a Parquet row group. 0: the writer's default.
+	// RowGroupSizeBytes bounds a Parquet row group. 0: 128 MiB.
 	RowGroupSizeBytes int64
 	// Compression codec of data files: snappy (default), zstd, gzip, lz4, none.
 	Compression string

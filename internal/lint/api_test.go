@@ -340,3 +340,89 @@ func TestLibraryErrorsNameNoFlag(t *testing.T) {
 		})
 	}
 }
+
+// TestPublicDocsNameNoInternalPackage: what go doc shows of a public package
+// (the package comment, and the comments of exported declarations, fields
+// and interface methods) never sends the reader to an internal package,
+// which they cannot import or look up with go doc: no "internal/" path and
+// no internal package's name (parquetio, ...). Say what the reader can
+// see instead ("lakesink's Parquet reader", "the Go value of its type listed
+// in package schema").
+func TestPublicDocsNameNoInternalPackage(t *testing.T) {
+	root := repoRoot(t)
+	names, err := filepath.Glob(filepath.Join(root, "internal", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	alts := []string{`internal/`}
+	for _, n := range names {
+		if b := filepath.Base(n); b != "lint" && !strings.Contains(b, ".") {
+			alts = append(alts, `\b`+regexp.QuoteMeta(b)+`\b`)
+		}
+	}
+	if len(alts) < 2 {
+		t.Fatalf("no internal packages found under %s", filepath.Join(root, "internal"))
+	}
+	re := regexp.MustCompile(strings.Join(alts, "|"))
+	files, fset := publicFiles(t, root)
+	check := func(what string, cgs ...*ast.CommentGroup) {
+		for _, cg := range cgs {
+			if cg == nil {
+				continue
+			}
+			if m := re.FindString(cg.Text()); m != "" {
+				t.Errorf("%s: the doc of %s names the internal package %q", fset.Position(cg.Pos()), what, m)
+			}
+		}
+	}
+	for _, f := range files {
+		check("package "+f.Name.Name, f.Doc)
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if !d.Name.IsExported() {
+					continue
+				}
+				if r := recvTypeName(d); d.Recv != nil && (r == "" || !ast.IsExported(r)) {
+					continue
+				}
+				check("func "+d.Name.Name, d.Doc)
+			case *ast.GenDecl:
+				for _, s := range d.Specs {
+					switch s := s.(type) {
+					case *ast.TypeSpec:
+						if !s.Name.IsExported() {
+							continue
+						}
+						check("type "+s.Name.Name, d.Doc, s.Doc, s.Comment)
+						var list *ast.FieldList
+						switch x := s.Type.(type) {
+						case *ast.StructType:
+							list = x.Fields
+						case *ast.InterfaceType:
+							list = x.Methods
+						}
+						if list == nil {
+							continue
+						}
+						for _, fld := range list.List {
+							for _, n := range fld.Names {
+								if n.IsExported() {
+									check(s.Name.Name+"."+n.Name, fld.Doc, fld.Comment)
+									break
+								}
+							}
+						}
+					case *ast.ValueSpec:
+						for _, n := range s.Names {
+							if n.IsExported() {
+								check(d.Tok.String()+" "+n.Name, d.Doc, s.Doc, s.Comment)
+								break
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -14,7 +14,7 @@
 //
 // Formats: json (NDJSON, or a top-level JSON array per file), csv (header
 // line; columns mapped to the schema by name; an empty cell is null) and
-// parquet (internal/parquetio's reader, or Options.ReadParquet). Records are
+// parquet (lakesink's own Parquet reader, or Options.ReadParquet). Records are
 // decoded into schema.Batch rows against a schema: given, or inferred from
 // the first batch's files (long, double, boolean, string, struct, array;
 // timestamp only when a TimestampFormat is set). Timestamps without a zone are

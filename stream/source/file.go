@@ -107,7 +107,8 @@ type Options struct {
 	// files, so the handler sees its bad records again: make it idempotent
 	// (e.g. keyed by file and line).
 	OnBadRecord func(BadRecord) error
-	// ReadParquet decodes Parquet files. Default: internal/parquetio's reader.
+	// ReadParquet decodes Parquet files. Default: lakesink's own Parquet
+	// reader (the one package reader uses).
 	ReadParquet ParquetReader
 	// StreamChunkRows > 0 streams Parquet batches: GetBatch returns a
 	// schema.Batch whose Chunks read the batch's files in order, row group
