@@ -440,7 +440,8 @@ func TestMarkInterrupted(t *testing.T) {
 
 // TestWhereAndColumnsHints: an unknown column lists the table's columns; a
 // bare word on the right of a comparison ("comparing two columns") says
-// that text takes single quotes.
+// that text takes single quotes. scan and files both name the --where flag
+// (scan said `where "..."`, the reader's wording, without the dashes).
 func TestWhereAndColumnsHints(t *testing.T) {
 	tbl := ingestFlights(t, t.TempDir(), 1, false)
 	const columns = "the columns are: date, delay, distance, origin, destination"
@@ -449,10 +450,10 @@ func TestWhereAndColumnsHints(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{"scan, unknown --where column", []string{"scan", tbl, "--where", "nosuch = 1"}, []string{"nosuch", columns}},
+		{"scan, unknown --where column", []string{"scan", tbl, "--where", "nosuch = 1"}, []string{`--where "nosuch = 1"`, columns}},
 		{"files, unknown --where column", []string{"files", tbl, "--where", "nosuch = 1"}, []string{`--where "nosuch = 1"`, columns}},
 		{"scan, unknown --columns column", []string{"scan", tbl, "--columns", "origin,nosuch"}, []string{`"nosuch"`, columns}},
-		{"scan, unquoted text", []string{"scan", tbl, "--where", "origin = SFO"}, []string{"position 9", "single quotes, e.g. origin = 'SFO'"}},
+		{"scan, unquoted text", []string{"scan", tbl, "--where", "origin = SFO"}, []string{`--where "origin = SFO"`, "position 9", "single quotes, e.g. origin = 'SFO'"}},
 		{"files, unquoted text", []string{"files", tbl, "--where", "origin = SFO"}, []string{"single quotes"}},
 	}
 	for _, c := range cases {

@@ -119,7 +119,15 @@ func runScan(ctx context.Context, p *printer, url string, o ScanOptions) error {
 	}
 	defer snap.Close()
 	ro := reader.DefaultReadOptions()
-	ro.Columns, ro.Where, ro.Limit = o.Columns, o.Where, o.Limit
+	ro.Columns, ro.Limit = o.Columns, o.Limit
+	if strings.TrimSpace(o.Where) != "" {
+		// Bound here, as files binds it, so that the error names the flag.
+		pred, err := snap.Predicate(o.Where)
+		if err != nil {
+			return whereHint(fmt.Errorf("--where %q: %w", o.Where, err), snap)
+		}
+		ro.Predicate = pred
+	}
 
 	var (
 		cw      *csv.Writer
