@@ -227,6 +227,16 @@ func ingestOptions(o IngestOptions) (ingest.Options, error) {
 			return opts, fmt.Errorf("%w: --recover-checkpoint-from-table needs --table (a Delta table)", ingest.ErrCannotRecover)
 		}
 	}
+	switch ingest.Format(o.Format) {
+	case ingest.FormatJSON, ingest.FormatCSV, ingest.FormatParquet, ingest.FormatKafka, ingest.FormatDelta:
+	default:
+		return opts, fmt.Errorf("--format %q: want json, csv, parquet, kafka or delta", o.Format)
+	}
+	switch sink.OutputMode(o.OutputMode) {
+	case sink.Append, sink.Complete, sink.Update:
+	default:
+		return opts, fmt.Errorf("--output-mode %q: want append, complete or update", o.OutputMode)
+	}
 	trig, err := stream.ParseTrigger(o.Trigger)
 	if err != nil {
 		return opts, err

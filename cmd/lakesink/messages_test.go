@@ -14,6 +14,29 @@ import (
 // The messages a new user met (issue 19), each asserted in full enough to
 // fail with the old wording.
 
+// A bad --format or --output-mode of ingest names the flag and the accepted
+// values (they read `invalid ingest options: Format "jsn" (want ...)`, the
+// Go field's name, and `unsupported output mode: "upsert"`, with no list).
+func TestIngestEnumFlagErrorsNameTheFlag(t *testing.T) {
+	dir := t.TempDir()
+	base := []string{"ingest", "--source", dir, "--checkpoint", filepath.Join(dir, "chk"), "--table", filepath.Join(dir, "t")}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--format", "jsn"}, `--format "jsn": want json, csv, parquet, kafka or delta`},
+		{[]string{"--output-mode", "upsert"}, `--output-mode "upsert": want append, complete or update`},
+	} {
+		_, e, code := runCLI(t, append(append([]string{}, base...), tc.args...)...)
+		if code != exitError || strings.TrimSpace(e) != "lakesink: "+tc.want {
+			t.Errorf("%v: exit %d, stderr %q; want %q", tc.args, code, e, tc.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "chk")); !os.IsNotExist(err) {
+		t.Errorf("a refused flag created the checkpoint (stat: %v)", err)
+	}
+}
+
 // A byte-size flag's error names the flag, the value and the accepted forms,
 // not table properties or packages (it read "compaction: invalid options:
 // txlog: invalid table property: byte size "banana"").
