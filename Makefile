@@ -83,7 +83,8 @@ interop: s3-server test-kafka
 	./scripts/install-engines.sh
 	eval "$$(./scripts/install-engines.sh --env)" && cd interop && \
 		LAKESINK_ENGINES=1 LAKESINK_INTEROP_REPORT=$(CURDIR)/docs/interop.md \
-		$(GO) test -count=1 -timeout 25m ./engines
+		LAKESINK_CORPUS_REPORT=$(CURDIR)/reader/testdata/conformance.md \
+		$(GO) test -count=1 -timeout 60m ./engines
 
 clean:
 	rm -rf bin demo

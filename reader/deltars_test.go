@@ -302,7 +302,15 @@ func TestConformance(t *testing.T) {
 		fmt.Fprintf(&md, "| %s | %s | %d | %d | %s |\n", name, res.Status, res.Rows, res.Files, note)
 	}
 	if *writeConformance {
-		if err := os.WriteFile(filepath.Join("testdata", "conformance.md"), []byte(md.String()), 0o644); err != nil {
+		// The generated-corpus section is written by interop/engines
+		// (make interop); keep it.
+		path := filepath.Join("testdata", "conformance.md")
+		if old, err := os.ReadFile(path); err == nil {
+			if i := strings.Index(string(old), "<!-- corpus:begin"); i >= 0 {
+				md.WriteString("\n" + string(old[i:]))
+			}
+		}
+		if err := os.WriteFile(path, []byte(md.String()), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -15,7 +15,8 @@ import (
 // Output helpers for the CLI (`lakesink scan --format json|csv|table`,
 // `lakesink files --json`): timestamps as RFC 3339, dates as yyyy-mm-dd,
 // decimals as strings (exact), binary as base64, NaN and infinities as the
-// strings "NaN", "Infinity", "-Infinity" (JSON has no such numbers).
+// strings "NaN", "Infinity", "-Infinity" (JSON has no such numbers), a
+// variant as its JSON text in a string (schema.Variant.MarshalJSON).
 
 // JSONValue converts a value of type t (nil: infer from the Go value) into
 // something encoding/json writes as above: structs become objects keyed by
@@ -34,6 +35,14 @@ func JSONValue(v any, t schema.DataType) any {
 		return time.Unix(int64(x)*86400, 0).UTC().Format("2006-01-02")
 	case schema.Decimal:
 		return decimalString(x)
+	case schema.Variant:
+		// The variant's JSON text, as a string (a variant null is the text
+		// "null", unlike a null column value).
+		b, err := x.MarshalJSON()
+		if err != nil {
+			return nil
+		}
+		return string(b)
 	case []byte:
 		return base64.StdEncoding.EncodeToString(x)
 	case float64:

@@ -188,10 +188,13 @@ func partitionField(sch *schema.StructType, name string) int {
 }
 
 // supportedReaderFeatures are the reader features rows are read correctly
-// for: txlog's (timestampNtz, v2Checkpoint, vacuumProtocolCheck) plus column
-// mapping and deletion vectors, which this package implements.
+// for: txlog's (timestampNtz, v2Checkpoint, vacuumProtocolCheck,
+// typeWidening) plus column mapping, deletion vectors and variantType (and
+// its preview name; values decoded from the Parquet variant binary encoding
+// into schema.Variant, PROTOCOL.md "Variant Data Type"), which this package
+// implements. Shredded variants (variantShredding) are not read yet.
 var supportedReaderFeatures = append(slices.Clone(txlog.SupportedReaderFeatures),
-	txlog.FeatureColumnMapping, txlog.FeatureDeletionVectors)
+	txlog.FeatureColumnMapping, txlog.FeatureDeletionVectors, txlog.FeatureVariantType, txlog.FeatureVariantTypePreview)
 
 // checkReadable refuses a table whose protocol needs a reader feature we do
 // not implement (PROTOCOL.md, "Reader Version Requirements", "Table
@@ -345,6 +348,20 @@ func (s *Snapshot) fileOf(a *txlog.Add) (File, error) {
 	return f, nil
 }
 
+// typeChanged: a field on the column's path was widened (delta.typeChanges).
+// Statistics of files written before the change are in the older type, and
+// the log does not say which files those are, so none of the column's
+// statistics are used for skipping (PROTOCOL.md "Type Widening": reader
+// requirements; the protocol allows not using them at all).
+func typeChanged(c *expr.BoundColumn) bool {
+	for _, f := range c.Fields {
+		if f.TypeChanged() {
+			return true
+		}
+	}
+	return false
+}
+
 // mayMatch evaluates pred on what is known about the file.
 func (s *Snapshot) mayMatch(pred *expr.Predicate, f *File) bool {
 	cols := pred.Columns()
@@ -353,7 +370,7 @@ func (s *Snapshot) mayMatch(pred *expr.Predicate, f *File) bool {
 		if len(c.Path) == 1 && slices.Contains(s.partitions, c.Path[0]) {
 			return expr.ExactDomain(f.PartitionValues[c.Path[0]])
 		}
-		if f.Stats == nil {
+		if f.Stats == nil || typeChanged(c) {
 			return expr.UnknownDomain()
 		}
 		phys := c.PhysicalPath()

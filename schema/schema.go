@@ -17,6 +17,10 @@ const TypeVariant PrimitiveType = "variant"
 const (
 	MetaColumnMappingID           = "delta.columnMapping.id"
 	MetaColumnMappingPhysicalName = "delta.columnMapping.physicalName"
+	// MetaTypeChanges lists the type changes of a field (or of its nested
+	// fields, with a fieldPath) on a table with type widening (PROTOCOL.md
+	// "Type Widening", "Type Change Metadata").
+	MetaTypeChanges = "delta.typeChanges"
 )
 
 // TypeName is "decimal(p,s)".
@@ -118,6 +122,14 @@ func (f StructField) PhysicalName() string {
 		return v
 	}
 	return f.Name
+}
+
+// TypeChanged reports a delta.typeChanges entry in the field's metadata:
+// the field, or a field nested in it, was widened, so files written before
+// the change hold values (and statistics) of the older type.
+func (f StructField) TypeChanged() bool {
+	v, ok := f.Metadata[MetaTypeChanges]
+	return ok && v != nil
 }
 
 // ColumnMappingID is the field's delta.columnMapping.id, if any.

@@ -28,23 +28,32 @@ const (
 	FeatureVacuumProtocolCheck = "vacuumProtocolCheck"
 	FeatureInCommitTimestamp   = "inCommitTimestamp"
 	FeatureTypeWidening        = "typeWidening"
+	FeatureTypeWideningPreview = "typeWidening-preview"
 	FeatureVariantType         = "variantType"
+	FeatureVariantTypePreview  = "variantType-preview"
 	FeatureCatalogManaged      = "catalogManaged"
 	FeatureCatalogOwnedPreview = "catalogOwned-preview"
 )
 
 // SupportedReaderFeatures are the reader features a snapshot read honours
 // completely: timestampNtz (a data type), v2Checkpoint (checkpoint reading),
-// vacuumProtocolCheck (only VACUUM is affected). columnMapping and
+// vacuumProtocolCheck (only VACUUM is affected), typeWidening (and its
+// preview name; Parquet files written before a type change are read in the
+// current type, widened value by value, and statistics of widened columns
+// are not used for skipping: PROTOCOL.md "Type Widening"). columnMapping and
 // deletionVectors are replayed correctly in the log, but rows of such
 // tables cannot be read yet: CheckReadSupported refuses them when active.
-var SupportedReaderFeatures = []string{FeatureTimestampNTZ, FeatureV2Checkpoint, FeatureVacuumProtocolCheck}
+var SupportedReaderFeatures = []string{FeatureTimestampNTZ, FeatureV2Checkpoint, FeatureVacuumProtocolCheck,
+	FeatureTypeWidening, FeatureTypeWideningPreview}
 
 // SupportedWriterFeatures are the writer features our writers honour:
 // appendOnly (refuse removes when delta.appendOnly=true), timestampNtz,
 // domainMetadata (domains are preserved), v2Checkpoint (we write classic V1
 // checkpoints, which are always allowed), vacuumProtocolCheck,
 // inCommitTimestamp (commitInfo.inCommitTimestamp is written first),
+// typeWidening (and its preview name: writes use the current types and
+// never change one, so no delta.typeChanges entry is needed; PROTOCOL.md
+// "Type Widening", writer requirements),
 // deletionVectors (table.Merge writes them; appends do not touch them;
 // OPTIMIZE refuses a snapshot with live deletion vectors,
 // Snapshot.CheckReadSupported, so it never brings deleted rows back).
@@ -52,7 +61,8 @@ var SupportedReaderFeatures = []string{FeatureTimestampNTZ, FeatureV2Checkpoint,
 // identityColumns, changeDataFeed, columnMapping) are refused only when
 // active in the metadata.
 var SupportedWriterFeatures = []string{FeatureAppendOnly, FeatureTimestampNTZ, FeatureDomainMetadata,
-	FeatureV2Checkpoint, FeatureVacuumProtocolCheck, FeatureInCommitTimestamp, FeatureDeletionVectors}
+	FeatureV2Checkpoint, FeatureVacuumProtocolCheck, FeatureInCommitTimestamp, FeatureDeletionVectors,
+	FeatureTypeWidening, FeatureTypeWideningPreview}
 
 // knownFeatures are every feature name of PROTOCOL.md this package knows,
 // supported or not: a checkpoint can represent the state of such a table
@@ -62,7 +72,7 @@ var knownFeatures = []string{FeatureAppendOnly, FeatureInvariants, FeatureCheckC
 	FeatureGeneratedColumns, FeatureColumnMapping, FeatureIdentityColumns, FeatureDeletionVectors,
 	FeatureRowTracking, FeatureTimestampNTZ, FeatureDomainMetadata, FeatureV2Checkpoint, FeatureIcebergCompatV1,
 	FeatureIcebergCompatV2, FeatureClustering, FeatureVacuumProtocolCheck, FeatureInCommitTimestamp,
-	FeatureTypeWidening, FeatureVariantType}
+	FeatureTypeWidening, FeatureTypeWideningPreview, FeatureVariantType, FeatureVariantTypePreview}
 
 // checkCheckpointSupported returns *UnsupportedFeatureError (Write set) when
 // a checkpoint written by this package could misstate the table: a reader

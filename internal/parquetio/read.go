@@ -543,6 +543,9 @@ type rnode struct {
 	anchor   int // a column of the subtree to peek levels from
 	cols     []int
 	children []*rnode
+	// variant: a struct of a variant's metadata and value, assembled into
+	// a schema.Variant (variant.go).
+	variant bool
 }
 
 type readPlan struct {
@@ -617,6 +620,9 @@ func (f *File) bind(n *fnode, want schema.DataType, p *readPlan, opts ReadOption
 	r := &rnode{optional: n.optional(), def: n.def}
 	switch wt := want.(type) {
 	case schema.PrimitiveType, schema.DecimalType:
+		if wt == schema.TypeVariant && len(n.children) > 0 {
+			return f.bindVariant(n, p, opts)
+		}
 		if len(n.children) > 0 {
 			return nil, fmt.Errorf("%w: group read as %s", ErrUnsupported, schema.FormatType(want))
 		}
@@ -746,6 +752,9 @@ func assemble(n *rnode, curs map[int]*cursor) (any, error) {
 		}
 		// Anchor-only columns (no requested child in the file) advance here.
 		advanceAnchorOnly(n, curs)
+		if n.variant {
+			return decodeVariant(vals)
+		}
 		return vals, nil
 	case nkList, nkMap:
 		// Present: an empty collection unless an entry exists (def > n.def).
@@ -901,6 +910,10 @@ func converter(want schema.DataType, n *fnode) (convFunc, error) {
 				return func(v parquet.Value) (any, error) { return v.Double(), nil }, nil
 			case format.Float:
 				return func(v parquet.Value) (any, error) { return float64(v.Float()), nil }, nil
+			case format.Int32:
+				// Type widening byte, short, int -> double (PROTOCOL.md
+				// "Type Widening"): a file written before the change.
+				return func(v parquet.Value) (any, error) { return float64(v.Int32()), nil }, nil
 			}
 		case schema.TypeBoolean:
 			if phys == format.Boolean {
@@ -911,6 +924,12 @@ func converter(want schema.DataType, n *fnode) (convFunc, error) {
 				return func(v parquet.Value) (any, error) { return schema.Date(v.Int32()), nil }, nil
 			}
 		case schema.TypeTimestamp, schema.TypeTimestampNTZ:
+			if w == schema.TypeTimestampNTZ && phys == format.Int32 && isDate(el) {
+				// Type widening date -> timestamp_ntz (PROTOCOL.md "Type
+				// Widening"): a file written before the change holds days;
+				// the value is midnight of that day.
+				return func(v parquet.Value) (any, error) { return time.Unix(int64(v.Int32())*86400, 0).UTC(), nil }, nil
+			}
 			switch phys {
 			case format.Int96:
 				return func(v parquet.Value) (any, error) { return int96Time(v.Int96()), nil }, nil
@@ -931,6 +950,15 @@ func converter(want schema.DataType, n *fnode) (convFunc, error) {
 		}
 	}
 	return mismatch()
+}
+
+// isDate: the column is annotated DATE (logical type or converted type).
+func isDate(el *format.SchemaElement) bool {
+	if _, ok := el.LogicalType.Value.(*format.DateType); ok {
+		return true
+	}
+	ct, ok := el.ConvertedType.Get()
+	return ok && ct == deprecated.Date
 }
 
 func unitTime(x, nanosPerUnit int64) time.Time {

@@ -19,7 +19,16 @@
 // `scripts/install-engines.sh --env` itself; a missing engine skips the tests
 // naming it, and fails them under LAKESINK_REQUIRE_ENGINES=1 (CI).
 // LAKESINK_INTEROP_REPORT=FILE rewrites the results table of FILE
-// (docs/interop.md) from the run.
+// (docs/interop.md) from the run, LAKESINK_CORPUS_REPORT=FILE the
+// generated-corpus section of FILE (reader/testdata/conformance.md).
+//
+// The generated corpus (corpus_test.go, py/corpus.py): the engines write
+// tables with the features users meet today (deletion vectors, column
+// mapping after renames and drops, V2 and multi-part checkpoints, in-commit
+// timestamps, CDF, clustering, row tracking, type widening, variant, ...)
+// into a temporary folder, answer their own rows, DESCRIBE DETAIL and
+// protocol, and lakesink's scan, reader and describe must agree.
+// LAKESINK_CORPUS_CASES=a,b runs only those cases.
 //
 // Why here, in the interop module, and not in the main module: the interop
 // module is where lakesink is checked against implementations that share no

@@ -52,6 +52,12 @@ func normValue(v any, t schema.DataType) any {
 			return strconv.FormatInt(int64(x), 10)
 		case time.Time:
 			return strconv.FormatInt(x.UnixMicro(), 10)
+		case schema.Variant:
+			b, err := x.MarshalJSON()
+			if err != nil {
+				return "bad variant: " + err.Error()
+			}
+			return canonJSONText(string(b))
 		}
 	case schema.DecimalType:
 		if d, ok := v.(schema.Decimal); ok {
@@ -160,6 +166,14 @@ func lakesinkRows(t *testing.T, url string) []string {
 // rows missing and 5 unexpected.
 func sameRows(t *testing.T, what string, want, got []string) {
 	t.Helper()
+	if d := rowDiff(want, got); d != "" {
+		t.Errorf("%s: %s", what, d)
+	}
+}
+
+// rowDiff is "" when got and want are equal as multisets, else what differs:
+// the counts and up to 5 rows missing and 5 unexpected, one a line.
+func rowDiff(want, got []string) string {
 	count := map[string]int{}
 	for _, r := range want {
 		count[r]++
@@ -182,21 +196,23 @@ func sameRows(t *testing.T, what string, want, got []string) {
 		}
 	}
 	if len(missing) == 0 && len(extra) == 0 {
-		return
+		return ""
 	}
-	t.Errorf("%s: %d rows, want %d; %d missing, %d unexpected", what, len(got), len(want), len(missing), len(extra))
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d rows, want %d; %d missing, %d unexpected", len(got), len(want), len(missing), len(extra))
 	for i, r := range missing {
 		if i == 5 {
 			break
 		}
-		t.Errorf("  missing:    %s", r)
+		b.WriteString("\n    missing:    " + r)
 	}
 	for i, r := range extra {
 		if i == 5 {
 			break
 		}
-		t.Errorf("  unexpected: %s", r)
+		b.WriteString("\n    unexpected: " + r)
 	}
+	return b.String()
 }
 
 // sameSchema fails unless the engine's schema (Spark's or delta-rs's JSON

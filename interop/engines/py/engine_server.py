@@ -475,6 +475,17 @@ class Server:
 
         return seed_recovery.outputs(self.spark(), req["output"], req["checkpoint"])
 
+    def op_corpus(self, req):
+        """py/corpus.py: writes the generated corpus's cases under root and answers each."""
+        import corpus
+
+        return corpus.run(self.spark, req["root"], req.get("cases"))
+
+    def op_corpus_cases(self, req):
+        import corpus
+
+        return {"spark": corpus.SPARK_CASES, "delta-rs": corpus.RS_CASES}
+
     def op_quit(self, req):
         for q in list(self._queries.values()):
             q.stop()
