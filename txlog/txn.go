@@ -349,7 +349,9 @@ func (t *Transaction) Commit(ctx context.Context, operation string, params, metr
 			prevICT = t.snap.timestamp.UnixMilli()
 		}
 	}
-	ict := t.effectiveProperties().EnableInCommitTimestamps
+	// PROTOCOL.md "In-Commit Timestamps": writers write it when the feature is
+	// supported (writer 7 with inCommitTimestamp) and enabled by the property.
+	ict := ictActive(t.effectiveProtocol(), t.effectiveProperties())
 	var between [][]Action // the winning commits since readVersion, for the .crc
 	for attempt := 1; ; attempt++ {
 		if ict {

@@ -651,3 +651,27 @@ func TestInCommitTimestamps(t *testing.T) {
 		t.Errorf("timestamps %v %v", s0.Timestamp(), s1.Timestamp())
 	}
 }
+
+// TestInCommitTimestampWrittenOnlyWithTheFeature: the property alone on a
+// 1/2 table (no inCommitTimestamp writer feature) does not make commits
+// carry inCommitTimestamp (PROTOCOL.md "In-Commit Timestamps": the feature
+// must be supported and enabled).
+func TestInCommitTimestampWrittenOnlyWithTheFeature(t *testing.T) {
+	ctx := context.Background()
+	l := newTestLog(t, newMemStore(), Options{DisableAutoCheckpoint: true})
+	tx := l.Begin(nil)
+	p := Protocol{MinReaderVersion: 1, MinWriterVersion: 2}
+	tx.Add(Action{Protocol: &p}, Action{MetaData: &Metadata{ID: "ict", SchemaString: testSchema,
+		Configuration: map[string]string{"delta.enableInCommitTimestamps": "true"}}})
+	if _, err := tx.Commit(ctx, "CREATE TABLE", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	s0, _ := l.Snapshot(ctx)
+	mustCommit(t, l, s0, addAction("a", true))
+	for v := int64(0); v <= 1; v++ {
+		acts, _ := l.ReadCommit(ctx, v)
+		if ict, ok := acts[0].CommitInfo.InCommitTimestamp(); ok {
+			t.Errorf("version %d carries inCommitTimestamp %d on a table without the feature", v, ict)
+		}
+	}
+}

@@ -244,7 +244,7 @@ def spark_liquid_clustering(spark, p):
     """CLUSTER BY (liquid clustering), OPTIMIZE clusters."""
     spark.sql(f"CREATE TABLE {t(p)} (id BIGINT, k STRING, v DOUBLE) USING delta CLUSTER BY (k)")
     for i in range(3):
-        spark.range(i * 50, i * 50 + 50).selectExpr("id", "CONCAT('k', id % 5) AS k", "id / 2.0 AS v").write.format("delta").mode("append").save(p)
+        spark.range(i * 50, i * 50 + 50).selectExpr("id", "CONCAT('k', id % 5) AS k", "CAST(id / 2.0 AS DOUBLE) AS v").write.format("delta").mode("append").save(p)
     spark.sql(f"OPTIMIZE {t(p)}")
     spark.sql(f"INSERT INTO {t(p)} VALUES (1000, 'k9', 0.5)")
 
