@@ -355,3 +355,24 @@ func (b *binder) literal(col int, l Literal) (any, error) {
 }
 
 func isNumeric(k LitKind) bool { return k == LitInteger || k == LitDecimal || k == LitFloat }
+
+// ReadsColumnsOutside reports whether predicate (the syntax Parse accepts)
+// refers to a top-level column that sch lacks, such as a change feed's op
+// column that the input has and the table does not. A nil sch, an empty
+// predicate or one that does not parse give false: binding the predicate
+// later reports its error.
+func ReadsColumnsOutside(predicate string, sch *schema.StructType) bool {
+	if sch == nil || predicate == "" {
+		return false
+	}
+	e, err := Parse(predicate)
+	if err != nil {
+		return false
+	}
+	for _, c := range Columns(e) {
+		if len(c.Path) > 0 && sch.FieldIndex(c.Path[0]) < 0 {
+			return true
+		}
+	}
+	return false
+}

@@ -127,7 +127,7 @@ func runMerge(ctx context.Context, p *printer, url string, o MergeOptions) error
 		row, decodeSchema, transform = cdcDecoding(sch, o.SequenceBy)
 		deleteWhen = source.DebeziumDeleteWhen(row)
 	}
-	evolve := o.Schema == "" && readsMissingColumns(sch, deleteWhen)
+	evolve := o.Schema == "" && expr.ReadsColumnsOutside(deleteWhen, sch)
 	batch, err := readOneFile(ctx, o.Source, o.Format, decodeSchema, o.TimestampFormat, evolve)
 	if err != nil {
 		return mergeHint(err)
@@ -230,25 +230,6 @@ func readOneFile(ctx context.Context, fileURL, format string, sch *schema.Struct
 		return nil, fmt.Errorf("--source %s: %w", fileURL, err)
 	}
 	return b, nil
-}
-
-// readsMissingColumns: the delete predicate reads a column that schema (the
-// table's) lacks, such as an op column of the input only; the input is then
-// decoded with the table's schema plus its own extra columns.
-func readsMissingColumns(sch *schema.StructType, deleteWhen string) bool {
-	if sch == nil || deleteWhen == "" {
-		return false
-	}
-	e, err := expr.Parse(deleteWhen)
-	if err != nil {
-		return false // the merge reports the syntax error
-	}
-	for _, c := range expr.Columns(e) {
-		if len(c.Path) > 0 && sch.FieldIndex(c.Path[0]) < 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // oneFileStore is a store whose listing shows one file.

@@ -180,7 +180,7 @@ func runCheckpointed(ctx context.Context, o Options) (Summary, error) {
 		_, srcOpts.Schema, lazy.transform = cdcDecoding(sch, o.SequenceBy)
 	}
 	srcOpts.SchemaEvolution = evolution
-	if o.Schema == nil && evolution == source.SchemaEvolutionFailOnNewColumns && o.CDCFormat == "" && readsMissingColumns(sch, o.DeleteWhen) {
+	if o.Schema == nil && evolution == source.SchemaEvolutionFailOnNewColumns && o.CDCFormat == "" && expr.ReadsColumnsOutside(o.DeleteWhen, sch) {
 		// DeleteWhen reads an input column the table does not have (op):
 		// decode the table's columns plus the input's own.
 		srcOpts.SchemaEvolution = source.SchemaEvolutionAddNewColumns
@@ -327,25 +327,6 @@ func cdcDecoding(sch *schema.StructType, sequenceBy string) (*schema.StructType,
 		row = &schema.StructType{Fields: slices.Delete(slices.Clone(row.Fields), i, i+1)}
 	}
 	return row, source.DebeziumSchema(row), func(b *schema.Batch) (*schema.Batch, error) { return source.DebeziumChanges(b, row, withTs) }
-}
-
-// readsMissingColumns: the delete predicate reads a column that schema (the
-// table's) lacks, such as an op column of the input only; the input is then
-// decoded with the table's schema plus its own extra columns.
-func readsMissingColumns(sch *schema.StructType, deleteWhen string) bool {
-	if sch == nil || deleteWhen == "" {
-		return false
-	}
-	e, err := expr.Parse(deleteWhen)
-	if err != nil {
-		return false // the merge reports the syntax error
-	}
-	for _, c := range expr.Columns(e) {
-		if len(c.Path) > 0 && sch.FieldIndex(c.Path[0]) < 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // fileSinkFirstBatch returns the first batch id of the query: 0, unless the
