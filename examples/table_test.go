@@ -125,6 +125,45 @@ func Example_readSnapshot() {
 	// version 2: FR ids [1 3 5 7]
 }
 
+// Read the table you hold: after writing through a *table.Table, read its
+// rows with reader.OpenTable, through the same store and log, instead of
+// reopening it by URL.
+func Example_readTheTableYouHold() {
+	ctx := context.Background()
+	dir := tempDir()
+	defer os.RemoveAll(dir)
+
+	batch, _ := schema.FromStructs(events(0, 6))
+	t, err := table.Create(ctx, filepath.Join(dir, "events"), table.CreateOptions{Schema: batch.Schema})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer t.Close()
+	if _, err := t.Write(ctx, batch, table.WriteOptions{}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	snap, err := reader.OpenTable(ctx, t) // or reader.OpenTable(ctx, t, reader.AtVersion(0))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer snap.Close()
+	var ids []int64
+	for e, err := range reader.Rows[Event](ctx, snap, reader.ReadOptions{Where: "country = 'NL' AND id > 0"}) {
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		ids = append(ids, e.ID)
+	}
+	slices.Sort(ids)
+	fmt.Printf("version %d: NL ids after 0: %v\n", snap.Version(), ids)
+	// Output:
+	// version 1: NL ids after 0: [2 4]
+}
+
 // OPTIMIZE then VACUUM: small files are rewritten into one in a commit that
 // changes no data, and VACUUM later deletes the files it replaced.
 func Example_compactAndVacuum() {

@@ -5,6 +5,7 @@
 // Lifecycle:
 //
 //	snap, err := reader.Open(ctx, "s3://bucket/table", reader.AtVersion(12)) // or reader.AsOf(t)
+//	snap, err := reader.OpenTable(ctx, tbl)                                  // tbl: a *table.Table already open
 //	defer snap.Close()
 //	files, err := snap.Files(ctx, pred)                 // pred from snap.Predicate("country = 'NL'")
 //	for rec, err := range snap.Rows(ctx, reader.ReadOptions{Columns: []string{"id", "country"}, Where: "id > 10"}) { ... }

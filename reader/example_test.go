@@ -54,3 +54,40 @@ func ExampleRows() {
 	// version 1: FR ids [2]
 	// version 2: FR ids [2 3]
 }
+
+// Read a table already open as a *table.Table (e.g. the one just written
+// to) without reopening it by URL: OpenTable reads through the table's own
+// store and log, at the latest version or at AtVersion/AsOf.
+func ExampleOpenTable() {
+	ctx := context.Background()
+	b, _ := schema.FromStructs([]event{{1, "NL"}, {2, "FR"}, {3, "FR"}})
+	t, err := table.Create(ctx, "mem://example-reader-opentable/events", table.CreateOptions{Schema: b.Schema})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer t.Close()
+	if _, err := t.Write(ctx, b, table.WriteOptions{}); err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	snap, err := reader.OpenTable(ctx, t)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer snap.Close() // t's store stays open
+	var ids []int64
+	for e, err := range reader.Rows[event](ctx, snap, reader.ReadOptions{Where: "country = 'FR'"}) {
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		ids = append(ids, e.ID)
+	}
+	slices.Sort(ids)
+	fmt.Printf("version %d: FR ids %v\n", snap.Version(), ids)
+	// Output:
+	// version 1: FR ids [2 3]
+}

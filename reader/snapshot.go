@@ -12,6 +12,7 @@ import (
 	"github.com/lakesink/lakesink/filesink"
 	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/storage"
+	"github.com/lakesink/lakesink/table"
 	"github.com/lakesink/lakesink/txlog"
 )
 
@@ -107,25 +108,9 @@ func open(ctx context.Context, store storage.Store, o openOptions, forceSink boo
 		if err != nil {
 			return nil, fmt.Errorf("open %s: %w", store.URL(), err)
 		}
-		var ds *txlog.Snapshot
-		switch {
-		case o.version >= 0:
-			ds, err = l.SnapshotAt(ctx, o.version)
-		case o.hasAsOf:
-			ds, err = l.SnapshotAsOf(ctx, o.asOf)
-		default:
-			ds, err = l.Snapshot(ctx)
-		}
-		if err == nil {
-			s, err := newDeltaSnapshot(store, ds)
-			if err != nil {
-				return nil, err
-			}
-			s.log = l
-			return s, nil
-		}
-		if !errors.Is(err, txlog.ErrTableNotFound) {
-			return nil, fmt.Errorf("open %s: %w", store.URL(), err)
+		s, err := openLog(ctx, store, l, o)
+		if err == nil || !errors.Is(err, txlog.ErrTableNotFound) {
+			return s, err
 		}
 		// No Delta log: try a file-sink directory.
 		fl, ferr := filesink.NewLog(store, filesink.DefaultOptions())
@@ -141,6 +126,69 @@ func open(ctx context.Context, store storage.Store, o openOptions, forceSink boo
 		return nil, fmt.Errorf("%w: time travel does not apply to the file-sink directory %s", ErrOption, store.URL())
 	}
 	return openFileSink(ctx, store, o)
+}
+
+// OpenTable opens a snapshot of t, a Delta table already open, through t's
+// own store and transaction log (so with the log options and checksum
+// validation t was opened with), without reopening it by URL: the latest
+// version, or the one chosen with AtVersion or AsOf. It returns what Open
+// returns for the same table, with the same errors (a table without a log
+// is ErrNotATable; a missing version matches txlog.ErrVersionNotFound).
+// WithStore, WithLogOptions, SkipChecksumValidation and
+// WithLegacyFileSinkDeletes do not apply (the table brings its own) and are
+// refused with ErrOption. Close does not close t's store.
+//
+// The snapshot is read here rather than by a method of table.Table because
+// the import direction runs reader → table (docs/design.md, "Packages"):
+// reader already imports filesink, which implements sink's interface, and
+// sink writes through table.
+func OpenTable(ctx context.Context, t *table.Table, opts ...Option) (*Snapshot, error) {
+	o := openOptions{version: -1}
+	for _, fn := range opts {
+		fn(&o)
+	}
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	if o.store != nil || o.logOptions != nil || o.skipCRC || o.legacyDel {
+		return nil, fmt.Errorf("%w: OpenTable %s reads with the table's own store and log options: WithStore, WithLogOptions, SkipChecksumValidation and WithLegacyFileSinkDeletes do not apply", ErrOption, t.URL())
+	}
+	s, err := openLog(ctx, t.Store(), t.Log(), o)
+	switch {
+	case errors.Is(err, txlog.ErrTableNotFound):
+		return nil, fmt.Errorf("%w: %s: %w", ErrNotATable, t.URL(), err)
+	case err != nil:
+		return nil, err
+	}
+	return s, nil
+}
+
+// openLog reads the snapshot o chooses from the Delta log l of store. Errors
+// other than those of newDeltaSnapshot name the store's URL; a table without
+// a log matches txlog.ErrTableNotFound.
+func openLog(ctx context.Context, store storage.Store, l *txlog.Log, o openOptions) (*Snapshot, error) {
+	var ds *txlog.Snapshot
+	var err error
+	switch {
+	case o.version >= 0:
+		ds, err = l.SnapshotAt(ctx, o.version)
+	case o.hasAsOf:
+		ds, err = l.SnapshotAsOf(ctx, o.asOf)
+	default:
+		ds, err = l.Snapshot(ctx)
+	}
+	if err != nil {
+		if errors.Is(err, txlog.ErrTableNotFound) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("open %s: %w", store.URL(), err)
+	}
+	s, err := newDeltaSnapshot(store, ds)
+	if err != nil {
+		return nil, err
+	}
+	s.log = l
+	return s, nil
 }
 
 func newDeltaSnapshot(store storage.Store, ds *txlog.Snapshot) (*Snapshot, error) {
