@@ -51,7 +51,7 @@ func appendEntry(buf *bytes.Buffer, e *SinkFileStatus) error {
 	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(e); err != nil {
-		return fmt.Errorf("filesink: encode entry %q: %w", e.Path, err)
+		return fmt.Errorf("encode entry %q: %w", e.Path, err)
 	}
 	// Encode terminates with '\n'; Spark's lines have none.
 	buf.Truncate(buf.Len() - 1)
@@ -201,7 +201,7 @@ func decodeLog(path string, r io.Reader, fn func(SinkFileStatus, []byte) error) 
 			continue
 		}
 		if err != nil && !errors.Is(err, io.EOF) {
-			return fmt.Errorf("filesink: read log %s: %w", path, err)
+			return fmt.Errorf("read log %s: %w", path, err)
 		}
 		atEOF := err != nil
 		line := chunk
@@ -279,12 +279,12 @@ func appendDoubling(buf, chunk []byte) []byte {
 func readVersion(ctx context.Context, store storage.Store, key string) error {
 	rc, err := store.NewRangeReader(ctx, key, 0, 32)
 	if err != nil {
-		return fmt.Errorf("filesink: read log %s: %w", key, err)
+		return fmt.Errorf("read log %s: %w", key, err)
 	}
 	defer rc.Close()
 	head, err := io.ReadAll(io.LimitReader(rc, 32))
 	if err != nil {
-		return fmt.Errorf("filesink: read log %s: %w", key, err)
+		return fmt.Errorf("read log %s: %w", key, err)
 	}
 	if len(head) == 0 {
 		return fmt.Errorf("%w: %s is empty", ErrIncompleteLog, key)

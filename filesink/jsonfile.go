@@ -191,7 +191,7 @@ func (c *countWriter) Write(p []byte) (int, error) {
 func newJSONFile(ctx context.Context, store storage.Store, key string, gzipped bool) (*jsonFile, error) {
 	w, err := store.NewWriter(ctx, key)
 	if err != nil {
-		return nil, fmt.Errorf("filesink: create %s: %w", key, err)
+		return nil, fmt.Errorf("create %s: %w", key, err)
 	}
 	f := &jsonFile{key: key, w: w, cw: &countWriter{w: w}}
 	f.out = f.cw
@@ -209,7 +209,7 @@ func (f *jsonFile) writeRow(sch *schema.StructType, row []any, skip map[int]bool
 	}
 	f.line.WriteByte('\n')
 	if _, err := f.out.Write(f.line.Bytes()); err != nil {
-		return fmt.Errorf("filesink: write %s: %w", f.key, err)
+		return fmt.Errorf("write %s: %w", f.key, err)
 	}
 	f.rows++
 	return nil
@@ -219,11 +219,11 @@ func (f *jsonFile) close() error {
 	if f.gz != nil {
 		if err := f.gz.Close(); err != nil {
 			_ = f.w.Abort()
-			return fmt.Errorf("filesink: write %s: %w", f.key, err)
+			return fmt.Errorf("write %s: %w", f.key, err)
 		}
 	}
 	if err := f.w.Close(); err != nil {
-		return fmt.Errorf("filesink: publish %s: %w", f.key, err)
+		return fmt.Errorf("publish %s: %w", f.key, err)
 	}
 	return nil
 }

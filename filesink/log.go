@@ -197,7 +197,7 @@ func (l *Log) list(ctx context.Context) (*listing, error) {
 	ls := &listing{}
 	for fi, err := range l.store.List(ctx, MetadataDir+"/", "") {
 		if err != nil {
-			return nil, fmt.Errorf("filesink: list %s: %w", MetadataDir, err)
+			return nil, err // the store names the op and the path
 		}
 		name := strings.TrimPrefix(fi.Path, MetadataDir+"/")
 		if strings.Contains(name, "/") {
@@ -327,7 +327,7 @@ func (l *Log) snapshotOf(ls *listing) (*Snapshot, error) {
 func (l *Log) readFile(ctx context.Context, key string, latest bool, fn func(SinkFileStatus, []byte) error) error {
 	rc, err := l.store.NewRangeReader(ctx, key, 0, -1)
 	if err != nil {
-		return fmt.Errorf("filesink: read log %s: %w", key, err)
+		return fmt.Errorf("read log %s: %w", key, err)
 	}
 	defer rc.Close()
 	err = decodeLog(key, rc, fn)
@@ -557,9 +557,9 @@ func (l *Log) putIfAbsent(ctx context.Context, key string, data []byte) error {
 		if rerr == nil && bytes.Equal(got, data) {
 			return nil
 		}
-		return fmt.Errorf("filesink: create %s: %w", key, err)
+		return fmt.Errorf("create %s: %w", key, err)
 	}
-	return fmt.Errorf("filesink: create %s: %w", key, err)
+	return fmt.Errorf("create %s: %w", key, err)
 }
 
 // CompactResult reports a compaction.
@@ -615,11 +615,11 @@ func (l *Log) compact(ctx context.Context, ls *listing, batchID int64, interval 
 	if estimate <= l.opts.MaxInMemoryCompactBytes {
 		var buf bytes.Buffer
 		if err := write(&buf); err != nil {
-			return res, fmt.Errorf("filesink: compact batch %d: %w", batchID, err)
+			return res, fmt.Errorf("compact batch %d: %w", batchID, err)
 		}
 		if rewrite {
 			if err := l.store.Put(ctx, res.Key, buf.Bytes()); err != nil {
-				return res, fmt.Errorf("filesink: rewrite %s: %w", res.Key, err)
+				return res, fmt.Errorf("rewrite %s: %w", res.Key, err)
 			}
 			return res, nil
 		}
@@ -633,12 +633,12 @@ func (l *Log) compact(ctx context.Context, ls *listing, batchID int64, interval 
 	}
 	w, err := l.store.NewWriter(ctx, res.Key)
 	if err != nil {
-		return res, fmt.Errorf("filesink: create %s: %w", res.Key, err)
+		return res, fmt.Errorf("create %s: %w", res.Key, err)
 	}
 	cw := &countWriter{w: w}
 	if err := write(cw); err != nil {
 		_ = w.Abort()
-		return res, fmt.Errorf("filesink: compact batch %d: %w", batchID, err)
+		return res, fmt.Errorf("compact batch %d: %w", batchID, err)
 	}
 	if err := w.Close(); err != nil {
 		// The answer may be lost after the object was published: we hold the
@@ -646,7 +646,7 @@ func (l *Log) compact(ctx context.Context, ls *listing, batchID int64, interval 
 		if fi, serr := l.store.Stat(ctx, res.Key); serr == nil && fi.Size == cw.n && !rewrite {
 			return res, nil
 		}
-		return res, fmt.Errorf("filesink: publish %s: %w", res.Key, err)
+		return res, fmt.Errorf("publish %s: %w", res.Key, err)
 	}
 	return res, nil
 }
@@ -662,11 +662,11 @@ func (l *Log) claim(ctx context.Context, batchID int64) error {
 		return nil
 	}
 	if !errors.Is(err, storage.ErrAlreadyExists) && !errors.Is(err, storage.ErrCommitStateUnknown) {
-		return fmt.Errorf("filesink: claim %s: %w", key, err)
+		return fmt.Errorf("claim %s: %w", key, err)
 	}
 	owner, rerr := l.store.Read(ctx, key)
 	if rerr != nil {
-		return fmt.Errorf("filesink: claim %s: %w (read back: %w)", key, err, rerr)
+		return fmt.Errorf("claim %s: %w (read back: %w)", key, err, rerr)
 	}
 	if string(owner) != l.writerID {
 		return fmt.Errorf("%w: %s is claimed by writer %q, not %q (are two queries using output path %s?)",
@@ -676,7 +676,7 @@ func (l *Log) claim(ctx context.Context, batchID int64) error {
 	if _, serr := l.store.Stat(ctx, batchFileKey(batchID, true)); serr == nil {
 		return fmt.Errorf("%w: %s already exists", ErrConcurrentWriter, batchFileKey(batchID, true))
 	} else if !errors.Is(serr, storage.ErrNotFound) {
-		return fmt.Errorf("filesink: stat %s: %w", batchFileKey(batchID, true), serr)
+		return serr
 	}
 	return nil
 }
@@ -707,7 +707,7 @@ func (l *Log) deleteExpired(ctx context.Context, currentBatchID int64, interval 
 			continue
 		}
 		if err := l.store.Delete(ctx, f.Key); err != nil {
-			return deleted, fmt.Errorf("filesink: delete expired log file %s: %w", f.Key, err)
+			return deleted, fmt.Errorf("delete expired log file %s: %w", f.Key, err)
 		}
 		deleted = append(deleted, f.Key)
 	}

@@ -44,7 +44,7 @@ type Listing struct {
 func Open(ctx context.Context, url string, opts Options) (*Listing, error) {
 	st, err := storage.Open(ctx, url)
 	if err != nil {
-		return nil, fmt.Errorf("filesink: open %s: %w", url, err)
+		return nil, fmt.Errorf("open %s: %w", url, err)
 	}
 	defer st.Close()
 	return ListFiles(ctx, st, opts)
@@ -62,7 +62,7 @@ func HasLog(ctx context.Context, store storage.Store) (bool, error) {
 func hasMetadataDir(ctx context.Context, store storage.Store) (bool, error) {
 	for _, err := range store.List(ctx, MetadataDir+"/", "") {
 		if err != nil {
-			return false, fmt.Errorf("filesink: list %s: %w", MetadataDir, err)
+			return false, err // the store names the op and the path
 		}
 		return true, nil
 	}
@@ -157,7 +157,7 @@ func listDataFiles(ctx context.Context, store storage.Store) ([]storage.FileInfo
 	var out []storage.FileInfo
 	for fi, err := range store.List(ctx, "", "") {
 		if err != nil {
-			return nil, fmt.Errorf("filesink: list %s: %w", store.URL(), err)
+			return nil, fmt.Errorf("list %s: %w", store.URL(), err)
 		}
 		hidden := false
 		for _, el := range strings.Split(fi.Path, "/") {
@@ -235,7 +235,7 @@ func DeleteOrphans(ctx context.Context, store storage.Store, orphans []storage.F
 			continue
 		}
 		if err := store.Delete(ctx, fi.Path); err != nil {
-			errs = append(errs, fmt.Errorf("filesink: delete orphan %s: %w", fi.Path, err))
+			errs = append(errs, fmt.Errorf("delete orphan %s: %w", fi.Path, err))
 			continue
 		}
 		deleted = append(deleted, fi.Path)

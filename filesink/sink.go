@@ -49,7 +49,7 @@ func New(ctx context.Context, store storage.Store, opts Options) (*Sink, error) 
 		return nil, err
 	}
 	if _, err := l.Snapshot(ctx); err != nil {
-		return nil, fmt.Errorf("filesink: open log of %s: %w", store.URL(), err)
+		return nil, fmt.Errorf("open log of %s: %w", store.URL(), err)
 	}
 	return &Sink{store: store, log: l, opts: opts, root: root, newID: uuid.NewString}, nil
 }
@@ -75,7 +75,7 @@ func (s *Sink) AddBatch(ctx context.Context, batchID int64, batch *schema.Batch)
 	res := sink.Result{BatchID: batchID, Version: -1}
 	latest, err := s.log.LatestBatchID(ctx)
 	if err != nil {
-		return res, fmt.Errorf("filesink: batch %d: %w", batchID, err)
+		return res, fmt.Errorf("batch %d: %w", batchID, err)
 	}
 	if batchID <= latest {
 		s.opts.Logger.Warn("filesink: skipping already committed batch",
@@ -87,17 +87,17 @@ func (s *Sink) AddBatch(ctx context.Context, batchID int64, batch *schema.Batch)
 		return res, fmt.Errorf("%w: batch %d arrived but %s ends at batch %d", ErrBatchGap, batchID, MetadataDir, latest)
 	}
 	if err := batch.Collect(); err != nil { // a streamed batch: this sink writes it whole
-		return res, fmt.Errorf("filesink: batch %d: %w", batchID, err)
+		return res, fmt.Errorf("batch %d: %w", batchID, err)
 	}
 	// Refuse a log in a newer format before writing any data file.
 	if err := s.log.CheckLatestVersion(ctx); err != nil {
-		return res, fmt.Errorf("filesink: batch %d: %w", batchID, err)
+		return res, fmt.Errorf("batch %d: %w", batchID, err)
 	}
 	var files []writtenFile
 	if batch != nil && len(batch.Rows) > 0 {
 		files, err = s.writeData(ctx, batch)
 		if err != nil {
-			return res, fmt.Errorf("filesink: batch %d: %w", batchID, err)
+			return res, fmt.Errorf("batch %d: %w", batchID, err)
 		}
 	}
 	entries := make([]SinkFileStatus, 0, len(files))
@@ -106,7 +106,7 @@ func (s *Sink) AddBatch(ctx context.Context, batchID int64, batch *schema.Batch)
 		// as the store reports it.
 		fi, err := s.store.Stat(ctx, f.key)
 		if err != nil {
-			return res, fmt.Errorf("filesink: batch %d: stat data file %s: %w", batchID, f.key, err)
+			return res, fmt.Errorf("batch %d: stat data file %s: %w", batchID, f.key, err)
 		}
 		mod := fi.ModTime
 		if mod.IsZero() {
@@ -132,7 +132,7 @@ func (s *Sink) AddBatch(ctx context.Context, batchID int64, batch *schema.Batch)
 				_ = s.store.Delete(context.WithoutCancel(ctx), f.key)
 			}
 		}
-		return res, fmt.Errorf("filesink: commit batch %d: %w", batchID, err)
+		return res, fmt.Errorf("commit batch %d: %w", batchID, err)
 	}
 	return res, nil
 }

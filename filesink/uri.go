@@ -42,7 +42,7 @@ func parseStoreURL(u string) (location, error) {
 	}
 	scheme, rest, ok := strings.Cut(u, "://")
 	if !ok {
-		return location{}, fmt.Errorf("filesink: store URL %q has no scheme", u)
+		return location{}, fmt.Errorf("store URL %q has no scheme", u)
 	}
 	if scheme == "s3" {
 		rest, _, _ = strings.Cut(rest, "?")

@@ -106,7 +106,7 @@ func createTemp(dir, base string) (*os.File, error) {
 		}
 		return f, err
 	}
-	return nil, fmt.Errorf("storage: cannot create a temporary file in %s", dir)
+	return nil, fmt.Errorf("cannot create a temporary file in %s", dir)
 }
 
 func binaryRand(b []byte) {

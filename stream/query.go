@@ -212,7 +212,7 @@ func (q *Query) Run(ctx context.Context) error {
 		Source: o.Source.URL(), SinkKind: o.SinkKind, Sink: o.SinkURL,
 	}, o.AllowReset)
 	if err != nil {
-		return fmt.Errorf("stream: open checkpoint %s: %w", o.CheckpointStore.URL(), err)
+		return fmt.Errorf("open checkpoint %s: %w", o.CheckpointStore.URL(), err)
 	}
 	q.cp = cp
 	fresh, err := q.recover(ctx)
@@ -225,11 +225,11 @@ func (q *Query) Run(ctx context.Context) error {
 		}
 	}
 	if err := o.Source.Start(ctx, cp.SourceDir(0)); err != nil {
-		return fmt.Errorf("stream: start source %s: %w", o.Source.URL(), err)
+		return fmt.Errorf("start source %s: %w", o.Source.URL(), err)
 	}
 	if o.Trigger.kind == kindAvailableNow {
 		if err := o.Source.PrepareAvailableNow(ctx); err != nil {
-			return fmt.Errorf("stream: prepare source %s: %w", o.Source.URL(), err)
+			return fmt.Errorf("prepare source %s: %w", o.Source.URL(), err)
 		}
 	}
 	q.log.Info("stream: query started", "id", cp.QueryID(), "runId", q.runID, "nextBatch", q.nextBatch,
@@ -280,7 +280,7 @@ func (q *Query) Run(ctx context.Context) error {
 func (q *Query) recover(ctx context.Context) (fresh bool, err error) {
 	latest, seq, ok, err := q.cp.LatestOffsets(ctx)
 	if err != nil {
-		return false, fmt.Errorf("stream: recover: %w", err)
+		return false, fmt.Errorf("recover: %w", err)
 	}
 	if !ok {
 		q.nextBatch = q.opts.FirstBatchID
@@ -303,17 +303,17 @@ func (q *Query) recover(ctx context.Context) (fresh bool, err error) {
 			return false, lerr
 		}
 		if len(ids) == 0 || ids[0] != latest {
-			return false, fmt.Errorf("stream: recover: %w: offsets/%d is missing but offsets/%d exists", checkpoint.ErrMissingBatch, latest-1, latest)
+			return false, fmt.Errorf("recover: %w: offsets/%d is missing but offsets/%d exists", checkpoint.ErrMissingBatch, latest-1, latest)
 		}
 		// latest is the first batch of this checkpoint: it starts at the beginning.
 	default:
-		return false, fmt.Errorf("stream: recover: %w", err)
+		return false, fmt.Errorf("recover: %w", err)
 	}
 	committed := false
 	if _, err := q.cp.ReadCommit(ctx, latest); err == nil {
 		committed = true
 	} else if !errors.Is(err, storage.ErrNotFound) {
-		return false, fmt.Errorf("stream: recover: %w", err)
+		return false, fmt.Errorf("recover: %w", err)
 	}
 	if committed {
 		q.nextBatch, q.committed = latest+1, end

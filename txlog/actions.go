@@ -584,7 +584,7 @@ func (c CommitInfo) MarshalJSON() ([]byte, error) {
 func (c CommitInfo) Set(key string, v any) error {
 	b, err := marshalNoEscape(v)
 	if err != nil {
-		return fmt.Errorf("txlog: encode commitInfo.%s: %w", key, err)
+		return fmt.Errorf("encode commitInfo.%s: %w", key, err)
 	}
 	c[key] = b
 	return nil
@@ -830,7 +830,7 @@ func isJSONNull(raw json.RawMessage) bool {
 func (m Metadata) Schema() (*schema.StructType, error) {
 	s, err := schema.ParseSchema([]byte(m.SchemaString))
 	if err != nil {
-		return nil, fmt.Errorf("txlog: table %s schemaString: %w", m.ID, err)
+		return nil, fmt.Errorf("table %s schemaString: %w", m.ID, err)
 	}
 	return s, nil
 }

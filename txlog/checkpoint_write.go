@@ -29,16 +29,16 @@ func (l *Log) Checkpoint(ctx context.Context, snap *Snapshot) (*LastCheckpoint, 
 		return nil, fmt.Errorf("%w: checkpoint of a nil snapshot", ErrInvalidTransaction)
 	}
 	if err := checkCheckpointSupported(snap.protocol); err != nil {
-		return nil, fmt.Errorf("txlog: checkpoint of version %d: %w", snap.version, err)
+		return nil, fmt.Errorf("checkpoint of version %d: %w", snap.version, err)
 	}
 	if snap.unknownAction != nil {
-		return nil, fmt.Errorf("txlog: checkpoint of version %d: %w", snap.version, snap.unknownAction)
+		return nil, fmt.Errorf("checkpoint of version %d: %w", snap.version, snap.unknownAction)
 	}
 	// The tombstone retention decides which removes are kept (Delta's
 	// Checkpoints reads it with DeltaConfig.fromMetaData, which throws on
 	// an invalid value).
 	if err := snap.props.Err(PropDeletedFileRetentionDuration, PropCheckpointPolicy); err != nil {
-		return nil, fmt.Errorf("txlog: checkpoint of version %d: %w", snap.version, err)
+		return nil, fmt.Errorf("checkpoint of version %d: %w", snap.version, err)
 	}
 	p := CheckpointPath(snap.version)
 	codec, err := parquetio.Codec("snappy") // as Spark writes checkpoints
@@ -47,7 +47,7 @@ func (l *Log) Checkpoint(ctx context.Context, snap *Snapshot) (*LastCheckpoint, 
 	}
 	w, err := l.store.NewWriter(ctx, p)
 	if err != nil {
-		return nil, fmt.Errorf("txlog: write checkpoint %s: %w", p, err)
+		return nil, fmt.Errorf("write checkpoint %s: %w", p, err)
 	}
 	cw := &countingWriter{w: w}
 	// The writer settings of every lakesink Parquet file
@@ -79,7 +79,7 @@ func (l *Log) Checkpoint(ctx context.Context, snap *Snapshot) (*LastCheckpoint, 
 	}
 	fail := func(err error) (*LastCheckpoint, error) {
 		_ = w.Abort()
-		return nil, fmt.Errorf("txlog: write checkpoint %s: %w", p, err)
+		return nil, fmt.Errorf("write checkpoint %s: %w", p, err)
 	}
 	proto, md := snap.protocol, snap.metadata
 	if err := errors.Join(emit(Action{Protocol: &proto}), emit(Action{MetaData: &md})); err != nil {
@@ -120,7 +120,7 @@ func (l *Log) Checkpoint(ctx context.Context, snap *Snapshot) (*LastCheckpoint, 
 		return fail(err)
 	}
 	if err := w.Close(); err != nil {
-		return nil, fmt.Errorf("txlog: write checkpoint %s: %w", p, err)
+		return nil, fmt.Errorf("write checkpoint %s: %w", p, err)
 	}
 	lc := &LastCheckpoint{Version: snap.version, Size: rows, SizeInBytes: ptr(cw.n), NumOfAddFiles: ptr(adds)}
 	if old, err := l.LastCheckpointHint(ctx); err == nil && old != nil && old.Version > snap.version {
@@ -131,7 +131,7 @@ func (l *Log) Checkpoint(ctx context.Context, snap *Snapshot) (*LastCheckpoint, 
 		return nil, err
 	}
 	if err := l.store.Put(ctx, LastCheckpointPath, b); err != nil {
-		return nil, fmt.Errorf("txlog: write %s: %w", LastCheckpointPath, err)
+		return nil, fmt.Errorf("write %s: %w", LastCheckpointPath, err)
 	}
 	return lc, nil
 }

@@ -317,12 +317,12 @@ func (l *Log) readChecksum(ctx context.Context, v int64) (*checksumFile, error) 
 	p := ChecksumPath(v)
 	rc, err := l.store.NewRangeReader(ctx, p, 0, int64(l.opts.MaxLineBytes)+1)
 	if err != nil {
-		return nil, fmt.Errorf("txlog: read %s: %w", p, err)
+		return nil, err // the store names the op and the path
 	}
 	data, err := io.ReadAll(io.LimitReader(rc, int64(l.opts.MaxLineBytes)+1))
 	rc.Close()
 	if err != nil {
-		return nil, fmt.Errorf("txlog: read %s: %w", p, err)
+		return nil, fmt.Errorf("read %s: %w", p, err)
 	}
 	if len(data) > l.opts.MaxLineBytes {
 		return nil, &CorruptLogError{Path: p, Version: v, Err: fmt.Errorf("checksum file larger than %d bytes", l.opts.MaxLineBytes)}

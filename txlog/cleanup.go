@@ -52,7 +52,7 @@ func (l *Log) PlanCleanup(ctx context.Context, now time.Time) (*CleanupPlan, err
 	complete := map[int64]bool{}
 	for fi, err := range l.store.List(ctx, LogDir+"/", "") {
 		if err != nil {
-			return nil, fmt.Errorf("txlog: list %s: %w", LogDir, err)
+			return nil, err // the store names the op and the path
 		}
 		rest := strings.TrimPrefix(fi.Path, LogDir+"/")
 		if strings.Contains(rest, "/") {
@@ -119,7 +119,7 @@ func (l *Log) expiredSidecars(ctx context.Context, ls *listing, cpv int64, now t
 	var all []sc
 	for fi, err := range l.store.List(ctx, SidecarDir+"/", "") {
 		if err != nil {
-			return nil, fmt.Errorf("txlog: list %s: %w", SidecarDir, err)
+			return nil, err
 		}
 		all = append(all, sc{fi.Path, fi.ModTime})
 	}
@@ -173,7 +173,7 @@ func (l *Log) Cleanup(ctx context.Context, now time.Time) (*CleanupPlan, error) 
 	}
 	for _, p := range plan.Delete {
 		if err := l.store.Delete(ctx, p); err != nil {
-			return plan, fmt.Errorf("txlog: cleanup: delete %s: %w", p, err)
+			return plan, fmt.Errorf("log cleanup: %w", err)
 		}
 	}
 	return plan, nil

@@ -62,7 +62,7 @@ func (l *Log) list(ctx context.Context, startAfter string) (*listing, error) {
 	multi := map[mpKey]map[int]logFile{}
 	for fi, err := range l.store.List(ctx, LogDir+"/", startAfter) {
 		if err != nil {
-			return nil, fmt.Errorf("txlog: list %s: %w", LogDir, err)
+			return nil, err // the store names the op and the path
 		}
 		rest := strings.TrimPrefix(fi.Path, LogDir+"/")
 		if strings.Contains(rest, "/") {

@@ -136,7 +136,7 @@ func EncodeCommit(actions []Action) ([]byte, error) {
 	for i := range actions {
 		b, err := actions[i].MarshalJSON()
 		if err != nil {
-			return nil, fmt.Errorf("txlog: encode action %d: %w", i, err)
+			return nil, fmt.Errorf("encode action %d: %w", i, err)
 		}
 		if bytes.Equal(b, []byte("{}")) {
 			return nil, fmt.Errorf("%w: action %d is empty", ErrInvalidTransaction, i)
@@ -203,7 +203,7 @@ func decodeCommitLines(r io.Reader, path string, version int64, maxLine int, fn 
 			continue
 		}
 		if err != nil && !errors.Is(err, io.EOF) {
-			return fmt.Errorf("txlog: read %s: %w", path, err)
+			return fmt.Errorf("read %s: %w", path, err)
 		}
 		if len(frag) == 0 && len(long) == 0 && err != nil {
 			return nil // EOF after the last newline
@@ -268,7 +268,7 @@ var errEmptyCommit = errors.New("empty commit file: no action (truncated?)")
 func readCommit(ctx context.Context, st storage.Store, path string, version int64, maxLine int, fn func(line int, a *Action) error) error {
 	rc, err := st.NewRangeReader(ctx, path, 0, -1)
 	if err != nil {
-		return fmt.Errorf("txlog: read commit %s: %w", path, err)
+		return fmt.Errorf("read commit %s: %w", path, err)
 	}
 	defer rc.Close()
 	n := 0
@@ -355,7 +355,7 @@ func (l *Log) LastCheckpointHint(ctx context.Context) (*LastCheckpoint, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("txlog: read %s: %w", LastCheckpointPath, err)
+		return nil, err // the store names the op and the path
 	}
 	data, err := io.ReadAll(io.LimitReader(rc, maxLastCheckpointBytes+1))
 	rc.Close()
@@ -363,7 +363,7 @@ func (l *Log) LastCheckpointHint(ctx context.Context) (*LastCheckpoint, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("txlog: read %s: %w", LastCheckpointPath, err)
+		return nil, fmt.Errorf("read %s: %w", LastCheckpointPath, err)
 	}
 	if len(data) > maxLastCheckpointBytes {
 		return nil, nil

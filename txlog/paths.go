@@ -79,7 +79,7 @@ func resolvePath(root tableRoot, raw string) (string, error) {
 	if isAbsoluteURI(raw) {
 		u, err := url.Parse(raw)
 		if err != nil {
-			return "", fmt.Errorf("txlog: decode path %q: %w", raw, err)
+			return "", fmt.Errorf("decode path %q: %w", raw, err)
 		}
 		if normScheme(u.Scheme) != root.scheme || u.Host != root.host {
 			return "", fmt.Errorf("%w: %q is not under %s://%s%s", ErrPathOutsideTable, raw, root.scheme, root.host, root.path)
@@ -93,7 +93,7 @@ func resolvePath(root tableRoot, raw string) (string, error) {
 	}
 	dec, err := url.PathUnescape(raw)
 	if err != nil {
-		return "", fmt.Errorf("txlog: decode path %q: %w", raw, err)
+		return "", fmt.Errorf("decode path %q: %w", raw, err)
 	}
 	if strings.HasPrefix(dec, "/") {
 		// a scheme-less absolute path: inside the root only for file stores.

@@ -383,7 +383,7 @@ func (t *Transaction) Commit(ctx context.Context, operation string, params, metr
 			return version, nil
 		}
 		if !errors.Is(err, storage.ErrAlreadyExists) {
-			return -1, fmt.Errorf("txlog: write commit %s: %w", p, err)
+			return -1, fmt.Errorf("write commit %s: %w", p, err)
 		}
 		if t.readVersion < 0 {
 			return -1, fmt.Errorf("%w: %s exists", ErrTableExists, p)
@@ -406,7 +406,7 @@ func (t *Transaction) Commit(ctx context.Context, operation string, params, metr
 			between = append(between, w.actions)
 		}
 		if attempt >= l.opts.CommitAttempts {
-			return -1, fmt.Errorf("txlog: commit %s after %d attempts: %w: %w", p, attempt, ErrVersionAlreadyExists, ErrConcurrentModification)
+			return -1, fmt.Errorf("commit %s after %d attempts: %w: %w", p, attempt, ErrVersionAlreadyExists, ErrConcurrentModification)
 		}
 		if err := ctx.Err(); err != nil {
 			return -1, err
@@ -633,7 +633,7 @@ func (l *Log) commitsFrom(ctx context.Context, version int64) ([]commitSummary, 
 		out = append(out, l.summarize(v, acts))
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("txlog: commit %s exists but is not listed", CommitPath(version))
+		return nil, fmt.Errorf("commit %s exists but is not listed", CommitPath(version))
 	}
 	// A commit beyond a hole: the log is not contiguous, and our commit
 	// must not fill the hole (it would rewrite history that the later

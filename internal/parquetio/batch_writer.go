@@ -90,7 +90,7 @@ func NewBatchWriter(store storage.Store, sch *schema.StructType, opts WriteOptio
 // of these rows is written, and the writer takes no more rows.
 func (w *BatchWriter) Write(ctx context.Context, rows [][]any) error {
 	if w.closed || w.failed {
-		return errors.New("parquetio: batch writer is closed or failed")
+		return errors.New("batch writer is closed or failed")
 	}
 	err := w.write(ctx, rows, true)
 	if err != nil {
@@ -255,7 +255,7 @@ func (w *BatchWriter) closeFiles(ctx context.Context, parts []*openPart) error {
 // order. On error the files are deleted (best effort).
 func (w *BatchWriter) Close(ctx context.Context) ([]WrittenFile, error) {
 	if w.closed || w.failed {
-		return nil, errors.New("parquetio: batch writer is closed or failed")
+		return nil, errors.New("batch writer is closed or failed")
 	}
 	if err := w.closeFiles(ctx, w.order); err != nil {
 		w.Abort(ctx)

@@ -116,7 +116,7 @@ func (f *File) openRowGroup(ctx context.Context, i int, want *schema.StructType,
 	defer recoverCorrupt(f.path, &err)
 	rgs := f.pf.RowGroups()
 	if i < 0 || i >= len(rgs) {
-		return nil, fmt.Errorf("parquetio: %s: row group %d out of range [0,%d)", f.path, i, len(rgs))
+		return nil, fmt.Errorf("%s: row group %d out of range [0,%d)", f.path, i, len(rgs))
 	}
 	if want == nil {
 		want = f.schema

@@ -765,7 +765,7 @@ func (w *FileWriter) SetPartitionValues(v map[string]*string) { w.partValues = v
 // rows, and none of these rows is written.
 func (w *FileWriter) Write(ctx context.Context, rows [][]any) error {
 	if w.closed {
-		return fmt.Errorf("parquetio: write %s: file writer is closed", w.path)
+		return fmt.Errorf("write %s: file writer is closed", w.path)
 	}
 	if err := checkArity(rows, len(w.lay.plan.fields)); err != nil {
 		return err
@@ -934,7 +934,7 @@ func (w *FileWriter) writeLane(k int, cws []*parquet.ColumnWriter, rows [][]any,
 // Close finishes the file, publishes it and describes it.
 func (w *FileWriter) Close(ctx context.Context) (WrittenFile, error) {
 	if w.closed {
-		return WrittenFile{}, fmt.Errorf("parquetio: close %s: already closed", w.path)
+		return WrittenFile{}, fmt.Errorf("close %s: already closed", w.path)
 	}
 	w.closed = true
 	if err := w.finishParquet(); err != nil {

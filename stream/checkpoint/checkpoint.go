@@ -52,7 +52,7 @@ func Open(ctx context.Context, store storage.Store, want Metadata, allowReset bo
 		c.meta, c.created = m, true
 		return c, nil
 	case err != nil:
-		return nil, fmt.Errorf("checkpoint: read %s: %w", metadataFile, err)
+		return nil, err // the store names the op and the path
 	}
 	m, err := ParseMetadata(data)
 	if err != nil {
@@ -75,7 +75,7 @@ func Open(ctx context.Context, store storage.Store, want Metadata, allowReset bo
 		// allowReset: keep the query id, record the new source and sink.
 		nm := Metadata{ID: m.ID, Source: want.Source, SinkKind: want.SinkKind, Sink: want.Sink}
 		if err := store.Put(ctx, metadataFile, marshalMetadata(nm)); err != nil {
-			return nil, fmt.Errorf("checkpoint: rewrite %s after reset: %w", metadataFile, err)
+			return nil, fmt.Errorf("rewrite %s after reset: %w", metadataFile, err)
 		}
 		m = nm
 	}
@@ -125,7 +125,7 @@ func (c *Checkpoint) putIfAbsent(ctx context.Context, p string, data []byte) err
 		return fmt.Errorf("%w: %s already exists (another driver wrote it; run one query per checkpoint): %w", ErrCheckpointInUse, p, err)
 	}
 	if err != nil {
-		return fmt.Errorf("checkpoint: write %s: %w", p, err)
+		return fmt.Errorf("write %s: %w", p, err)
 	}
 	return nil
 }
@@ -145,7 +145,7 @@ func (c *Checkpoint) ReadOffsets(ctx context.Context, batchID int64) (OffsetSeq,
 	p := offsetsPath(batchID)
 	data, err := c.store.Read(ctx, p)
 	if err != nil {
-		return OffsetSeq{}, fmt.Errorf("checkpoint: read %s: %w", p, err)
+		return OffsetSeq{}, err
 	}
 	seq, line, err := ParseOffsetSeq(data)
 	if err != nil {
@@ -167,7 +167,7 @@ func (c *Checkpoint) ReadCommit(ctx context.Context, batchID int64) (CommitMetad
 	p := commitsPath(batchID)
 	data, err := c.store.Read(ctx, p)
 	if err != nil {
-		return CommitMetadata{}, fmt.Errorf("checkpoint: read %s: %w", p, err)
+		return CommitMetadata{}, err
 	}
 	cm, line, err := ParseCommit(data)
 	if err != nil {
@@ -183,7 +183,7 @@ func batchIDs(ctx context.Context, store storage.Store, dir string) ([]int64, er
 	var ids []int64
 	for fi, err := range store.List(ctx, dir+"/", "") {
 		if err != nil {
-			return nil, fmt.Errorf("checkpoint: list %s: %w", dir, err)
+			return nil, err
 		}
 		name := fi.Path[len(dir)+1:]
 		if id, compact, ok := batchIDFromName(name); ok && !compact {
@@ -249,7 +249,7 @@ func (c *Checkpoint) Purge(ctx context.Context, before int64) error {
 			}
 			p := dir + "/" + strconv.FormatInt(id, 10)
 			if err := c.store.Delete(ctx, p); err != nil {
-				return fmt.Errorf("checkpoint: purge %s: %w", p, err)
+				return fmt.Errorf("purge %s: %w", p, err)
 			}
 		}
 	}

@@ -51,7 +51,7 @@ func MarshalOffsetSeq(seq OffsetSeq) ([]byte, error) {
 		}
 		j, err := json.Marshal(md)
 		if err != nil {
-			return nil, fmt.Errorf("checkpoint: encode offset metadata: %w", err)
+			return nil, fmt.Errorf("encode offset metadata: %w", err)
 		}
 		b.Write(j)
 	}
@@ -61,7 +61,7 @@ func MarshalOffsetSeq(seq OffsetSeq) ([]byte, error) {
 		case o == "":
 			b.WriteString(serializedVoid)
 		case strings.ContainsAny(o, "\n\r") || !json.Valid([]byte(o)):
-			return nil, fmt.Errorf("checkpoint: offset of source %d is not one line of JSON: %q", i, o)
+			return nil, fmt.Errorf("offset of source %d is not one line of JSON: %q", i, o)
 		default:
 			b.WriteString(o)
 		}
@@ -127,7 +127,7 @@ func ParseFileSourceOffset(s string) (FileSourceOffset, error) {
 		LogOffset *int64 `json:"logOffset"`
 	}
 	if err := json.Unmarshal([]byte(s), &o); err != nil || o.LogOffset == nil {
-		return FileSourceOffset{}, fmt.Errorf("checkpoint: not a file source offset: %q", s)
+		return FileSourceOffset{}, fmt.Errorf("not a file source offset: %q", s)
 	}
 	return FileSourceOffset{LogOffset: *o.LogOffset}, nil
 }

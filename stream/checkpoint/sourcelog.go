@@ -76,7 +76,7 @@ func (l *FileSourceLog) deriveInterval(ctx context.Context) (int, error) {
 	var compacts []int64
 	for fi, err := range l.store.List(ctx, "", "") {
 		if err != nil {
-			return 0, fmt.Errorf("checkpoint: list source log: %w", err)
+			return 0, fmt.Errorf("list source log: %w", err)
 		}
 		if id, compact, ok := batchIDFromName(fi.Path); ok && compact {
 			compacts = append(compacts, id)
@@ -124,7 +124,7 @@ func (l *FileSourceLog) LatestBatchID(ctx context.Context) (int64, bool, error) 
 	latest := int64(-1)
 	for fi, err := range l.store.List(ctx, "", "") {
 		if err != nil {
-			return -1, false, fmt.Errorf("checkpoint: list source log: %w", err)
+			return -1, false, fmt.Errorf("list source log: %w", err)
 		}
 		if id, _, ok := batchIDFromName(fi.Path); ok && id > latest {
 			latest = id
@@ -221,7 +221,7 @@ func (l *FileSourceLog) Get(ctx context.Context, id int64) ([]FileEntry, error) 
 			return nil, fmt.Errorf("%w: source log batch %d (%s/%s)", ErrMissingBatch, id, l.store.URL(), name)
 		}
 	} else if err != nil {
-		return nil, fmt.Errorf("checkpoint: read source log %s: %w", name, err)
+		return nil, fmt.Errorf("read source log %s: %w", name, err)
 	}
 	out := entries[:0:0]
 	for _, e := range entries {
@@ -287,7 +287,7 @@ func (l *FileSourceLog) Add(ctx context.Context, id int64, entries []FileEntry) 
 		for b := max(0, id-int64(interval)); b < id; b++ {
 			e, err := l.readFile(ctx, l.pathOf(b, interval))
 			if err != nil {
-				return fmt.Errorf("checkpoint: compact source log batch %d (interval %d): read batch %d: %w", id, interval, b, err)
+				return fmt.Errorf("compact source log batch %d (interval %d): read batch %d: %w", id, interval, b, err)
 			}
 			prev = append(prev, e...)
 		}
@@ -309,7 +309,7 @@ func (l *FileSourceLog) Add(ctx context.Context, id int64, entries []FileEntry) 
 		if errors.Is(err, storage.ErrAlreadyExists) {
 			return fmt.Errorf("%w: source log %s/%s already exists: %w", ErrCheckpointInUse, l.store.URL(), name, err)
 		}
-		return fmt.Errorf("checkpoint: write source log %s: %w", name, err)
+		return fmt.Errorf("write source log %s: %w", name, err)
 	}
 	if isCompactionBatch(id, interval) {
 		return l.deleteExpired(ctx, id, interval)
@@ -329,7 +329,7 @@ func (l *FileSourceLog) deleteExpired(ctx context.Context, current int64, interv
 	var doomed []string
 	for fi, err := range l.store.List(ctx, "", "") {
 		if err != nil {
-			return fmt.Errorf("checkpoint: list source log for cleanup: %w", err)
+			return fmt.Errorf("list source log for cleanup: %w", err)
 		}
 		if id, _, ok := batchIDFromName(fi.Path); ok && id < minCompaction {
 			doomed = append(doomed, fi.Path)
@@ -337,7 +337,7 @@ func (l *FileSourceLog) deleteExpired(ctx context.Context, current int64, interv
 	}
 	for _, p := range doomed {
 		if err := l.store.Delete(ctx, p); err != nil {
-			return fmt.Errorf("checkpoint: delete expired source log %s: %w", p, err)
+			return fmt.Errorf("delete expired source log %s: %w", p, err)
 		}
 	}
 	return nil

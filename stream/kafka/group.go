@@ -324,17 +324,17 @@ func (g *Group) startFor(ctx context.Context, adm *kadm.Client, tps []TP) (map[T
 	}
 	starts, err := adm.ListStartOffsets(ctx, names...)
 	if err != nil {
-		return nil, fmt.Errorf("kafka: list start offsets of %v: %w", names, err)
+		return nil, fmt.Errorf("list start offsets of %v: %w", names, err)
 	}
 	ends, err := adm.ListEndOffsets(ctx, names...)
 	if err != nil {
-		return nil, fmt.Errorf("kafka: list end offsets of %v: %w", names, err)
+		return nil, fmt.Errorf("list end offsets of %v: %w", names, err)
 	}
 	for _, tp := range tps {
 		s, _ := starts.Lookup(tp.Topic, tp.Partition)
 		e, _ := ends.Lookup(tp.Topic, tp.Partition)
 		if s.Err != nil || e.Err != nil {
-			return nil, fmt.Errorf("kafka: list offsets of %s: %w", tp, errors.Join(s.Err, e.Err))
+			return nil, fmt.Errorf("list offsets of %s: %w", tp, errors.Join(s.Err, e.Err))
 		}
 		off := e.Offset
 		switch v, ok := spec[tp]; {
@@ -361,12 +361,12 @@ func ends(ctx context.Context, adm *kadm.Client, tps []TP) (map[TP]int64, error)
 	}
 	listed, err := adm.ListEndOffsets(ctx, names...)
 	if err != nil {
-		return nil, fmt.Errorf("kafka: list end offsets of %v: %w", names, err)
+		return nil, fmt.Errorf("list end offsets of %v: %w", names, err)
 	}
 	for _, tp := range tps {
 		e, _ := listed.Lookup(tp.Topic, tp.Partition)
 		if e.Err != nil {
-			return nil, fmt.Errorf("kafka: list end offsets of %s: %w", tp, e.Err)
+			return nil, fmt.Errorf("list end offsets of %s: %w", tp, e.Err)
 		}
 		out[tp] = e.Offset
 	}
@@ -379,7 +379,7 @@ func ends(ctx context.Context, adm *kadm.Client, tps []TP) (map[TP]int64, error)
 func (g *Group) claim(ctx context.Context, adm *kadm.Client, tps []TP) (map[TP]int64, error) {
 	txns, _, err := g.opts.Sink.TxnVersions(ctx, g.opts.Group+"-")
 	if err != nil {
-		return nil, fmt.Errorf("kafka: group %s: read txn versions: %w", g.opts.Group, err)
+		return nil, fmt.Errorf("group %s: read txn versions: %w", g.opts.Group, err)
 	}
 	var fresh []TP
 	for _, tp := range tps {
@@ -419,7 +419,7 @@ func (g *Group) claim(ctx context.Context, adm *kadm.Client, tps []TP) (map[TP]i
 func (g *Group) assignStart(ctx context.Context) (map[string]map[int32]kgo.Offset, error) {
 	cl, err := kgo.NewClient(g.src.clOpts...)
 	if err != nil {
-		return nil, fmt.Errorf("kafka: client: %w", err)
+		return nil, fmt.Errorf("create Kafka client: %w", err)
 	}
 	defer cl.Close()
 	var tps []TP
@@ -708,7 +708,7 @@ func (g *Group) commit(ctx context.Context, cl *kgo.Client, first time.Time) err
 func (g *Group) resync(ctx context.Context, cl *kgo.Client, parts []TP) error {
 	txns, _, err := g.opts.Sink.TxnVersions(ctx, g.opts.Group+"-")
 	if err != nil {
-		return fmt.Errorf("kafka: group %s: read txn versions: %w", g.opts.Group, err)
+		return fmt.Errorf("group %s: read txn versions: %w", g.opts.Group, err)
 	}
 	seek := map[string]map[int32]kgo.EpochOffset{}
 	g.mu.Lock()

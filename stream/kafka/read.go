@@ -226,7 +226,7 @@ func (s *Source) read(ctx context.Context, rs []offsetRange) ([]*kgo.Record, err
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtEnd()))
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
-		return nil, fmt.Errorf("kafka: consumer for %s: %w", s.url, err)
+		return nil, fmt.Errorf("consumer for %s: %w", s.url, err)
 	}
 	defer cl.Close()
 	var recs []*kgo.Record
@@ -242,7 +242,7 @@ func (s *Source) read(ctx context.Context, rs []offsetRange) ([]*kgo.Record, err
 			if errors.Is(fe.Err, context.DeadlineExceeded) || errors.Is(fe.Err, context.Canceled) {
 				continue
 			}
-			return nil, fmt.Errorf("kafka: fetch %s-%d: %w", fe.Topic, fe.Partition, fe.Err)
+			return nil, fmt.Errorf("fetch %s-%d: %w", fe.Topic, fe.Partition, fe.Err)
 		}
 		now := time.Now()
 		fetches.EachPartition(func(fp kgo.FetchTopicPartition) {

@@ -142,7 +142,7 @@ func (s *Source) Start(ctx context.Context, dir storage.Store) error {
 		// partitions and topics (kadm's listings use cached metadata).
 		cl, err := kgo.NewClient(append(slices.Clone(s.clOpts), kgo.MetadataMinAge(100*time.Millisecond))...)
 		if err != nil {
-			return fmt.Errorf("kafka: client for %s: %w", s.url, err)
+			return fmt.Errorf("client for %s: %w", s.url, err)
 		}
 		s.cl, s.adm = cl, kadm.NewClient(cl)
 	}
@@ -158,7 +158,7 @@ func (s *Source) Start(ctx context.Context, dir storage.Store) error {
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("kafka: initial offsets in %s: %w", dir.URL(), err)
+		return fmt.Errorf("initial offsets in %s: %w", dir.URL(), err)
 	}
 	s.initial = init
 	data, err := dir.Read(ctx, plannedFile)
@@ -166,12 +166,12 @@ func (s *Source) Start(ctx context.Context, dir storage.Store) error {
 	case err == nil:
 		p, perr := ParseOffsets(string(data))
 		if perr != nil {
-			return fmt.Errorf("kafka: %s/%s: %w", dir.URL(), plannedFile, perr)
+			return fmt.Errorf("parse %s/%s: %w", dir.URL(), plannedFile, perr)
 		}
 		s.planned = p
 	case errors.Is(err, storage.ErrNotFound):
 	default:
-		return fmt.Errorf("kafka: read %s/%s: %w", dir.URL(), plannedFile, err)
+		return fmt.Errorf("read %s/%s: %w", dir.URL(), plannedFile, err)
 	}
 	s.started = true
 	return nil
@@ -207,7 +207,7 @@ func (s *Source) topics(ctx context.Context) ([]string, error) {
 	}
 	all, err := s.adm.ListTopics(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("kafka: list topics of %s: %w", s.url, err)
+		return nil, fmt.Errorf("list topics of %s: %w", s.url, err)
 	}
 	var out []string
 	for _, t := range all.Names() {
@@ -247,7 +247,7 @@ func (s *Source) listOffsets(ctx context.Context, topics []string, end bool) (Of
 		listed, err = s.adm.ListStartOffsets(ctx, topics...)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("kafka: list offsets of %v: %w", topics, err)
+		return nil, fmt.Errorf("list offsets of %v: %w", topics, err)
 	}
 	for t, parts := range listed {
 		for p, lo := range parts {
@@ -255,7 +255,7 @@ func (s *Source) listOffsets(ctx context.Context, topics []string, end bool) (Of
 				if errors.Is(lo.Err, kerrUnknownTopic) {
 					continue
 				}
-				return nil, fmt.Errorf("kafka: list offsets of %s-%d: %w", t, p, lo.Err)
+				return nil, fmt.Errorf("list offsets of %s-%d: %w", t, p, lo.Err)
 			}
 			out[TP{t, p}] = lo.Offset
 		}
@@ -406,7 +406,7 @@ func (s *Source) LatestOffset(ctx context.Context, limit source.ReadLimit) (stri
 	// Recorded before it is returned: a restart must not plan below an
 	// offset the driver may have written to offsets/N.
 	if err := s.dir.Put(ctx, plannedFile, []byte(out)); err != nil {
-		return "", fmt.Errorf("kafka: record planned offsets in %s: %w", s.dir.URL(), err)
+		return "", fmt.Errorf("record planned offsets in %s: %w", s.dir.URL(), err)
 	}
 	s.planned = next
 	return out, nil

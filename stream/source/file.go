@@ -284,7 +284,7 @@ func (s *FileSource) Start(ctx context.Context, dir storage.Store) error {
 	s.log = checkpoint.NewFileSourceLog(dir, s.opts.CompactIntervalBatches)
 	entries, err := s.log.AllFiles(ctx)
 	if err != nil {
-		return fmt.Errorf("source: restore file source log: %w", err)
+		return fmt.Errorf("restore file source log: %w", err)
 	}
 	s.seen = make(map[string]bool, len(entries))
 	for _, e := range entries {
@@ -347,7 +347,7 @@ func (s *FileSource) list(ctx context.Context) ([]storage.FileInfo, error) {
 	var out []storage.FileInfo
 	for fi, err := range s.store.List(ctx, "", "") {
 		if err != nil {
-			return nil, fmt.Errorf("source: list %s: %w", s.store.URL(), err)
+			return nil, fmt.Errorf("list %s: %w", s.store.URL(), err)
 		}
 		if !ignored(fi.Path) {
 			out = append(out, fi)
@@ -467,7 +467,7 @@ func (s *FileSource) GetBatch(ctx context.Context, start, end string) (*schema.B
 	}
 	entries, err := s.log.Range(ctx, from+1, to)
 	if err != nil {
-		return nil, BatchStats{}, fmt.Errorf("source: files of source batches %d..%d: %w", from+1, to, err)
+		return nil, BatchStats{}, fmt.Errorf("files of source batches %d..%d: %w", from+1, to, err)
 	}
 	files := make([]decodedFile, len(entries))
 	for i, e := range entries {
@@ -485,19 +485,19 @@ func (s *FileSource) GetBatch(ctx context.Context, start, end string) (*schema.B
 			if s.opts.Format == FormatParquet {
 				fi, err := s.store.Stat(gctx, f.key)
 				if err != nil {
-					return fmt.Errorf("source: stat %s: %w", f.url, err)
+					return fmt.Errorf("stat %s: %w", f.url, err)
 				}
 				f.size = fi.Size
 				if s.opts.SchemaEvolution != SchemaEvolutionNone {
 					if f.footer, err = parquetSchema(gctx, s.store, f.key, f.size); err != nil {
-						return fmt.Errorf("source: read parquet %s: %w", f.url, err)
+						return fmt.Errorf("read parquet %s: %w", f.url, err)
 					}
 				}
 				return nil
 			}
 			data, err := s.store.Read(gctx, f.key)
 			if err != nil {
-				return fmt.Errorf("source: read %s: %w", f.url, err)
+				return fmt.Errorf("read %s: %w", f.url, err)
 			}
 			f.data, f.size = data, int64(len(data))
 			return nil
@@ -531,7 +531,7 @@ func (s *FileSource) GetBatch(ctx context.Context, start, end string) (*schema.B
 		if s.stream {
 			// The first file's own schema is the schema of the run.
 			if sch, err = parquetSchema(ctx, s.store, files[0].key, files[0].size); err != nil {
-				return nil, BatchStats{}, fmt.Errorf("source: read parquet %s: %w", files[0].url, err)
+				return nil, BatchStats{}, fmt.Errorf("read parquet %s: %w", files[0].url, err)
 			}
 		} else if s.opts.Format == FormatParquet {
 			// The first file's own schema is the schema of the run.
@@ -610,7 +610,7 @@ func (s *FileSource) GetBatch(ctx context.Context, start, end string) (*schema.B
 				return nil, BatchStats{}, b.Err
 			}
 			if err := s.opts.OnBadRecord(b); err != nil {
-				return nil, BatchStats{}, fmt.Errorf("source: bad record handler for %s line %d: %w", b.File, b.Line, err)
+				return nil, BatchStats{}, fmt.Errorf("bad record handler for %s line %d: %w", b.File, b.Line, err)
 			}
 			stats.NumBadRecords++
 		}

@@ -23,9 +23,9 @@ import (
 
 var (
 	// ErrNotInstalled: no complete broker install was found.
-	ErrNotInstalled = errors.New("kafkatest: Kafka not installed (run scripts/install-kafka.sh)")
+	ErrNotInstalled = errors.New("Kafka not installed (run scripts/install-kafka.sh)")
 	// ErrStart: the broker did not come up.
-	ErrStart = errors.New("kafkatest: broker did not start")
+	ErrStart = errors.New("broker did not start")
 )
 
 // Heap is the JVM's maximum heap (-Xmx): the machines running the tests
@@ -247,7 +247,7 @@ func clusterID() string {
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return 0, fmt.Errorf("kafkatest: find a free port: %w", err)
+		return 0, fmt.Errorf("find a free port: %w", err)
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
@@ -322,7 +322,7 @@ func (b *Broker) CreateTopicContext(ctx context.Context, topic string, partition
 		err = resp.Err
 	}
 	if err != nil {
-		return fmt.Errorf("kafkatest: create topic %s: %w", topic, err)
+		return fmt.Errorf("create topic %s: %w", topic, err)
 	}
 	for {
 		md, err := adm.Metadata(ctx, topic)
@@ -340,7 +340,7 @@ func (b *Broker) CreateTopicContext(ctx context.Context, topic string, partition
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("kafkatest: topic %s has no leaders: %w", topic, ctx.Err())
+			return fmt.Errorf("topic %s has no leaders: %w", topic, ctx.Err())
 		case <-time.After(100 * time.Millisecond):
 		}
 	}

@@ -260,7 +260,7 @@ func CheckConditionalWrites(ctx context.Context, c *s3.Client, bucket string) er
 		return err
 	}
 	if err := put("first"); err != nil {
-		return fmt.Errorf("s3test: conditional PutObject of a new key: %w", err)
+		return fmt.Errorf("conditional PutObject of a new key: %w", err)
 	}
 	if err := put("second"); err == nil {
 		return fmt.Errorf("%w: a second PutObject with If-None-Match: * on %s succeeded", ErrNoConditionalWrites, putKey)
@@ -298,7 +298,7 @@ func CheckConditionalWrites(ctx context.Context, c *s3.Client, bucket string) er
 		return err
 	}
 	if err := mpu("first"); err != nil {
-		return fmt.Errorf("s3test: conditional CompleteMultipartUpload of a new key: %w", err)
+		return fmt.Errorf("conditional CompleteMultipartUpload of a new key: %w", err)
 	}
 	if err := mpu("second"); err == nil {
 		return fmt.Errorf("%w: a second CompleteMultipartUpload with If-None-Match: * on %s succeeded", ErrNoConditionalWrites, mpuKey)
@@ -332,7 +332,7 @@ func status(err error) int {
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return 0, fmt.Errorf("s3test: find a free port: %w", err)
+		return 0, fmt.Errorf("find a free port: %w", err)
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
