@@ -42,8 +42,8 @@ type ConvertResult struct {
 	// inclusive); ToBatch is the txn version written.
 	FromBatch int64 `json:"fromBatch"`
 	ToBatch   int64 `json:"toBatch"`
-	NumFiles  int   `json:"numFiles"`
-	NumBytes  int64 `json:"numBytes"`
+	NumFiles  int   `json:"numFiles"` // data files added to the Delta table by the commit
+	NumBytes  int64 `json:"numBytes"` // their total size in bytes
 }
 
 // Convert publishes a Spark file-sink directory as a Delta table in place:

@@ -108,13 +108,13 @@ const (
 
 // ProgressEvent reports how far an Execute has come.
 type ProgressEvent struct {
-	Phase          string `json:"phase"`
-	BinsDone       int    `json:"binsDone"`
-	BinsTotal      int    `json:"binsTotal"`
-	FilesDone      int    `json:"filesDone"`
-	FilesTotal     int    `json:"filesTotal"`
+	Phase          string `json:"phase"`          // PhaseRewrite, PhaseCommit or PhaseDone
+	BinsDone       int    `json:"binsDone"`       // bins rewritten so far
+	BinsTotal      int    `json:"binsTotal"`      // bins in the plan
+	FilesDone      int    `json:"filesDone"`      // input files rewritten so far
+	FilesTotal     int    `json:"filesTotal"`     // input files in the plan
 	BytesRewritten int64  `json:"bytesRewritten"` // input bytes read and rewritten so far
-	BytesTotal     int64  `json:"bytesTotal"`
+	BytesTotal     int64  `json:"bytesTotal"`     // input bytes in the plan
 }
 
 // Result reports an OPTIMIZE run.
@@ -122,19 +122,20 @@ type Result struct {
 	// Version committed; -1 when nothing was committed (empty plan, or every
 	// bin abandoned).
 	Version     int64 `json:"version"`
-	ReadVersion int64 `json:"readVersion"`
+	ReadVersion int64 `json:"readVersion"` // the snapshot version the plan was made from
 	// NumBins rewritten and committed; AbandonedBins were dropped because an
 	// input was removed concurrently (their output files were deleted).
 	NumBins       int `json:"numBins"`
 	AbandonedBins int `json:"abandonedBins"`
-	// The commit's operationMetrics, as numbers.
-	NumRemovedFiles int   `json:"numRemovedFiles"`
-	NumAddedFiles   int   `json:"numAddedFiles"`
-	NumRemovedBytes int64 `json:"numRemovedBytes"`
-	NumAddedBytes   int64 `json:"numAddedBytes"`
-	NumRows         int64 `json:"numRows"`
-	MinFileSize     int64 `json:"minFileSize"`
-	MaxFileSize     int64 `json:"maxFileSize"`
+	// The commit's operationMetrics, as numbers (Delta's OptimizeMetrics
+	// names; sizes in bytes).
+	NumRemovedFiles int   `json:"numRemovedFiles"` // input files removed (rewritten)
+	NumAddedFiles   int   `json:"numAddedFiles"`   // output files added
+	NumRemovedBytes int64 `json:"numRemovedBytes"` // total size of the removed files
+	NumAddedBytes   int64 `json:"numAddedBytes"`   // total size of the added files
+	NumRows         int64 `json:"numRows"`         // rows rewritten (the same in and out)
+	MinFileSize     int64 `json:"minFileSize"`     // size of the smallest added file, 0 when none
+	MaxFileSize     int64 `json:"maxFileSize"`     // size of the largest added file, 0 when none
 	// CommitAttempts is how many OPTIMIZE commits were tried.
 	CommitAttempts int `json:"commitAttempts"`
 	// Metrics is commitInfo.operationMetrics as committed.

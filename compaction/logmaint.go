@@ -11,9 +11,9 @@ import (
 
 // CheckpointResult reports a checkpoint.
 type CheckpointResult struct {
-	Version       int64 `json:"version"`
-	SizeInBytes   int64 `json:"sizeInBytes,omitempty"`
-	NumOfAddFiles int64 `json:"numOfAddFiles,omitempty"`
+	Version       int64 `json:"version"`                 // the table version the checkpoint holds
+	SizeInBytes   int64 `json:"sizeInBytes,omitempty"`   // total size of the checkpoint files in bytes
+	NumOfAddFiles int64 `json:"numOfAddFiles,omitempty"` // add actions in the checkpoint
 	// Actions is the number of actions (rows) in the checkpoint.
 	Actions int64 `json:"actions"`
 }
@@ -51,9 +51,9 @@ type CleanupResult struct {
 	// Cutoff: log files of commits at or before it have expired (midnight
 	// UTC of now - delta.logRetentionDuration, as Delta truncates it).
 	Cutoff       time.Time `json:"cutoff"`
-	DryRun       bool      `json:"dryRun,omitempty"`
-	FilesDeleted int       `json:"filesDeleted"`
-	Files        []string  `json:"files,omitempty"`
+	DryRun       bool      `json:"dryRun,omitempty"` // nothing was deleted: Files lists what would be
+	FilesDeleted int       `json:"filesDeleted"`     // log files deleted (would be, under DryRun)
+	Files        []string  `json:"files,omitempty"`  // their keys relative to the table root, in order
 }
 
 // CleanupLog removes expired log files through txlog.Log.Cleanup

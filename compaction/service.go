@@ -164,12 +164,12 @@ func (s *Service) Trigger() {
 
 // TableReport is what one maintenance pass did to a table.
 type TableReport struct {
-	Table      string            `json:"table"`
-	Optimize   *Result           `json:"optimize,omitempty"`
-	Checkpoint *CheckpointResult `json:"checkpoint,omitempty"`
-	Vacuum     *VacuumResult     `json:"vacuum,omitempty"`
-	CleanupLog *CleanupResult    `json:"cleanupLog,omitempty"`
-	Error      string            `json:"error,omitempty"`
+	Table      string            `json:"table"`                // the table's URL
+	Optimize   *Result           `json:"optimize,omitempty"`   // the OPTIMIZE step, nil when not run
+	Checkpoint *CheckpointResult `json:"checkpoint,omitempty"` // the checkpoint step, nil when not run
+	Vacuum     *VacuumResult     `json:"vacuum,omitempty"`     // the VACUUM step, nil when not run
+	CleanupLog *CleanupResult    `json:"cleanupLog,omitempty"` // the log cleanup step, nil when not run
+	Error      string            `json:"error,omitempty"`      // the failed step's error message, "" when none
 	// FailedStep names the step that failed: snapshot, optimize,
 	// checkpoint, vacuum or cleanup-log ("" when none).
 	FailedStep string `json:"failedStep,omitempty"`

@@ -148,9 +148,9 @@ func (o VacuumOptions) untrackedMinAge() (time.Duration, error) {
 
 // VacuumFile is one file VACUUM deleted (or would delete).
 type VacuumFile struct {
-	Path    string    `json:"path"` // storage key relative to the table root
-	Size    int64     `json:"size"`
-	ModTime time.Time `json:"modificationTime"`
+	Path    string    `json:"path"`             // storage key relative to the table root
+	Size    int64     `json:"size"`             // size in bytes
+	ModTime time.Time `json:"modificationTime"` // the file's modification time in the store
 }
 
 // VacuumResult reports a VACUUM.
@@ -163,14 +163,14 @@ type VacuumResult struct {
 	// duration in lakesink's JSON output), and the cutoff (now - retention).
 	Retention   time.Duration `json:"-"`
 	RetentionMs int64         `json:"retentionMs"`
-	Cutoff      time.Time     `json:"cutoff"`
+	Cutoff      time.Time     `json:"cutoff"` // now - Retention: files removed before it may be deleted
 	// UntrackedMinAgeMs is the untracked-file floor in milliseconds, and
 	// UntrackedCutoff the modification time before which an untracked file
 	// may go (now - max(retention, floor)).
 	UntrackedMinAge   time.Duration `json:"-"`
 	UntrackedMinAgeMs int64         `json:"untrackedMinAgeMs"`
 	UntrackedCutoff   time.Time     `json:"untrackedCutoff"`
-	DryRun            bool          `json:"dryRun"`
+	DryRun            bool          `json:"dryRun"` // nothing was deleted: the counts say what would be
 	// FilesDeleted and BytesDeleted (what would be, under DryRun).
 	FilesDeleted int   `json:"filesDeleted"`
 	BytesDeleted int64 `json:"bytesDeleted"`

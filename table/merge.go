@@ -113,9 +113,9 @@ type MergeResult struct {
 	// deduplication by key.
 	NumSourceRows    int64 `json:"numSourceRows"`
 	NumSourceChanges int64 `json:"numSourceChanges"`
-	NumInserted      int64 `json:"numInserted"`
-	NumUpdated       int64 `json:"numUpdated"`
-	NumDeleted       int64 `json:"numDeleted"`
+	NumInserted      int64 `json:"numInserted"` // changes that inserted a row (no row had the key)
+	NumUpdated       int64 `json:"numUpdated"`  // changes that replaced a row with the key
+	NumDeleted       int64 `json:"numDeleted"`  // changes that deleted the row with the key
 	// NumCopied: unchanged rows rewritten with the files they were in.
 	NumCopied int64 `json:"numCopied"`
 	// NumStale: changes not applied because the table row's sequence was
@@ -124,16 +124,16 @@ type MergeResult struct {
 	// NumFilesScanned: files whose key columns were read (their partition
 	// values and key statistics could not rule them out).
 	NumFilesScanned int   `json:"numFilesScanned"`
-	NumFilesAdded   int   `json:"numFilesAdded"`
-	NumFilesRemoved int   `json:"numFilesRemoved"`
-	NumBytesAdded   int64 `json:"numBytesAdded"`
-	NumBytesRemoved int64 `json:"numBytesRemoved"`
+	NumFilesAdded   int   `json:"numFilesAdded"`   // data files the commit added
+	NumFilesRemoved int   `json:"numFilesRemoved"` // data files the commit removed
+	NumBytesAdded   int64 `json:"numBytesAdded"`   // total size of the added files in bytes
+	NumBytesRemoved int64 `json:"numBytesRemoved"` // total size of the removed files in bytes
 	// NumDeletionVectorsAdded, ...Updated and ...Removed count deletion
 	// vectors written for files without one, written to replace one, and
 	// dropped with a file whose every row is deleted (deletion-vector mode).
 	NumDeletionVectorsAdded   int `json:"numDeletionVectorsAdded"`
-	NumDeletionVectorsUpdated int `json:"numDeletionVectorsUpdated"`
-	NumDeletionVectorsRemoved int `json:"numDeletionVectorsRemoved"`
+	NumDeletionVectorsUpdated int `json:"numDeletionVectorsUpdated"` // see NumDeletionVectorsAdded
+	NumDeletionVectorsRemoved int `json:"numDeletionVectorsRemoved"` // see NumDeletionVectorsAdded
 	// NumFilesInTable: live files of the snapshot the merge read.
 	NumFilesInTable int `json:"numFilesInTable"`
 	// Attempts: how many times the merge was planned (1 without conflicts).

@@ -161,8 +161,8 @@ type CreateOptions struct {
 	Schema           *schema.StructType // required
 	PartitionColumns []string           // top-level columns of Schema, in directory order
 	Properties       map[string]string  // table properties (delta.*), written as metaData.configuration
-	Name             string
-	Description      string
+	Name             string             // metaData.name, "" for none
+	Description      string             // metaData.description, "" for none
 }
 
 // Validate lists every problem with the options.

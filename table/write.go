@@ -110,7 +110,7 @@ type Txn struct {
 // none), not the Want a write's Txns continued from; another writer wrote
 // that appId. errors.Is(err, ErrTxnMismatch) holds.
 type TxnMismatchError struct {
-	Table      string
+	Table      string // the table's URL
 	AppID      string
 	Want, Have int64
 	// Version of the snapshot that showed Have.
@@ -158,9 +158,9 @@ type WriteResult struct {
 	// Version committed, or for a skipped write the version of the snapshot
 	// that showed the txn.
 	Version  int64
-	NumFiles int
-	NumBytes int64
-	NumRows  int64
+	NumFiles int   // data files written
+	NumBytes int64 // their total size in bytes
+	NumRows  int64 // rows written
 	// NumRemovedFiles by an Overwrite.
 	NumRemovedFiles int
 }

@@ -26,17 +26,17 @@ import (
 // valid line; Unknown holds top-level keys that are not known actions (kept
 // raw, re-encoded verbatim).
 type Action struct {
-	CommitInfo         CommitInfo
-	Protocol           *Protocol
-	MetaData           *Metadata
-	Add                *Add
-	Remove             *Remove
-	Txn                *Txn
-	DomainMetadata     *DomainMetadata
-	CDC                *AddCDCFile
-	CheckpointMetadata *CheckpointMetadata
-	Sidecar            *Sidecar
-	Unknown            map[string]json.RawMessage
+	CommitInfo         CommitInfo                 // "commitInfo": provenance of the commit (PROTOCOL.md, "Commit Provenance Information")
+	Protocol           *Protocol                  // "protocol" (PROTOCOL.md, "Protocol Evolution")
+	MetaData           *Metadata                  // "metaData" (PROTOCOL.md, "Change Metadata")
+	Add                *Add                       // "add" (PROTOCOL.md, "Add File and Remove File")
+	Remove             *Remove                    // "remove" (PROTOCOL.md, "Add File and Remove File")
+	Txn                *Txn                       // "txn" (PROTOCOL.md, "Transaction Identifiers")
+	DomainMetadata     *DomainMetadata            // "domainMetadata" (PROTOCOL.md, "Domain Metadata")
+	CDC                *AddCDCFile                // "cdc" (PROTOCOL.md, "Add CDC File")
+	CheckpointMetadata *CheckpointMetadata        // "checkpointMetadata", V2 checkpoints only (PROTOCOL.md, "Checkpoint Metadata")
+	Sidecar            *Sidecar                   // "sidecar", V2 checkpoints only (PROTOCOL.md, "Sidecar File Information")
+	Unknown            map[string]json.RawMessage // top-level keys that are no known action, raw
 }
 
 // Protocol is the protocol action (PROTOCOL.md, "Protocol Evolution").
@@ -44,41 +44,60 @@ type Action struct {
 // writer version 7; a nil slice is omitted, an empty non-nil one is written
 // as [].
 type Protocol struct {
-	MinReaderVersion int                        `json:"minReaderVersion"`
+	// MinReaderVersion is the lowest reader protocol version (1, 2 or 3)
+	// a client must implement to read the table.
+	MinReaderVersion int `json:"minReaderVersion"`
+	// MinWriterVersion is the lowest writer protocol version (1 to 7) a
+	// client must implement to write the table.
 	MinWriterVersion int                        `json:"minWriterVersion"`
 	ReaderFeatures   []string                   `json:"readerFeatures,omitzero"`
 	WriterFeatures   []string                   `json:"writerFeatures,omitzero"`
-	Extra            map[string]json.RawMessage `json:"-"`
+	Extra            map[string]json.RawMessage `json:"-"` // unknown fields, kept raw and re-encoded
 }
 
 // Format is the metaData.format struct (PROTOCOL.md, "Format Specification").
 type Format struct {
-	Provider string            `json:"provider"`
-	Options  map[string]string `json:"options"`
+	Provider string            `json:"provider"` // the data file format: "parquet"
+	Options  map[string]string `json:"options"`  // options of the format; Delta writes {}
 }
 
 // Metadata is the metaData action (PROTOCOL.md, "Change Metadata").
 type Metadata struct {
-	ID               string                     `json:"id"`
-	Name             string                     `json:"name,omitempty"`
-	Description      string                     `json:"description,omitempty"`
-	Format           Format                     `json:"format"`
-	SchemaString     string                     `json:"schemaString"`
-	PartitionColumns []string                   `json:"partitionColumns"`
-	Configuration    map[string]string          `json:"configuration"`
-	CreatedTime      *int64                     `json:"createdTime,omitempty"`
-	Extra            map[string]json.RawMessage `json:"-"`
+	ID          string `json:"id"`                    // unique identifier of the table, a UUID; never changes
+	Name        string `json:"name,omitempty"`        // user-given name of the table, "" if none
+	Description string `json:"description,omitempty"` // user-given description, "" if none
+	Format      Format `json:"format"`                // the data files' format
+	// SchemaString is the table's schema as JSON (PROTOCOL.md, "Schema
+	// Serialization Format"); Schema parses it.
+	SchemaString string `json:"schemaString"`
+	// PartitionColumns names the top-level columns the table is partitioned
+	// by, in order; empty (written as []) for an unpartitioned table.
+	PartitionColumns []string `json:"partitionColumns"`
+	// Configuration holds the table properties ("delta.appendOnly", ...);
+	// Snapshot.Properties parses them (PROTOCOL.md, "Table Properties").
+	Configuration map[string]string `json:"configuration"`
+	// CreatedTime is when the metadata was created, in milliseconds since
+	// the Unix epoch; nil when absent.
+	CreatedTime *int64                     `json:"createdTime,omitempty"`
+	Extra       map[string]json.RawMessage `json:"-"` // unknown fields, kept raw and re-encoded
 }
 
 // DeletionVector is the deletion vector descriptor (PROTOCOL.md, "Deletion
 // Vector Descriptor Schema"). Only the descriptor is modelled here.
 type DeletionVector struct {
-	StorageType    string                     `json:"storageType"`
-	PathOrInlineDV string                     `json:"pathOrInlineDv"`
-	Offset         *int32                     `json:"offset,omitempty"`
-	SizeInBytes    int32                      `json:"sizeInBytes"`
-	Cardinality    int64                      `json:"cardinality"`
-	Extra          map[string]json.RawMessage `json:"-"`
+	// StorageType says where the vector is: "u" a file next to the table
+	// named by a UUID (and an optional random prefix), "i" inline, "p" an
+	// absolute path.
+	StorageType string `json:"storageType"`
+	// PathOrInlineDV is, by StorageType, the Z85-encoded prefix and UUID
+	// ("u"), the Z85-encoded bitmap ("i") or the URL-encoded path ("p").
+	PathOrInlineDV string `json:"pathOrInlineDv"`
+	// Offset is the vector's byte offset in its file; nil for "i", which
+	// has no file.
+	Offset      *int32                     `json:"offset,omitempty"`
+	SizeInBytes int32                      `json:"sizeInBytes"` // size of the serialized vector in bytes
+	Cardinality int64                      `json:"cardinality"` // number of rows the vector marks deleted
+	Extra       map[string]json.RawMessage `json:"-"`           // unknown fields, kept raw and re-encoded
 }
 
 // UniqueID is the derived uniqueId: storageType+pathOrInlineDv, plus
@@ -98,79 +117,111 @@ func (dv *DeletionVector) UniqueID() string {
 // *string is a JSON null (a null partition value), which is kept.
 // Path is the raw, URL-encoded string as written in the log.
 type Add struct {
-	Path                    string                     `json:"path"`
-	PartitionValues         map[string]*string         `json:"partitionValues"`
-	Size                    int64                      `json:"size"`
-	ModificationTime        int64                      `json:"modificationTime"`
-	DataChange              bool                       `json:"dataChange"`
-	Stats                   string                     `json:"stats,omitempty"`
-	Tags                    map[string]string          `json:"tags,omitzero"`
-	DeletionVector          *DeletionVector            `json:"deletionVector,omitempty"`
-	BaseRowID               *int64                     `json:"baseRowId,omitempty"`
-	DefaultRowCommitVersion *int64                     `json:"defaultRowCommitVersion,omitempty"`
-	ClusteringProvider      string                     `json:"clusteringProvider,omitempty"`
-	Extra                   map[string]json.RawMessage `json:"-"`
+	Path             string             `json:"path"`
+	PartitionValues  map[string]*string `json:"partitionValues"`
+	Size             int64              `json:"size"`             // size of the data file in bytes
+	ModificationTime int64              `json:"modificationTime"` // when the file was created, in milliseconds since the Unix epoch
+	// DataChange is false when the file only rearranges data already in
+	// the table (OPTIMIZE), so streaming readers may skip it.
+	DataChange bool `json:"dataChange"`
+	// Stats is the file's statistics as a JSON string (numRecords,
+	// minValues, maxValues, nullCount; PROTOCOL.md, "Per-file
+	// Statistics"), "" when the writer kept none.
+	Stats string            `json:"stats,omitempty"`
+	Tags  map[string]string `json:"tags,omitzero"` // free-form file metadata, omitted when empty
+	// DeletionVector marks rows of the file as deleted; nil when none
+	// (PROTOCOL.md, "Deletion Vectors").
+	DeletionVector *DeletionVector `json:"deletionVector,omitempty"`
+	// BaseRowID is the row ID of the file's first row (PROTOCOL.md, "Row
+	// Tracking"); nil when not assigned.
+	BaseRowID *int64 `json:"baseRowId,omitempty"`
+	// DefaultRowCommitVersion is the version whose commit added the file,
+	// the rows' commit version when they have none of their own (PROTOCOL.md,
+	// "Row Tracking"); nil when not assigned.
+	DefaultRowCommitVersion *int64 `json:"defaultRowCommitVersion,omitempty"`
+	// ClusteringProvider names the clustering implementation that laid out
+	// the file, "liquid" for Delta's (PROTOCOL.md, "Clustered Table"); ""
+	// when unclustered.
+	ClusteringProvider string                     `json:"clusteringProvider,omitempty"`
+	Extra              map[string]json.RawMessage `json:"-"` // unknown fields, kept raw and re-encoded
 }
 
-// Remove is the remove action (PROTOCOL.md, "Add File and Remove File").
+// Remove is the remove action (PROTOCOL.md, "Add File and Remove File"):
+// a tombstone for a file of an earlier add, kept in checkpoints until the
+// tombstone retention (delta.deletedFileRetentionDuration) has passed.
 type Remove struct {
-	Path                    string                     `json:"path"`
-	DeletionTimestamp       *int64                     `json:"deletionTimestamp,omitempty"`
-	DataChange              bool                       `json:"dataChange"`
-	ExtendedFileMetadata    *bool                      `json:"extendedFileMetadata,omitempty"`
-	PartitionValues         map[string]*string         `json:"partitionValues,omitzero"`
-	Size                    *int64                     `json:"size,omitempty"`
-	Stats                   string                     `json:"stats,omitempty"`
-	Tags                    map[string]string          `json:"tags,omitzero"`
-	DeletionVector          *DeletionVector            `json:"deletionVector,omitempty"`
-	BaseRowID               *int64                     `json:"baseRowId,omitempty"`
+	Path string `json:"path"` // the removed file's path, as its add wrote it (raw, URL-encoded)
+	// DeletionTimestamp is when the file was removed, in milliseconds
+	// since the Unix epoch; the tombstone retention
+	// (delta.deletedFileRetentionDuration) counts from it.
+	DeletionTimestamp *int64 `json:"deletionTimestamp,omitempty"`
+	// DataChange is false when the removal only rearranges data that stays
+	// in the table (OPTIMIZE).
+	DataChange bool `json:"dataChange"`
+	// ExtendedFileMetadata is true when PartitionValues, Size and Tags are
+	// present; nil when the writer did not say.
+	ExtendedFileMetadata *bool              `json:"extendedFileMetadata,omitempty"`
+	PartitionValues      map[string]*string `json:"partitionValues,omitzero"` // as in the file's add; a nil *string is a null value
+	Size                 *int64             `json:"size,omitempty"`           // size of the file in bytes, nil when absent
+	Stats                string             `json:"stats,omitempty"`          // the file's statistics as in its add, "" when absent
+	Tags                 map[string]string  `json:"tags,omitzero"`            // the file's tags as in its add
+	DeletionVector       *DeletionVector    `json:"deletionVector,omitempty"` // the file's deletion vector at removal, nil when none
+	BaseRowID            *int64             `json:"baseRowId,omitempty"`      // as in the file's add (PROTOCOL.md, "Row Tracking")
+	// DefaultRowCommitVersion is as in the file's add (PROTOCOL.md, "Row
+	// Tracking").
 	DefaultRowCommitVersion *int64                     `json:"defaultRowCommitVersion,omitempty"`
-	Extra                   map[string]json.RawMessage `json:"-"`
+	Extra                   map[string]json.RawMessage `json:"-"` // unknown fields, kept raw and re-encoded
 }
 
 // Txn is the transaction identifier action (PROTOCOL.md, "Transaction
 // Identifiers"). Transactions built by this package always set LastUpdated.
 type Txn struct {
-	AppID       string                     `json:"appId"`
-	Version     int64                      `json:"version"`
+	AppID string `json:"appId"` // the writing application's unique identifier
+	// Version is the application's last committed version (a streaming
+	// query's batchId): a writer skips data for a version at or below it.
+	Version int64 `json:"version"`
+	// LastUpdated is when the txn was written, in milliseconds since the
+	// Unix epoch; delta.setTransactionRetentionDuration expires it.
 	LastUpdated *int64                     `json:"lastUpdated,omitempty"`
-	Extra       map[string]json.RawMessage `json:"-"`
+	Extra       map[string]json.RawMessage `json:"-"` // unknown fields, kept raw and re-encoded
 }
 
 // DomainMetadata is the domainMetadata action (PROTOCOL.md, "Domain Metadata").
 type DomainMetadata struct {
-	Domain        string                     `json:"domain"`
+	Domain string `json:"domain"` // the domain's name; "delta." domains are the protocol's own
+	// Configuration is the domain's configuration, a string (usually JSON)
+	// that only the domain's owner interprets.
 	Configuration string                     `json:"configuration"`
-	Removed       bool                       `json:"removed"`
-	Extra         map[string]json.RawMessage `json:"-"`
+	Removed       bool                       `json:"removed"` // a tombstone: the domain was removed
+	Extra         map[string]json.RawMessage `json:"-"`       // unknown fields, kept raw and re-encoded
 }
 
 // AddCDCFile is the cdc action (PROTOCOL.md, "Add CDC File").
 type AddCDCFile struct {
-	Path            string                     `json:"path"`
-	PartitionValues map[string]*string         `json:"partitionValues"`
-	Size            int64                      `json:"size"`
-	DataChange      bool                       `json:"dataChange"`
-	Tags            map[string]string          `json:"tags,omitzero"`
-	Extra           map[string]json.RawMessage `json:"-"`
+	Path            string                     `json:"path"`            // the change data file, relative to the table root (URL-encoded)
+	PartitionValues map[string]*string         `json:"partitionValues"` // the file's partition values; a nil *string is a null value
+	Size            int64                      `json:"size"`            // size of the file in bytes
+	DataChange      bool                       `json:"dataChange"`      // always false: the changes are also in the commit's add/remove
+	Tags            map[string]string          `json:"tags,omitzero"`   // free-form file metadata, omitted when empty
+	Extra           map[string]json.RawMessage `json:"-"`               // unknown fields, kept raw and re-encoded
 }
 
 // CheckpointMetadata is the V2 checkpoint's checkpointMetadata action
 // (PROTOCOL.md, "Checkpoint Metadata").
 type CheckpointMetadata struct {
-	Version int64                      `json:"version"`
-	Tags    map[string]string          `json:"tags,omitzero"`
-	Extra   map[string]json.RawMessage `json:"-"`
+	Version int64                      `json:"version"`       // the table version the checkpoint holds
+	Tags    map[string]string          `json:"tags,omitzero"` // free-form checkpoint metadata, omitted when empty
+	Extra   map[string]json.RawMessage `json:"-"`             // unknown fields, kept raw and re-encoded
 }
 
 // Sidecar is the V2 checkpoint's sidecar action (PROTOCOL.md, "Sidecar File
 // Information").
 type Sidecar struct {
-	Path             string                     `json:"path"`
-	SizeInBytes      int64                      `json:"sizeInBytes"`
-	ModificationTime int64                      `json:"modificationTime"`
-	Tags             map[string]string          `json:"tags,omitzero"`
-	Extra            map[string]json.RawMessage `json:"-"`
+	Path             string                     `json:"path"`             // the sidecar file, relative to _delta_log/_sidecars (URL-encoded)
+	SizeInBytes      int64                      `json:"sizeInBytes"`      // size of the sidecar file in bytes
+	ModificationTime int64                      `json:"modificationTime"` // when the file was written, in milliseconds since the Unix epoch
+	Tags             map[string]string          `json:"tags,omitzero"`    // free-form sidecar metadata, omitted when empty
+	Extra            map[string]json.RawMessage `json:"-"`                // unknown fields, kept raw and re-encoded
 }
 
 // ---- JSON helpers ----

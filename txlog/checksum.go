@@ -27,23 +27,23 @@ func ChecksumPath(v int64) string { return fmt.Sprintf("%s/%020d.crc", LogDir, v
 // size histogram as "histogramOpt", PROTOCOL.md and Delta Kernel as
 // "fileSizeHistogram"; both are read, lakesink writes the spec's name.
 type VersionChecksum struct {
-	TxnID          string `json:"txnId,omitempty"`
-	TableSizeBytes int64  `json:"tableSizeBytes"`
-	NumFiles       int64  `json:"numFiles"`
+	TxnID          string `json:"txnId,omitempty"` // commitInfo.txnId of version N, "" when absent
+	TableSizeBytes int64  `json:"tableSizeBytes"`  // total size in bytes of the live data files
+	NumFiles       int64  `json:"numFiles"`        // number of live data files
 	// NumDeletedRecords is the sum of the cardinalities of the live files'
 	// deletion vectors, NumDeletionVectors how many live files have one.
 	NumDeletedRecords  *int64 `json:"numDeletedRecordsOpt,omitempty"`
 	NumDeletionVectors *int64 `json:"numDeletionVectorsOpt,omitempty"`
-	NumMetadata        int64  `json:"numMetadata"`
-	NumProtocol        int64  `json:"numProtocol"`
+	NumMetadata        int64  `json:"numMetadata"` // number of metaData actions in the state: always 1
+	NumProtocol        int64  `json:"numProtocol"` // number of protocol actions in the state: always 1
 	// InCommitTimestamp is commitInfo.inCommitTimestamp of version N
 	// (milliseconds since the epoch) when in-commit timestamps are enabled.
 	InCommitTimestamp *int64             `json:"inCommitTimestampOpt,omitempty"`
-	SetTransactions   []Txn              `json:"setTransactions,omitempty"`
-	DomainMetadata    []DomainMetadata   `json:"domainMetadata,omitempty"`
-	Metadata          *Metadata          `json:"metadata"`
-	Protocol          *Protocol          `json:"protocol"`
-	FileSizeHistogram *FileSizeHistogram `json:"fileSizeHistogram,omitempty"`
+	SetTransactions   []Txn              `json:"setTransactions,omitempty"`   // the live txn of every appId (optional)
+	DomainMetadata    []DomainMetadata   `json:"domainMetadata,omitempty"`    // the live domains, no tombstones (optional)
+	Metadata          *Metadata          `json:"metadata"`                    // the table's metadata at version N
+	Protocol          *Protocol          `json:"protocol"`                    // the table's protocol at version N
+	FileSizeHistogram *FileSizeHistogram `json:"fileSizeHistogram,omitempty"` // the live files by size (optional)
 	// AllFiles is every live add (optional; Spark writes it for small
 	// tables only). lakesink does not write it.
 	AllFiles []Add `json:"allFiles,omitempty"`
@@ -54,8 +54,8 @@ type VersionChecksum struct {
 // SortedBinBoundaries[i] <= size < SortedBinBoundaries[i+1].
 type FileSizeHistogram struct {
 	SortedBinBoundaries []int64 `json:"sortedBinBoundaries"`
-	FileCounts          []int64 `json:"fileCounts"`
-	TotalBytes          []int64 `json:"totalBytes"`
+	FileCounts          []int64 `json:"fileCounts"` // files per bin, len(SortedBinBoundaries) entries
+	TotalBytes          []int64 `json:"totalBytes"` // bytes of the files per bin, len(SortedBinBoundaries) entries
 }
 
 // defaultBinBoundaries are Spark's FileSizeHistogram default bins (0, 8 KiB,
@@ -361,8 +361,8 @@ func parseChecksum(data []byte, p string, v int64) (*checksumFile, error) {
 // 2 replayed"). It is the Err of a *CorruptLogError naming the .crc and its
 // version.
 type ChecksumMismatchError struct {
-	Version    int64
-	Mismatches []string
+	Version    int64    // the version of the checksum file
+	Mismatches []string // one entry per field that differs
 }
 
 // Error implements error.

@@ -57,10 +57,10 @@ var (
 // 1-based line number in a JSON file (0 when not applicable); Version is -1
 // when the file has no version (e.g. _last_checkpoint).
 type CorruptLogError struct {
-	Path    string
+	Path    string // the log file, relative to the table root
 	Version int64
 	Line    int
-	Err     error
+	Err     error // what is wrong with the file
 }
 
 // Error implements error.
@@ -113,7 +113,7 @@ func (e *UnsupportedFeatureError) Unwrap() error { return ErrUnsupportedFeature 
 type UnknownActionError struct {
 	Action  string // the unknown top-level key, e.g. "futureAction"
 	Path    string // the commit file
-	Version int64
+	Version int64  // the version of that commit
 }
 
 // Error implements error.
@@ -147,7 +147,7 @@ type ConflictError struct {
 	ReadVersion    int64  // the version our transaction read (-1: new table)
 	WinningVersion int64  // the version of the winning commit
 	Path           string // the file, appId or domain involved, if any
-	Detail         string
+	Detail         string // what the winning commit changed, in words; "" if Kind says it all
 }
 
 // Error implements error.

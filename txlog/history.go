@@ -10,9 +10,9 @@ import (
 
 // CommitEntry is one version of the table's history.
 type CommitEntry struct {
-	Version    int64
-	Timestamp  time.Time // monotonized modification time or inCommitTimestamp: see History
-	CommitInfo CommitInfo
+	Version    int64      // the commit's version
+	Timestamp  time.Time  // monotonized modification time or inCommitTimestamp: see History
+	CommitInfo CommitInfo // the commit's commitInfo action; empty when it has none
 }
 
 // History returns up to limit (<= 0: all) commits, newest first, with their

@@ -301,15 +301,21 @@ const maxLastCheckpointBytes = 1 << 20
 // LastCheckpoint is the content of _delta_log/_last_checkpoint (PROTOCOL.md,
 // "Last Checkpoint File Schema").
 type LastCheckpoint struct {
-	Version          int64                      `json:"version"`
-	Size             int64                      `json:"size"`
-	Parts            *int                       `json:"parts,omitempty"`
-	SizeInBytes      *int64                     `json:"sizeInBytes,omitempty"`
-	NumOfAddFiles    *int64                     `json:"numOfAddFiles,omitempty"`
-	CheckpointSchema json.RawMessage            `json:"checkpointSchema,omitempty"`
-	Checksum         string                     `json:"checksum,omitempty"`
-	V2Checkpoint     json.RawMessage            `json:"v2Checkpoint,omitempty"`
-	Extra            map[string]json.RawMessage `json:"-"`
+	Version       int64  `json:"version"`                 // the version of the latest checkpoint
+	Size          int64  `json:"size"`                    // number of actions in the checkpoint
+	Parts         *int   `json:"parts,omitempty"`         // number of parts of a multi-part checkpoint, nil for one file
+	SizeInBytes   *int64 `json:"sizeInBytes,omitempty"`   // total size of the checkpoint files in bytes, nil when absent
+	NumOfAddFiles *int64 `json:"numOfAddFiles,omitempty"` // number of add actions in the checkpoint, nil when absent
+	// CheckpointSchema is the checkpoint's Parquet schema as Spark's
+	// StructType JSON, kept raw; nil when absent.
+	CheckpointSchema json.RawMessage `json:"checkpointSchema,omitempty"`
+	// Checksum is the MD5 of the file's canonical JSON without this field
+	// (PROTOCOL.md, "JSON checksum"), "" when absent.
+	Checksum string `json:"checksum,omitempty"`
+	// V2Checkpoint describes a V2 checkpoint (its path, size and sidecars),
+	// kept raw; nil for a classic checkpoint.
+	V2Checkpoint json.RawMessage            `json:"v2Checkpoint,omitempty"`
+	Extra        map[string]json.RawMessage `json:"-"` // unknown fields, kept raw and re-encoded
 }
 
 // ParseLastCheckpoint decodes a _last_checkpoint file. Anything but a JSON

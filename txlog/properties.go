@@ -142,11 +142,12 @@ type TableProperties struct {
 	// EnableInCommitTimestamps: delta.enableInCommitTimestamps (default
 	// false); in force only with the inCommitTimestamp writer feature.
 	EnableInCommitTimestamps bool
-	// InCommitTimestampEnablementVersion and ...Timestamp (milliseconds
-	// since the epoch): delta.inCommitTimestampEnablementVersion and
-	// delta.inCommitTimestampEnablementTimestamp (Long values), -1 when
-	// unset.
-	InCommitTimestampEnablementVersion   int64
+	// InCommitTimestampEnablementVersion: delta.inCommitTimestampEnablementVersion
+	// (a Long), the first version with in-commit timestamps; -1 when unset.
+	InCommitTimestampEnablementVersion int64
+	// InCommitTimestampEnablementTimestamp: delta.inCommitTimestampEnablementTimestamp
+	// (a Long, milliseconds since the Unix epoch), the in-commit timestamp of
+	// that version; -1 when unset.
 	InCommitTimestampEnablementTimestamp int64
 	// LogRetention: delta.logRetentionDuration (default 30 days).
 	LogRetention time.Duration
