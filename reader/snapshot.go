@@ -191,9 +191,31 @@ func openLog(ctx context.Context, store storage.Store, l *txlog.Log, o openOptio
 	return s, nil
 }
 
+// CheckReadable returns the *txlog.UnsupportedFeatureError (errors.Is
+// storage.ErrCorrupt) with which Open refuses the rows of the Delta
+// snapshot ds, or nil when Open reads them: a reader version above 3, a
+// reader feature outside those this package implements (catalogManaged
+// and catalogOwned-preview among them: only their catalog may read such a
+// table, PROTOCOL.md "Catalog-managed tables"), or a
+// delta.columnMapping.mode other than none, name and id. It reads nothing
+// beyond ds: a describe of a table can say whether its rows can be read
+// without opening it twice. PROTOCOL.md "Reader Version Requirements",
+// "Table Features".
+func CheckReadable(ds *txlog.Snapshot) error {
+	if err := checkReadable(ds.Protocol(), ds.Metadata()); err != nil {
+		return err
+	}
+	switch mode := ds.Properties().ColumnMappingMode; mode {
+	case MappingNone, MappingName, MappingID:
+		return nil
+	default:
+		return &txlog.UnsupportedFeatureError{Feature: "columnMapping mode " + mode}
+	}
+}
+
 func newDeltaSnapshot(store storage.Store, ds *txlog.Snapshot) (*Snapshot, error) {
 	md := ds.Metadata()
-	if err := checkReadable(ds.Protocol(), md); err != nil {
+	if err := CheckReadable(ds); err != nil {
 		return nil, fmt.Errorf("%s version %d: %w", store.URL(), ds.Version(), err)
 	}
 	sch, err := ds.Schema()
@@ -201,12 +223,6 @@ func newDeltaSnapshot(store storage.Store, ds *txlog.Snapshot) (*Snapshot, error
 		return nil, fmt.Errorf("%s version %d: schema: %w", store.URL(), ds.Version(), err)
 	}
 	mode := ds.Properties().ColumnMappingMode
-	switch mode {
-	case MappingNone, MappingName, MappingID:
-	default:
-		return nil, fmt.Errorf("%s version %d: %w", store.URL(), ds.Version(),
-			&txlog.UnsupportedFeatureError{Feature: "columnMapping mode " + mode})
-	}
 	for _, p := range md.PartitionColumns {
 		if partitionField(sch, p) < 0 {
 			return nil, fmt.Errorf("%w: %s version %d: partition column %q is not in the schema", ErrCorruptFile, store.URL(), ds.Version(), p)

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -47,9 +49,22 @@ EXAMPLE
   lakesink describe ./demo/flights
   lakesink describe ./demo/flights --version 3 --json
 
+A table whose rows lakesink cannot read (a reader feature it does not
+implement, a reader version above 3, a catalog-managed table) is still
+described: its protocol, schema and properties, a line saying why its
+rows cannot be read (--json: "readable": false and "unreadableReason"),
+and exit status 4; the figures that need the table's file state
+(numFiles, sizeInBytes, numRecords, txns) are not shown (null). A
+catalog-managed table (catalogManaged, catalogOwned-preview) may have
+commits its catalog ratified that are not yet published in _delta_log/,
+so without --version its latest version is not presented (--json:
+"version" null, "latestPublishedVersion" the newest commit in
+_delta_log/).
+
 EXIT STATUS
   0 ok, 1 error (no table), 4 corrupt or unsupported table (an empty commit file, a version
-  checksum .crc that disagrees with the log: see --skip-checksum)`,
+  checksum .crc that disagrees with the log: see --skip-checksum; a table whose rows
+  lakesink cannot read, described as above)`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runDescribe(cmd.Context(), newPrinter(g, cmd.OutOrStdout(), cmd.ErrOrStderr()), args[0], o)
@@ -59,11 +74,19 @@ EXIT STATUS
 	return cmd
 }
 
-// Description is the --json shape of describe.
+// Description is the --json shape of describe. Version is null for a
+// catalog-managed table described at its latest version (only its catalog
+// knows that version; LatestPublishedVersion is the newest commit in
+// _delta_log/); NumFiles, SizeInBytes, NumRecords and Txns are null when
+// Readable is false (UnreadableReason says why).
 type Description struct {
-	Table            string            `json:"table"`
-	Version          int64             `json:"version"`
+	Table                  string `json:"table"`
+	Version                *int64 `json:"version"`
+	LatestPublishedVersion *int64 `json:"latestPublishedVersion,omitempty"`
+	// Timestamp is the commit time of Version (or LatestPublishedVersion).
 	Timestamp        string            `json:"timestamp"`
+	Readable         bool              `json:"readable"`
+	UnreadableReason string            `json:"unreadableReason,omitempty"`
 	ID               string            `json:"id"`
 	Name             string            `json:"name,omitempty"`
 	Description      string            `json:"description,omitempty"`
@@ -74,8 +97,8 @@ type Description struct {
 	ReaderFeatures   []string          `json:"readerFeatures"`
 	WriterFeatures   []string          `json:"writerFeatures"`
 	Properties       map[string]string `json:"properties"`
-	NumFiles         int               `json:"numFiles"`
-	SizeInBytes      int64             `json:"sizeInBytes"`
+	NumFiles         *int              `json:"numFiles"`
+	SizeInBytes      *int64            `json:"sizeInBytes"`
 	NumRecords       *int64            `json:"numRecords"`
 	Txns             map[string]int64  `json:"txns"`
 }
@@ -100,16 +123,59 @@ func snapshotFor(ctx context.Context, t *table.Table, version int64, ts string) 
 	}
 }
 
-// describe builds the Description of a snapshot.
-func describe(url string, snap *txlog.Snapshot) (Description, error) {
+// catalogManagedFeature is the catalog-managed table feature of p
+// (catalogManaged, or its earlier name catalogOwned-preview), or "". Only
+// the managing catalog of such a table knows its latest version: ratified
+// commits may not be published in _delta_log/ yet (they may sit in
+// _delta_log/_staged_commits/ or in the catalog), and filesystem-based
+// access is not supported (PROTOCOL.md "Catalog-managed tables",
+// protocol_rfcs/accepted/catalog-managed.md).
+func catalogManagedFeature(p txlog.Protocol) string {
+	for _, f := range slices.Concat(p.ReaderFeatures, p.WriterFeatures) {
+		if f == txlog.FeatureCatalogManaged || f == txlog.FeatureCatalogOwnedPreview {
+			return f
+		}
+	}
+	return ""
+}
+
+// unreadableReason words why rows of a table cannot be read, from the
+// refusal of reader.CheckReadable.
+func unreadableReason(p txlog.Protocol, err error) string {
+	var ufe *txlog.UnsupportedFeatureError
+	if !errors.As(err, &ufe) {
+		return err.Error()
+	}
+	switch f := ufe.Feature; {
+	case f == txlog.FeatureCatalogManaged || f == txlog.FeatureCatalogOwnedPreview:
+		return fmt.Sprintf("the table is catalog-managed (reader feature %q): only its managing catalog may read it, "+
+			"filesystem-based access is not supported (PROTOCOL.md \"Catalog-managed tables\")", f)
+	case strings.HasPrefix(f, "readerVersion "):
+		return fmt.Sprintf("it needs reader version %d; lakesink reads reader versions 1 to 3", p.MinReaderVersion)
+	case strings.HasPrefix(f, "columnMapping mode "):
+		return fmt.Sprintf("its delta.columnMapping.mode is %q; lakesink reads none, name and id", strings.TrimPrefix(f, "columnMapping mode "))
+	default:
+		return fmt.Sprintf("it needs the reader feature %q, which lakesink does not implement", f)
+	}
+}
+
+// describe builds the Description of a snapshot; latest says the snapshot
+// is the latest version found in _delta_log/ (no --version). readErr is
+// reader.CheckReadable's refusal, or nil.
+func describe(url string, snap *txlog.Snapshot, latest bool, readErr error) (Description, error) {
 	md, pr := snap.Metadata(), snap.Protocol()
+	v := snap.Version()
 	d := Description{
-		Table: url, Version: snap.Version(), Timestamp: snap.Timestamp().UTC().Format("2006-01-02T15:04:05.000Z07:00"),
-		ID: md.ID, Name: md.Name, Description: md.Description,
+		Table: url, Version: &v, Timestamp: snap.Timestamp().UTC().Format("2006-01-02T15:04:05.000Z07:00"),
+		Readable: readErr == nil,
+		ID:       md.ID, Name: md.Name, Description: md.Description,
 		Schema: json.RawMessage(md.SchemaString), PartitionColumns: md.PartitionColumns,
 		MinReaderVersion: pr.MinReaderVersion, MinWriterVersion: pr.MinWriterVersion,
 		ReaderFeatures: nonNil(pr.ReaderFeatures), WriterFeatures: nonNil(pr.WriterFeatures),
-		Properties: md.Configuration, NumFiles: snap.NumFiles(), SizeInBytes: snap.SizeInBytes(), Txns: snap.Txns(),
+		Properties: md.Configuration,
+	}
+	if latest && catalogManagedFeature(pr) != "" {
+		d.Version, d.LatestPublishedVersion = nil, &v
 	}
 	if d.Properties == nil {
 		d.Properties = map[string]string{}
@@ -120,6 +186,14 @@ func describe(url string, snap *txlog.Snapshot) (Description, error) {
 	if !json.Valid(d.Schema) {
 		return d, fmt.Errorf("%w: schemaString of version %d is not valid JSON", txlog.ErrCorruptLog, snap.Version())
 	}
+	if readErr != nil {
+		// The file state of a log replayed without the reader feature it
+		// needs may be wrong: no figure is drawn from it.
+		d.UnreadableReason = unreadableReason(pr, readErr)
+		return d, nil
+	}
+	n, size := snap.NumFiles(), snap.SizeInBytes()
+	d.NumFiles, d.SizeInBytes, d.Txns = &n, &size, snap.Txns()
 	if total, ok := statsRecords(snap); ok {
 		d.NumRecords = &total
 	}
@@ -180,15 +254,29 @@ func runDescribe(ctx context.Context, p *printer, url string, o DescribeOptions)
 	if err != nil {
 		return checksumHint(err)
 	}
-	d, err := describe(t.URL(), snap)
+	readErr := reader.CheckReadable(snap)
+	d, err := describe(t.URL(), snap, o.Version < 0 && o.Timestamp == "", readErr)
 	if err != nil {
 		return err
 	}
+	if readErr != nil {
+		// The description is printed, and the command ends with the
+		// refusal (exit 4), as scan would.
+		readErr = fmt.Errorf("%s version %d: %w", t.URL(), snap.Version(), readErr)
+	}
 	if p.json {
-		return p.emitValue("table", d)
+		if err := p.emitValue("table", d); err != nil {
+			return err
+		}
+		return readErr
 	}
 	p.textf("table        %s\n", d.Table)
-	p.textf("version      %d (%s)\n", d.Version, d.Timestamp)
+	if d.Version != nil {
+		p.textf("version      %d (%s)\n", *d.Version, d.Timestamp)
+	} else {
+		p.textf("version      unknown: the table is catalog-managed (%s), only its catalog knows its latest version; "+
+			"the newest commit published in _delta_log/ is %d (%s)\n", catalogManagedFeature(snap.Protocol()), *d.LatestPublishedVersion, d.Timestamp)
+	}
 	if d.Name != "" {
 		p.textf("name         %s\n", d.Name)
 	}
@@ -197,6 +285,9 @@ func runDescribe(ctx context.Context, p *printer, url string, o DescribeOptions)
 		p.textf("  features: reader [%s] writer [%s]", strings.Join(d.ReaderFeatures, ", "), strings.Join(d.WriterFeatures, ", "))
 	}
 	p.textf("\n")
+	if !d.Readable {
+		p.textf("rows         cannot be read by lakesink: %s\n", d.UnreadableReason)
+	}
 	if s, err := snap.Schema(); err == nil {
 		p.textf("schema\n")
 		for _, f := range s.Fields {
@@ -208,11 +299,15 @@ func runDescribe(ctx context.Context, p *printer, url string, o DescribeOptions)
 		}
 	}
 	p.textf("partitioned  [%s]\n", strings.Join(d.PartitionColumns, ", "))
-	recs := "unknown (a file has no stats)"
-	if d.NumRecords != nil {
-		recs = fmt.Sprint(*d.NumRecords)
+	if d.Readable {
+		recs := "unknown (a file has no stats)"
+		if d.NumRecords != nil {
+			recs = fmt.Sprint(*d.NumRecords)
+		}
+		p.textf("files        %d (%s), records %s\n", *d.NumFiles, humanBytes(*d.SizeInBytes), recs)
+	} else {
+		p.textf("files        not shown: the file state of a table lakesink cannot read is not known to it\n")
 	}
-	p.textf("files        %d (%s), records %s\n", d.NumFiles, humanBytes(d.SizeInBytes), recs)
 	if len(d.Properties) > 0 {
 		keys := make([]string, 0, len(d.Properties))
 		for k := range d.Properties {
@@ -235,7 +330,7 @@ func runDescribe(ctx context.Context, p *printer, url string, o DescribeOptions)
 			p.textf("  %s -> %d\n", k, d.Txns[k])
 		}
 	}
-	return nil
+	return readErr
 }
 
 // FileSinkDescription is the --json shape of describe for a Spark file-sink

@@ -95,7 +95,7 @@ func TestExitStatusTable(t *testing.T) {
 			"compact": {1, notFound}, "vacuum": {1, notFound}, "checkpoint": {1, notFound}, "cleanup-log": {1, notFound},
 		}},
 		{"unsupported reader feature", unsupported, map[string]want{
-			"describe": {0, ""}, "history": {0, ""}, // they show the protocol
+			"describe": {4, feature + `read a table that requires "fancyFeature"`}, "history": {0, ""}, // history shows the protocol
 			"scan": {4, feature + `read a table that requires "fancyFeature"`}, "files": {4, feature + `read a table that requires "fancyFeature"`},
 			"compact": {4, feature + `write`}, "vacuum": {4, feature + `write`}, "checkpoint": {4, feature + `write`}, "cleanup-log": {4, feature + `write`},
 		}},

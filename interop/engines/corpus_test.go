@@ -250,35 +250,52 @@ func (k *corpusCheck) run() {
 func (k *corpusCheck) checkDescribe() {
 	c := k.c
 	out, code, stderr := runCLI("describe", "--json", c.Path)
-	if code != 0 {
-		if code == 4 && k.refused != "" && strings.Contains(stderr, k.refused) {
-			return
-		}
-		k.errorf("describe --json: exit %d: %s", code, stderr)
-		return
-	}
 	var d struct {
-		Version          int64    `json:"version"`
-		NumFiles         int64    `json:"numFiles"`
-		SizeInBytes      int64    `json:"sizeInBytes"`
-		PartitionColumns []string `json:"partitionColumns"`
-		MinReaderVersion int      `json:"minReaderVersion"`
-		MinWriterVersion int      `json:"minWriterVersion"`
-		ReaderFeatures   []string `json:"readerFeatures"`
-		WriterFeatures   []string `json:"writerFeatures"`
+		Version                *int64   `json:"version"`
+		LatestPublishedVersion *int64   `json:"latestPublishedVersion"`
+		Readable               bool     `json:"readable"`
+		UnreadableReason       string   `json:"unreadableReason"`
+		NumFiles               *int64   `json:"numFiles"`
+		SizeInBytes            *int64   `json:"sizeInBytes"`
+		PartitionColumns       []string `json:"partitionColumns"`
+		MinReaderVersion       int      `json:"minReaderVersion"`
+		MinWriterVersion       int      `json:"minWriterVersion"`
+		ReaderFeatures         []string `json:"readerFeatures"`
+		WriterFeatures         []string `json:"writerFeatures"`
 	}
 	if err := json.Unmarshal([]byte(firstLine(out)), &d); err != nil {
-		k.errorf("describe --json: %v in %q", err, out)
+		k.errorf("describe --json: exit %d, %v in %q: %s", code, err, out, stderr)
 		return
 	}
-	if d.Version != c.Latest {
-		k.errorf("describe: version %d, %s's latest %d", d.Version, c.Engine, c.Latest)
-	}
-	if c.Detail.NumFiles.String() != strconv.FormatInt(d.NumFiles, 10) {
-		k.errorf("describe: numFiles %d, DESCRIBE DETAIL %s", d.NumFiles, c.Detail.NumFiles)
-	}
-	if c.Detail.SizeInBytes.String() != strconv.FormatInt(d.SizeInBytes, 10) {
-		k.errorf("describe: sizeInBytes %d, DESCRIBE DETAIL %s", d.SizeInBytes, c.Detail.SizeInBytes)
+	switch {
+	case k.refused != "":
+		// A table lakesink may refuse is still described, with its
+		// protocol and why its rows cannot be read, and exit 4; a
+		// catalog-managed one with no version presented as its latest.
+		if code != 4 || !strings.Contains(stderr, k.refused) || d.Readable ||
+			!strings.Contains(d.UnreadableReason, strings.Replace(k.refused, "readerVersion ", "reader version ", 1)) {
+			k.errorf("describe --json of a table whose rows lakesink refuses (%s): exit %d, readable %v, unreadableReason %q, stderr %s",
+				k.refused, code, d.Readable, d.UnreadableReason, stderr)
+		}
+		if k.refused == "catalogManaged" || k.refused == "catalogOwned-preview" {
+			if d.Version != nil || d.LatestPublishedVersion == nil {
+				k.errorf("describe --json of a catalog-managed table: version %v, latestPublishedVersion %v; want null and the newest published commit",
+					d.Version, d.LatestPublishedVersion)
+			}
+		}
+	case code != 0 || !d.Readable || d.Version == nil || d.NumFiles == nil || d.SizeInBytes == nil:
+		k.errorf("describe --json: exit %d, readable %v, unreadableReason %q: %s", code, d.Readable, d.UnreadableReason, stderr)
+		return
+	default:
+		if *d.Version != c.Latest {
+			k.errorf("describe: version %d, %s's latest %d", *d.Version, c.Engine, c.Latest)
+		}
+		if c.Detail.NumFiles.String() != strconv.FormatInt(*d.NumFiles, 10) {
+			k.errorf("describe: numFiles %d, DESCRIBE DETAIL %s", *d.NumFiles, c.Detail.NumFiles)
+		}
+		if c.Detail.SizeInBytes.String() != strconv.FormatInt(*d.SizeInBytes, 10) {
+			k.errorf("describe: sizeInBytes %d, DESCRIBE DETAIL %s", *d.SizeInBytes, c.Detail.SizeInBytes)
+		}
 	}
 	if !slices.Equal(nonNilStrings(c.Detail.PartitionColumns), nonNilStrings(d.PartitionColumns)) {
 		k.errorf("describe: partitionColumns %q, DESCRIBE DETAIL %q", d.PartitionColumns, c.Detail.PartitionColumns)
