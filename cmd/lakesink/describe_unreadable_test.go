@@ -40,7 +40,7 @@ func unreadableLog(t *testing.T, dir string, protocol map[string]any, published 
 			b.WriteString(line(map[string]any{"protocol": protocol}))
 			b.WriteString(line(map[string]any{"metaData": map[string]any{"id": "11111111-2222-3333-4444-555555555555",
 				"format": map[string]any{"provider": "parquet", "options": map[string]any{}}, "partitionColumns": []string{},
-				"schemaString": `{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}}]}`,
+				"schemaString":  `{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}}]}`,
 				"configuration": map[string]string{}, "createdTime": 1700000000000}}))
 		} else {
 			b.WriteString(add(v))
