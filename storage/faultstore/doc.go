@@ -76,8 +76,19 @@
 // Counts reports the calls per operation, and List items and pages, so
 // tests can bound how many storage calls an operation makes.
 //
+// A Call rule runs a function before each matching call (Rule.Func): it
+// stands another writer's move between two steps of the code under test,
+// or counts the calls of one path. Rule.Err gives a failing rule another
+// error class, such as storage.ErrCommitStateUnknown for a timeout whose
+// write did not land.
+//
+// For rules that depend on time or place, Options.Now is the clock of the
+// modification times of objects written through the Store, SetModTime
+// sets one object's (as os.Chtimes), and Options.URL is the URL the Store
+// reports (a file sink's "file:///data/out" on an in-memory store).
+//
 // Concurrency: a Store is safe for concurrent use; a Store and its Subs
-// share rules, counters and crash state. Rule.Probability draws from one
-// generator seeded by Options.Seed, so a single-goroutine test is
-// reproducible from its seed (log it).
+// share rules, counters, crash state and modification times.
+// Rule.Probability draws from one generator seeded by Options.Seed, so a
+// single-goroutine test is reproducible from its seed (log it).
 package faultstore

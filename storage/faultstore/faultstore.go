@@ -66,6 +66,12 @@ const (
 	// Delay sleeps Rule.Latency (honouring ctx), then performs the
 	// operation normally; other rules still apply.
 	Delay
+	// Call runs Rule.Func before the operation, outside the Store's lock
+	// (Func may use the Store or its inner store), then performs the
+	// operation normally; other rules still apply. It stands another
+	// writer's move between two steps of the code under test ("a commit
+	// lands just before ours"), or counts the calls of one path.
+	Call
 )
 
 // String is "before", "after" or "delay", the suffix crash tests give
@@ -78,6 +84,8 @@ func (m Mode) String() string {
 		return "after"
 	case Delay:
 		return "delay"
+	case Call:
+		return "call"
 	}
 	return fmt.Sprintf("Mode(%d)", int(m))
 }
@@ -103,6 +111,15 @@ type Rule struct {
 	Mode Mode
 	// Latency is the sleep of a Delay rule.
 	Latency time.Duration
+	// Func is what a Call rule runs, with the operation and the path
+	// relative to the faultstore's root (for List, the prefix).
+	Func func(op Op, path string)
+	// Err, when set, is the class of the error a FailBefore or FailAfter
+	// rule returns instead of ErrInjected: the *storage.PathError has Err
+	// as its Err and ErrInjected as its Cause, so both match. Err
+	// storage.ErrCommitStateUnknown with FailBefore is a timeout whose
+	// write did not land.
+	Err error
 }
 
 func (r Rule) validate() error {
@@ -113,7 +130,7 @@ func (r Rule) validate() error {
 	if r.Probability < 0 || r.Probability > 1 {
 		errs = append(errs, fmt.Errorf("%w: Probability %v outside [0, 1]", ErrInvalidRule, r.Probability))
 	}
-	if r.Mode < FailBefore || r.Mode > Delay {
+	if r.Mode < FailBefore || r.Mode > Call {
 		errs = append(errs, fmt.Errorf("%w: unknown Mode %d", ErrInvalidRule, r.Mode))
 	}
 	if r.Latency < 0 {
@@ -121,6 +138,12 @@ func (r Rule) validate() error {
 	}
 	if r.Mode == Delay && r.Latency == 0 {
 		errs = append(errs, fmt.Errorf("%w: Delay rule without Latency", ErrInvalidRule))
+	}
+	if (r.Mode == Call) != (r.Func != nil) {
+		errs = append(errs, fmt.Errorf("%w: Func is set exactly on Call rules (Mode %v)", ErrInvalidRule, r.Mode))
+	}
+	if r.Err != nil && r.Mode != FailBefore && r.Mode != FailAfter {
+		errs = append(errs, fmt.Errorf("%w: Err on a %v rule (only FailBefore and FailAfter fail)", ErrInvalidRule, r.Mode))
 	}
 	if _, err := path.Match(r.Path, ""); err != nil {
 		errs = append(errs, fmt.Errorf("%w: Path %q: %w", ErrInvalidRule, r.Path, err))
@@ -147,6 +170,20 @@ type Options struct {
 	// ListPageSize is the page size used to count list pages (Counts.ListPages):
 	// the pages an S3 listing of the same result would take. Default 1000.
 	ListPageSize int
+	// Now, when set, is the clock of modification times: an object
+	// written through the Store (Put, PutIfAbsent, Writer.Close) is
+	// reported by List and Stat with the time Now gave at the write,
+	// instead of the inner store's, until it is written again or deleted
+	// through the Store. Tests of retention rules (VACUUM, log cleanup,
+	// file-sink log expiry, time travel by timestamp) set a fake clock.
+	// Default nil: the inner store's times. SetModTime works either way.
+	Now func() time.Time
+	// URL, when set, is what URL reports instead of the inner store's URL
+	// (a Sub reports URL + "/" + dir). It lets code whose behaviour
+	// depends on the location, such as the file sink's absolute paths
+	// ("file:///data/out/part-0", "s3a://bucket/t/part-0"), be tested on
+	// an in-memory store. Default "": the inner store's.
+	URL string
 }
 
 // DefaultOptions returns the documented defaults.
@@ -186,13 +223,16 @@ type Counts struct {
 type Store struct {
 	inner  storage.Store
 	prefix string // "" or "dir/": path prefix of a Sub, for rule matching
+	url    string // Options.URL for this view, "" for the inner store's
 	st     *state
 }
 
 type state struct {
 	pageSize int
+	now      func() time.Time // Options.Now
 	mu       struct {
 		sync.Mutex
+		modTimes   map[string]time.Time // full path -> reported ModTime (Options.Now, SetModTime)
 		rng        *rand.Rand
 		rules      []*ruleState
 		counts     Counts
@@ -218,10 +258,59 @@ func New(inner storage.Store, opts Options) (*Store, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	st := &state{pageSize: opts.ListPageSize}
+	st := &state{pageSize: opts.ListPageSize, now: opts.Now}
 	st.mu.rng = rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15))
 	st.mu.crashAfter = -1
-	return &Store{inner: inner, st: st}, nil
+	return &Store{inner: inner, url: strings.TrimSuffix(opts.URL, "/"), st: st}, nil
+}
+
+// SetModTime makes List and Stat report t as the modification time of
+// path (relative to this Store), as os.Chtimes would, until the object is
+// written again or deleted through the Store. It does no I/O and does not
+// check that the object exists.
+func (s *Store) SetModTime(path string, t time.Time) {
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
+	s.st.setModTime(s.prefix+path, t)
+}
+
+// setModTime records t for full (zero t: forget it); st.mu is held.
+func (st *state) setModTime(full string, t time.Time) {
+	if t.IsZero() {
+		delete(st.mu.modTimes, full)
+		return
+	}
+	if st.mu.modTimes == nil {
+		st.mu.modTimes = map[string]time.Time{}
+	}
+	st.mu.modTimes[full] = t
+}
+
+// written records that p was written (deleted: its time is forgotten).
+func (s *Store) written(p string, deleted bool) {
+	if s.st.now == nil && deleted {
+		s.st.mu.Lock()
+		delete(s.st.mu.modTimes, s.prefix+p)
+		s.st.mu.Unlock()
+		return
+	}
+	var t time.Time
+	if s.st.now != nil && !deleted {
+		t = s.st.now()
+	}
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
+	s.st.setModTime(s.prefix+p, t)
+}
+
+// withModTime replaces fi.ModTime by the recorded time of fi.Path, if any.
+func (s *Store) withModTime(fi storage.FileInfo) storage.FileInfo {
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
+	if t, ok := s.st.mu.modTimes[s.prefix+fi.Path]; ok {
+		fi.ModTime = t
+	}
+	return fi
 }
 
 // Add appends rules; they are checked in order on every call.
@@ -293,6 +382,8 @@ func (s *Store) ResetCounts() {
 
 // verdict is what the rules decided for one call.
 type verdict struct {
+	calls []*ruleState // Call rules that fired, run outside the lock
+	err   error        // Rule.Err of the failing rule
 	delay time.Duration
 	fail  bool // before
 	after bool // lost response
@@ -359,28 +450,44 @@ func (s *Store) decide(op Op, p string) verdict {
 		case Delay:
 			v.delay += r.Latency
 			continue
+		case Call:
+			v.calls = append(v.calls, r)
+			continue
 		case FailBefore:
 			v.fail = true
 		case FailAfter:
 			v.after = true
 		}
+		v.err = r.Err
 		c.Injected++
 		break
 	}
 	return v
 }
 
-func (s *Store) injected(op Op, p string, after bool) error {
+func (s *Store) injected(op Op, p string, after bool, class error) error {
 	name := op.String()
+	if class != nil {
+		return &storage.PathError{Op: name, Path: p, Err: class, Cause: ErrInjected}
+	}
 	if after && op == OpPutIfAbsent {
 		return &storage.PathError{Op: name, Path: p, Err: storage.ErrCommitStateUnknown, Cause: ErrInjected}
 	}
 	return &storage.PathError{Op: name, Path: p, Err: ErrInjected}
 }
 
+// decideAndCall is decide, then the Func of every Call rule that fired.
+func (s *Store) decideAndCall(op Op, p string) verdict {
+	v := s.decide(op, p)
+	for _, r := range v.calls {
+		r.Func(op, p)
+	}
+	return v
+}
+
 // run performs fn under the verdict for (op, p).
 func (s *Store) run(ctx context.Context, op Op, p string, fn func() error) error {
-	v := s.decide(op, p)
+	v := s.decideAndCall(op, p)
 	if v.delay > 0 {
 		t := time.NewTimer(v.delay)
 		select {
@@ -391,13 +498,19 @@ func (s *Store) run(ctx context.Context, op Op, p string, fn func() error) error
 		}
 	}
 	if v.fail {
-		return s.injected(op, p, false)
+		return s.injected(op, p, false, v.err)
 	}
 	if err := fn(); err != nil {
 		return err
 	}
+	switch op {
+	case OpPut, OpPutIfAbsent:
+		s.written(p, false)
+	case OpDelete:
+		s.written(p, true)
+	}
 	if v.after {
-		return s.injected(op, p, true)
+		return s.injected(op, p, true, v.err)
 	}
 	return nil
 }
@@ -478,7 +591,7 @@ func (w *writer) Abort() error {
 }
 func (w *writer) Close() error {
 	w.done.Store(true)
-	v := w.s.decide(OpWriterClose, w.path)
+	v := w.s.decideAndCall(OpWriterClose, w.path)
 	if v.delay > 0 {
 		select {
 		case <-w.ctx.Done():
@@ -487,13 +600,14 @@ func (w *writer) Close() error {
 	}
 	if v.fail {
 		_ = w.w.Abort()
-		return w.s.injected(OpWriterClose, w.path, false)
+		return w.s.injected(OpWriterClose, w.path, false, v.err)
 	}
 	if err := w.w.Close(); err != nil {
 		return err
 	}
+	w.s.written(w.path, false)
 	if v.after {
-		return w.s.injected(OpWriterClose, w.path, true)
+		return w.s.injected(OpWriterClose, w.path, true, v.err)
 	}
 	return nil
 }
@@ -501,7 +615,7 @@ func (w *writer) Close() error {
 // List is storage.Store.List with the injected faults: a fault fires before the call, or after it with its answer lost.
 func (s *Store) List(ctx context.Context, prefix, startAfter string) iter.Seq2[storage.FileInfo, error] {
 	return func(yield func(storage.FileInfo, error) bool) {
-		v := s.decide(OpList, prefix)
+		v := s.decideAndCall(OpList, prefix)
 		if v.delay > 0 {
 			t := time.NewTimer(v.delay)
 			select {
@@ -514,7 +628,7 @@ func (s *Store) List(ctx context.Context, prefix, startAfter string) iter.Seq2[s
 		}
 		if v.fail {
 			s.countList(0)
-			yield(storage.FileInfo{}, s.injected(OpList, prefix, false))
+			yield(storage.FileInfo{}, s.injected(OpList, prefix, false, v.err))
 			return
 		}
 		n := int64(0)
@@ -522,6 +636,7 @@ func (s *Store) List(ctx context.Context, prefix, startAfter string) iter.Seq2[s
 		for fi, err := range s.inner.List(ctx, prefix, startAfter) {
 			if err == nil {
 				n++
+				fi = s.withModTime(fi)
 			}
 			if !yield(fi, err) {
 				return
@@ -531,7 +646,7 @@ func (s *Store) List(ctx context.Context, prefix, startAfter string) iter.Seq2[s
 			}
 		}
 		if v.after {
-			yield(storage.FileInfo{}, s.injected(OpList, prefix, true))
+			yield(storage.FileInfo{}, s.injected(OpList, prefix, true, v.err))
 		}
 	}
 }
@@ -554,7 +669,7 @@ func (s *Store) Stat(ctx context.Context, p string) (storage.FileInfo, error) {
 	if err != nil {
 		return storage.FileInfo{}, err
 	}
-	return fi, nil
+	return s.withModTime(fi), nil
 }
 
 // Delete is storage.Store.Delete with the injected faults: a fault fires before the call, or after it with its answer lost.
@@ -562,14 +677,24 @@ func (s *Store) Delete(ctx context.Context, p string) error {
 	return s.run(ctx, OpDelete, p, func() error { return s.inner.Delete(ctx, p) })
 }
 
-// URL is the inner store's URL.
-func (s *Store) URL() string { return s.inner.URL() }
+// URL is Options.URL (with a Sub's directory), or else the inner store's
+// URL.
+func (s *Store) URL() string {
+	if s.url != "" {
+		return s.url
+	}
+	return s.inner.URL()
+}
 
 // Sub returns a faultstore over inner.Sub(dir) that shares this store's
-// rules, counters and crash state; rule paths stay relative to this
-// store's root.
+// rules, counters, crash state and modification times; rule paths stay
+// relative to this store's root.
 func (s *Store) Sub(dir string) storage.Store {
-	return &Store{inner: s.inner.Sub(dir), prefix: s.prefix + strings.TrimSuffix(dir, "/") + "/", st: s.st}
+	sub := &Store{inner: s.inner.Sub(dir), prefix: s.prefix + strings.TrimSuffix(dir, "/") + "/", st: s.st}
+	if s.url != "" {
+		sub.url = s.url + "/" + strings.Trim(dir, "/")
+	}
+	return sub
 }
 
 // Close closes the inner store.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"testing"
 	"testing/synctest"
@@ -351,5 +352,150 @@ func TestCountsOpenWriters(t *testing.T) {
 	_ = b.Abort() // after Close: nothing to abort
 	if c := fs.Counts(); open() != 0 || c.WriterAbort != 1 {
 		t.Fatalf("counts %+v: %d open, want 0 and WriterAbort 1", c, open())
+	}
+}
+
+// TestNowAndSetModTime: writes through the Store are dated by Options.Now,
+// SetModTime overrides one object, a rewrite takes the clock again, and a
+// delete forgets the time; List and Stat agree, through a Sub too.
+func TestNowAndSetModTime(t *testing.T) {
+	ctx := t.Context()
+	base := memStore(t)
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	opts := faultstore.DefaultOptions()
+	opts.Now = func() time.Time { return now }
+	fs, err := faultstore.New(base, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	modTimes := func() map[string]time.Time {
+		out := map[string]time.Time{}
+		for fi, err := range fs.List(ctx, "", "") {
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[fi.Path] = fi.ModTime
+			st, err := fs.Stat(ctx, fi.Path)
+			if err != nil || !st.ModTime.Equal(fi.ModTime) {
+				t.Fatalf("Stat(%s) = %v, %v; List says %v", fi.Path, st.ModTime, err, fi.ModTime)
+			}
+		}
+		return out
+	}
+	if err := fs.Put(ctx, "a", []byte("1")); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Hour)
+	if err := fs.PutIfAbsent(ctx, "d/b", []byte("2")); err != nil {
+		t.Fatal(err)
+	}
+	w, err := fs.Sub("d").NewWriter(ctx, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Hour) // the time of Close, not of NewWriter
+	if _, err := w.Write([]byte("3")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	want := map[string]time.Time{"a": t0, "d/b": t0.Add(time.Hour), "d/c": t0.Add(2 * time.Hour)}
+	if got := modTimes(); !maps.EqualFunc(got, want, time.Time.Equal) {
+		t.Fatalf("mod times %v, want %v", got, want)
+	}
+	if fi, err := fs.Sub("d").Stat(ctx, "c"); err != nil || !fi.ModTime.Equal(want["d/c"]) {
+		t.Fatalf("Sub Stat = %v, %v", fi.ModTime, err)
+	}
+	old := time.Unix(5, 0)
+	fs.SetModTime("a", old)
+	want["a"] = old
+	if got := modTimes(); !maps.EqualFunc(got, want, time.Time.Equal) {
+		t.Fatalf("after SetModTime: %v, want %v", got, want)
+	}
+	now = now.Add(time.Hour)
+	if err := fs.Put(ctx, "a", []byte("again")); err != nil {
+		t.Fatal(err)
+	}
+	want["a"] = now
+	if err := fs.Delete(ctx, "d/b"); err != nil {
+		t.Fatal(err)
+	}
+	delete(want, "d/b")
+	if got := modTimes(); !maps.EqualFunc(got, want, time.Time.Equal) {
+		t.Fatalf("after rewrite and delete: %v, want %v", got, want)
+	}
+	// An object written around the Store has the inner store's time.
+	if err := base.Put(ctx, "d/b", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := fs.Stat(ctx, "d/b"); err != nil || fi.ModTime.Equal(t0.Add(time.Hour)) {
+		t.Fatalf("a deleted object's time came back: %v, %v", fi.ModTime, err)
+	}
+}
+
+// TestURL: Options.URL is what URL reports, with a Sub's directory.
+func TestURL(t *testing.T) {
+	opts := faultstore.DefaultOptions()
+	opts.URL = "file:///data/out/"
+	fs, err := faultstore.New(memStore(t), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fs.URL(); got != "file:///data/out" {
+		t.Errorf("URL = %q", got)
+	}
+	if got := fs.Sub("a/b/").URL(); got != "file:///data/out/a/b" {
+		t.Errorf("Sub URL = %q", got)
+	}
+	if got := newFS(t, memStore(t)).URL(); got != "mem://faultstore" {
+		t.Errorf("URL without Options.URL = %q, want the inner store's", got)
+	}
+}
+
+// TestCallRule: a Call rule runs its Func before each matching call (here
+// another writer's commit lands first), the call then runs normally, and
+// a later FailBefore rule with Err still applies.
+func TestCallRule(t *testing.T) {
+	ctx := t.Context()
+	base := memStore(t)
+	var calls []string
+	fs := newFS(t, base,
+		faultstore.Rule{Ops: faultstore.OpPutIfAbsent | faultstore.OpRead, Path: "_delta_log/*", Mode: faultstore.Call,
+			Func: func(op faultstore.Op, p string) {
+				calls = append(calls, op.String()+" "+p)
+				if op == faultstore.OpPutIfAbsent {
+					_ = base.Put(ctx, "_delta_log/1.json", []byte("theirs"))
+				}
+			}},
+		faultstore.Rule{Ops: faultstore.OpPutIfAbsent, Path: "_delta_log/2.json", Mode: faultstore.FailBefore, Err: storage.ErrCommitStateUnknown},
+	)
+	err := fs.PutIfAbsent(ctx, "_delta_log/1.json", []byte("ours"))
+	if !errors.Is(err, storage.ErrAlreadyExists) {
+		t.Fatalf("PutIfAbsent after the Func's write: %v, want ErrAlreadyExists", err)
+	}
+	if _, err := fs.Read(ctx, "_delta_log/1.json"); err != nil {
+		t.Fatal(err)
+	}
+	err = fs.PutIfAbsent(ctx, "_delta_log/2.json", []byte("ours"))
+	if !errors.Is(err, storage.ErrCommitStateUnknown) || !errors.Is(err, faultstore.ErrInjected) {
+		t.Fatalf("Err rule: %v, want ErrCommitStateUnknown and ErrInjected", err)
+	}
+	if _, err := base.Read(ctx, "_delta_log/2.json"); !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("a FailBefore write landed: %v", err)
+	}
+	want := []string{"put-if-absent _delta_log/1.json", "read _delta_log/1.json", "put-if-absent _delta_log/2.json"}
+	if !slices.Equal(calls, want) {
+		t.Errorf("Func calls %q, want %q", calls, want)
+	}
+	for _, r := range []faultstore.Rule{
+		{Mode: faultstore.Call},
+		{Mode: faultstore.FailBefore, Func: func(faultstore.Op, string) {}},
+		{Mode: faultstore.Delay, Latency: time.Millisecond, Err: storage.ErrCommitStateUnknown},
+	} {
+		if err := fs.Add(r); !errors.Is(err, faultstore.ErrInvalidRule) {
+			t.Errorf("Add(%+v) = %v, want ErrInvalidRule", r, err)
+		}
 	}
 }
