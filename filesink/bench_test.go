@@ -45,7 +45,7 @@ func (s *discardWriterStore) PutIfAbsent(ctx context.Context, path string, data 
 // buildBigLog writes 9.compact with n entries and empty batches 10..18.
 func buildBigLog(b *testing.B, n int) *memStore {
 	b.Helper()
-	m := newMemStore("file:///out", nil)
+	m := newMemStore(b, "file:///out", nil)
 	w, _ := m.NewWriter(context.Background(), batchFileKey(9, true))
 	enc := newLogEncoder(w)
 	mod := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()

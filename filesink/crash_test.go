@@ -321,7 +321,7 @@ func TestCompactLogCrash(t *testing.T) {
 			// setup: a log of 8 batches, one an hour, compacted every 2.
 			setup := func() (*memStore, []string) {
 				clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-				base := newMemStore("file:///out", clock.Now)
+				base := newMemStore(t, "file:///out", clock.Now)
 				o = testOptions(clock)
 				o.CompactInterval, o.MinBatchesToRetain, o.CleanupDelay = 2, 1, 0
 				o.DeleteExpiredLog = false

@@ -25,7 +25,7 @@ func TestLegacyDeleteAtCompaction(t *testing.T) {
 		{"legacy", true, []string{"/a/b/1", "/a/b/2", "/a/b/3", "/a/b/4", "/a/b/5", "/a/b/6", "/a/b/7", "/a/b/8", "/a/b/9", "/a/b/10", "/a/b/15"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m := newMemStore("file:///a/b", nil)
+			m := newMemStore(t, "file:///a/b", nil)
 			loadSparkLog(t, m)
 			o := DefaultOptions()
 			o.LegacyDeleteAction = tc.legacy
@@ -53,7 +53,7 @@ func TestLegacyDeleteAtCompaction(t *testing.T) {
 func TestRetentionOnRead(t *testing.T) {
 	ctx := context.Background()
 	clock := &fakeClock{t: time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)}
-	m := newMemStore("file:///out", clock.Now)
+	m := newMemStore(t, "file:///out", clock.Now)
 	o := testOptions(clock)
 	o.Retention = RetentionOf(time.Hour)
 	l, _ := NewLog(m, o)
@@ -90,7 +90,7 @@ func TestRetentionOnRead(t *testing.T) {
 func TestOrphansAgeAndLog(t *testing.T) {
 	ctx := context.Background()
 	clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	m := newMemStore("file:///out", clock.Now)
+	m := newMemStore(t, "file:///out", clock.Now)
 	o := testOptions(clock)
 	o.Format = FormatJSON
 	o.Compression = ""
@@ -138,7 +138,7 @@ func TestOrphansAgeAndLog(t *testing.T) {
 		t.Fatalf("DeleteOrphans deleted a logged file: %v", d)
 	}
 	// No log: refuse rather than call everything an orphan.
-	bare := newMemStore("file:///bare", nil)
+	bare := newMemStore(t, "file:///bare", nil)
 	bare.putAt("part-0", []byte("x"), time.Unix(0, 0))
 	if _, err := Orphans(ctx, bare, 0, time.Now(), o); !errors.Is(err, ErrMissingLogFile) {
 		t.Fatalf("orphans without a log: %v", err)
@@ -148,7 +148,7 @@ func TestOrphansAgeAndLog(t *testing.T) {
 func TestCompactLogForced(t *testing.T) {
 	ctx := context.Background()
 	clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	m := newMemStore("file:///out", clock.Now)
+	m := newMemStore(t, "file:///out", clock.Now)
 	o := testOptions(clock)
 	o.CompactInterval = 5
 	l, _ := NewLog(m, o)
@@ -215,7 +215,7 @@ func FuzzDecodeLog(f *testing.F) {
 
 func TestHasLog(t *testing.T) {
 	ctx := context.Background()
-	m := newMemStore("file:///out", nil)
+	m := newMemStore(t, "file:///out", nil)
 	if ok, err := HasLog(ctx, m); ok || err != nil {
 		t.Fatalf("empty dir: HasLog = %v, %v", ok, err)
 	}
@@ -236,7 +236,7 @@ func TestHasLog(t *testing.T) {
 func TestReadRacesLogCleanup(t *testing.T) {
 	ctx := context.Background()
 	clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	m := newMemStore("file:///out", clock.Now)
+	m := newMemStore(t, "file:///out", clock.Now)
 	o := testOptions(clock)
 	o.CompactInterval, o.MinBatchesToRetain, o.CleanupDelay = 2, 1, 0
 	w, _ := NewLog(m, o)
@@ -276,7 +276,7 @@ func TestReadRacesLogCleanup(t *testing.T) {
 }
 
 func TestCompactionHonoursCancel(t *testing.T) {
-	m := newMemStore("file:///out", nil)
+	m := newMemStore(t, "file:///out", nil)
 	es := make([]SinkFileStatus, 10000)
 	for i := range es {
 		es[i] = entry(fmt.Sprintf("file:///out/p%d", i), time.Unix(1, 0))

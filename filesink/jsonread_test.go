@@ -16,7 +16,7 @@ import (
 // to it, and a line that is not an object is ErrCorruptDataFile.
 func TestInferJSONSchemaAsSparkReadJSON(t *testing.T) {
 	ctx := context.Background()
-	m := newMemStore("file:///out", nil)
+	m := newMemStore(t, "file:///out", nil)
 	_ = m.Put(ctx, "a.json", []byte(`{"n":1,"x":1,"big":12345678901234567890,"s":{"b":true,"a":"q"},"ts":"2024-01-01T00:00:00.000Z","mix":1,"none":null}
 {"n":2,"x":2.5,"arr":[1,null],"mix":"t"}
 `))

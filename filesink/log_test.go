@@ -71,7 +71,7 @@ func TestSparkLogReadsWithSparkEntries(t *testing.T) {
 		{"legacy-delete", true, []string{"/a/b/1", "/a/b/2", "/a/b/3", "/a/b/4", "/a/b/5", "/a/b/6", "/a/b/7", "/a/b/8", "/a/b/9"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m := newMemStore("file:///a/b", nil)
+			m := newMemStore(t, "file:///a/b", nil)
 			loadSparkLog(t, m)
 			o := DefaultOptions()
 			o.LegacyDeleteAction = tc.legacy
@@ -245,7 +245,7 @@ func TestLatestFileIncomplete(t *testing.T) {
 		{"newer version", "v2\n{}", ErrUnsupportedLogVersion},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m := newMemStore("file:///a/b", nil)
+			m := newMemStore(t, "file:///a/b", nil)
 			loadSparkLog(t, m)
 			m.putAt(MetadataDir+"/10", []byte(tc.latest), time.Unix(0, 0))
 			l, err := NewLog(m, DefaultOptions())
@@ -262,7 +262,7 @@ func TestLatestFileIncomplete(t *testing.T) {
 		})
 	}
 	t.Run("corrupt older file is corrupt, not incomplete", func(t *testing.T) {
-		m := newMemStore("file:///a/b", nil)
+		m := newMemStore(t, "file:///a/b", nil)
 		loadSparkLog(t, m)
 		m.putAt(MetadataDir+"/8", []byte("v1\nnot json"), time.Unix(0, 0))
 		l, _ := NewLog(m, DefaultOptions())
@@ -273,7 +273,7 @@ func TestLatestFileIncomplete(t *testing.T) {
 		}
 	})
 	t.Run("missing batch after compaction", func(t *testing.T) {
-		m := newMemStore("file:///a/b", nil)
+		m := newMemStore(t, "file:///a/b", nil)
 		loadSparkLog(t, m)
 		_ = m.Delete(ctx, MetadataDir+"/8")
 		l, _ := NewLog(m, DefaultOptions())
@@ -369,7 +369,7 @@ func entry(path string, mod time.Time) SinkFileStatus {
 func TestAddCompactsEveryInterval(t *testing.T) {
 	ctx := context.Background()
 	clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	m := newMemStore("file:///out", clock.Now)
+	m := newMemStore(t, "file:///out", clock.Now)
 	o := testOptions(clock)
 	o.CompactInterval = 3
 	l, err := NewLog(m, o)
@@ -426,7 +426,7 @@ func TestAddCompactsEveryInterval(t *testing.T) {
 
 func TestIntervalInferredFromExistingLog(t *testing.T) {
 	ctx := context.Background()
-	m := newMemStore("file:///a/b", nil)
+	m := newMemStore(t, "file:///a/b", nil)
 	loadSparkLog(t, m) // 7.compact, 8, 9: interval 8
 	o := DefaultOptions()
 	l, _ := NewLog(m, o)
@@ -451,7 +451,7 @@ func TestStreamedCompactionMatchesInMemory(t *testing.T) {
 	ctx := context.Background()
 	build := func(maxInMem int64, queryID string) (*memStore, *Log) {
 		clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-		m := newMemStore("file:///out", clock.Now)
+		m := newMemStore(t, "file:///out", clock.Now)
 		o := testOptions(clock)
 		o.MaxInMemoryCompactBytes = maxInMem
 		o.QueryID = queryID
@@ -498,7 +498,7 @@ func TestStreamedCompactionMatchesInMemory(t *testing.T) {
 func TestRetentionAndLogDeletion(t *testing.T) {
 	ctx := context.Background()
 	clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	m := newMemStore("file:///out", clock.Now)
+	m := newMemStore(t, "file:///out", clock.Now)
 	o := testOptions(clock)
 	o.CompactInterval = 10
 	o.Retention = RetentionOf(time.Hour)
@@ -586,7 +586,7 @@ func TestRetentionAndLogDeletion(t *testing.T) {
 func TestLogDeletionRespectsCleanupDelay(t *testing.T) {
 	ctx := context.Background()
 	clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	m := newMemStore("file:///out", clock.Now)
+	m := newMemStore(t, "file:///out", clock.Now)
 	o := testOptions(clock)
 	o.CompactInterval, o.MinBatchesToRetain = 2, 2
 	l, _ := NewLog(m, o)

@@ -57,7 +57,7 @@ func TestReplay(t *testing.T) {
 func runReplay(t *testing.T, script string) string {
 	ctx := context.Background()
 	clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	m := newMemStore("file:///out", clock.Now)
+	m := newMemStore(t, "file:///out", clock.Now)
 	o := testOptions(clock)
 	var out strings.Builder
 	logf := func(format string, args ...any) { fmt.Fprintf(&out, format, args...) }

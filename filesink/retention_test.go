@@ -34,7 +34,7 @@ func TestCompactLogRetentionEdges(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			clock := &fakeClock{t: now}
-			m := newMemStore("file:///out", clock.Now)
+			m := newMemStore(t, "file:///out", clock.Now)
 			o := testOptions(clock)
 			o.CompactInterval = 2
 			l, err := NewLog(m, o)

@@ -340,7 +340,7 @@ func TestListFilesPaths(t *testing.T) {
 		{"the root itself", "file:///data/out", "", ErrPathOutsideRoot},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m := newMemStore("file:///data/out", nil)
+			m := newMemStore(t, "file:///data/out", nil)
 			m.putAt(MetadataDir+"/0", []byte("v1\n"+line(tc.path)), time.Unix(0, 0))
 			ls, err := ListFiles(ctx, m, DefaultOptions())
 			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil) != (err == nil) {
@@ -352,7 +352,7 @@ func TestListFilesPaths(t *testing.T) {
 		})
 	}
 	t.Run("s3 root accepts s3a paths", func(t *testing.T) {
-		m := newMemStore("s3://bucket/tables/t?region=us-east-1", nil)
+		m := newMemStore(t, "s3://bucket/tables/t?region=us-east-1", nil)
 		m.putAt(MetadataDir+"/0", []byte("v1\n"+line("s3a://bucket/tables/t/part-0")), time.Unix(0, 0))
 		ls, err := ListFiles(ctx, m, DefaultOptions())
 		if err != nil || len(ls.Files) != 1 || ls.Files[0].Key != "part-0" {
@@ -360,7 +360,7 @@ func TestListFilesPaths(t *testing.T) {
 		}
 	})
 	t.Run("no log: listing without hidden files", func(t *testing.T) {
-		m := newMemStore("file:///data/out", nil)
+		m := newMemStore(t, "file:///data/out", nil)
 		for _, k := range []string{"a=1/part-0", "_SUCCESS", ".part-1.crc", "_delta_log/0.json", "_p=1/part-2", "part-3"} {
 			m.putAt(k, []byte("x"), time.Unix(0, 0))
 		}
@@ -377,7 +377,7 @@ func TestListFilesPaths(t *testing.T) {
 		}
 	})
 	t.Run("ignore log option", func(t *testing.T) {
-		m := newMemStore("file:///data/out", nil)
+		m := newMemStore(t, "file:///data/out", nil)
 		m.putAt(MetadataDir+"/0", []byte("v1"), time.Unix(0, 0))
 		m.putAt("part-9", []byte("x"), time.Unix(0, 0))
 		o := DefaultOptions()
@@ -428,7 +428,7 @@ func TestEscapeURIPath(t *testing.T) {
 func TestBatchGoldenBytes(t *testing.T) {
 	ctx := context.Background()
 	clock := &fakeClock{t: time.Date(2026, 1, 2, 3, 4, 5, 678_000_000, time.UTC)}
-	m := newMemStore("file:///data/stream out", clock.Now)
+	m := newMemStore(t, "file:///data/stream out", clock.Now)
 	o := testOptions(clock)
 	o.Format, o.Compression = FormatJSON, ""
 	o.PartitionColumns = []string{"country"}
