@@ -102,7 +102,7 @@ func Convert(ctx context.Context, t *table.Table, opts ConvertOptions) (*Convert
 	newURIs := map[string]bool{}
 	byState := false // a compaction batch: fall back to the table state
 	if snap != nil {
-		ls, err := sl.Snapshot(ctx)
+		ls, err := sl.State(ctx)
 		if err != nil {
 			return fail(err)
 		}

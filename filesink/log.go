@@ -274,8 +274,12 @@ func (l *Log) Exists(ctx context.Context) (bool, error) {
 	return id >= 0, err
 }
 
-// Snapshot describes the files that make up the log's current state.
-type Snapshot struct {
+// LogState is the log's current state as the log files to read: the latest
+// compaction file and the batch files after it (Spark's
+// CompactibleFileStreamLog.allFiles reads the same). It is named LogState,
+// not Snapshot: the one snapshot a user reads is reader.Snapshot (which reads
+// a file-sink directory through this log).
+type LogState struct {
 	// LatestBatchID is the last committed batch, -1 for an empty log.
 	LatestBatchID int64
 	// CompactBatchID is the compaction file the state starts from, -1 if none.
@@ -287,19 +291,19 @@ type Snapshot struct {
 	Keys []string
 }
 
-// Snapshot lists the log and returns the files of its latest state: the
+// State lists the log and returns the files of its latest state: the
 // latest .compact file plus the batches after it. A missing batch in that
 // range is ErrMissingLogFile.
-func (l *Log) Snapshot(ctx context.Context) (*Snapshot, error) {
+func (l *Log) State(ctx context.Context) (*LogState, error) {
 	ls, err := l.list(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return l.snapshotOf(ls)
+	return l.stateOf(ls)
 }
 
-func (l *Log) snapshotOf(ls *listing) (*Snapshot, error) {
-	s := &Snapshot{LatestBatchID: ls.latest(), CompactBatchID: ls.latestCompact(),
+func (l *Log) stateOf(ls *listing) (*LogState, error) {
+	s := &LogState{LatestBatchID: ls.latest(), CompactBatchID: ls.latestCompact(),
 		CompactInterval: ls.compactInterval(l.opts.CompactInterval)}
 	if s.LatestBatchID < 0 {
 		return s, nil
@@ -440,8 +444,8 @@ func (l *Log) Entries(ctx context.Context) iter.Seq2[SinkFileStatus, error] {
 		stop := errors.New("stop")
 		var err error
 		for attempt := 0; attempt < 3; attempt++ {
-			var snap *Snapshot
-			if snap, err = l.Snapshot(ctx); err != nil {
+			var snap *LogState
+			if snap, err = l.State(ctx); err != nil {
 				break
 			}
 			if len(snap.Keys) == 0 {
@@ -473,8 +477,8 @@ func (l *Log) Entries(ctx context.Context) iter.Seq2[SinkFileStatus, error] {
 func (l *Log) AllFiles(ctx context.Context) ([]SinkFileStatus, error) {
 	var err error
 	for attempt := 0; attempt < 3; attempt++ {
-		var snap *Snapshot
-		if snap, err = l.Snapshot(ctx); err != nil {
+		var snap *LogState
+		if snap, err = l.State(ctx); err != nil {
 			return nil, err
 		}
 		if len(snap.Keys) == 0 {

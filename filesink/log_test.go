@@ -92,7 +92,7 @@ func TestSparkLogReadsWithSparkEntries(t *testing.T) {
 			if last != want {
 				t.Fatalf("last entry = %+v, want %+v", last, want)
 			}
-			snap, err := l.Snapshot(ctx)
+			snap, err := l.State(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -108,7 +108,7 @@ func ListFiles(ctx context.Context, store storage.Store, opts Options) (*Listing
 	if err != nil {
 		return nil, err
 	}
-	snap, err := l.Snapshot(ctx)
+	snap, err := l.State(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -150,7 +150,7 @@ func runReplay(t *testing.T, script string) string {
 			if err != nil {
 				fail("%v", err)
 			}
-			snap, err := l.Snapshot(ctx)
+			snap, err := l.State(ctx)
 			if err != nil {
 				logf("error: %s\n", errName(err))
 				break

@@ -48,7 +48,7 @@ func New(ctx context.Context, store storage.Store, opts Options) (*Sink, error) 
 	if err != nil {
 		return nil, err
 	}
-	if _, err := l.Snapshot(ctx); err != nil {
+	if _, err := l.State(ctx); err != nil {
 		return nil, fmt.Errorf("open log of %s: %w", store.URL(), err)
 	}
 	return &Sink{store: store, log: l, opts: opts, root: root, newID: uuid.NewString}, nil

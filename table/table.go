@@ -122,7 +122,9 @@ func (t *Table) Exists(ctx context.Context) (bool, error) {
 	return err == nil, err
 }
 
-// Snapshot returns the latest snapshot. txlog.ErrTableNotFound if there is no table.
+// Snapshot returns the log state at the latest version (protocol, metadata,
+// live add actions, txns; see txlog.Snapshot). txlog.ErrTableNotFound if
+// there is no table. To read rows, use reader.OpenTable(ctx, t).
 func (t *Table) Snapshot(ctx context.Context) (*txlog.Snapshot, error) {
 	s, err := t.log.Snapshot(ctx)
 	return s, t.wrap(err)

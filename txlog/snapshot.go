@@ -16,10 +16,14 @@ import (
 	"github.com/lakesink/lakesink/schema"
 )
 
-// Snapshot is the state of a table at one version, the result of Action
-// Reconciliation (PROTOCOL.md, "Action Reconciliation"). A Snapshot never
-// changes; it is safe for concurrent reads. Slices and pointers it returns
-// must not be modified by callers.
+// Snapshot is the log state of a table at one version, the result of Action
+// Reconciliation (PROTOCOL.md, "Action Reconciliation"): protocol, metadata,
+// the live add actions, tombstones, txns and domains, what writers, OPTIMIZE
+// and VACUUM work from. It holds no rows: the snapshot a user reads rows
+// from is reader.Snapshot (reader.OpenTable or reader.Open), which wraps
+// this one (reader.Snapshot.Delta). A Snapshot never changes; it is safe for
+// concurrent reads. Slices and pointers it returns must not be modified by
+// callers.
 type Snapshot struct {
 	version    int64
 	protocol   Protocol
