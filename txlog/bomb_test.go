@@ -30,13 +30,9 @@ const mib = 1 << 20
 // refused operation rewrote nothing.
 func logFiles(t *testing.T, st *memStore) map[string]string {
 	t.Helper()
-	st.mu.Lock()
-	defer st.mu.Unlock()
 	out := map[string]string{}
-	for k, o := range st.objs {
-		if strings.HasPrefix(k, LogDir+"/") {
-			out[k] = string(o.data)
-		}
+	for k, data := range st.objects(LogDir + "/") {
+		out[k] = string(data)
 	}
 	return out
 }
@@ -120,12 +116,9 @@ func TestBombLongCommitLine(t *testing.T) {
 	})
 }
 
-// putBytes stores data without copying it (the bombs are large).
-func putBytes(st *memStore, p string, data []byte) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	st.objs[p] = memObj{data: data, mod: st.now()}
-}
+// putBytes stores data (the bombs are large: without the copies a
+// hand-made map store saved, the mem store copies once).
+func putBytes(st *memStore, p string, data []byte) { st.putBytes(p, data) }
 
 // chunkReader returns at most n bytes per Read, as a network body does.
 type chunkReader struct {
@@ -202,10 +195,8 @@ func TestBombCheckpointManyFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("checkpoint of %d adds: %v", n, time.Since(start).Round(time.Millisecond))
-	st.mu.Lock()
-	delete(st.objs, CommitPath(1)) // the checkpoint alone must carry the state
-	ckSize := len(st.objs[CheckpointPath(1)].data)
-	st.mu.Unlock()
+	st.del(CommitPath(1)) // the checkpoint alone must carry the state
+	ckSize := len(st.objects(CheckpointPath(1))[CheckpointPath(1)])
 	snap = nil
 	var got *Snapshot
 	start = time.Now()

@@ -270,7 +270,7 @@ func TestSnapshotLoadIOBound(t *testing.T) {
 	if n := st.readsOf(isCP); n != 1 {
 		t.Errorf("read %d checkpoint files", n)
 	}
-	if st.lists.Load() != 1 || st.pages.Load() > 1 {
-		t.Errorf("listings %d pages %d", st.lists.Load(), st.pages.Load())
+	if c := st.Counts(); c.List != 1 || c.ListPages > 1 {
+		t.Errorf("listings %d pages %d", c.List, c.ListPages)
 	}
 }

@@ -266,9 +266,7 @@ func TestTruncatedCommitCaughtByEarlierChecksum(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustCommit(t, l, s, addAction("b", true))
-	st.mu.Lock()
-	delete(st.objs, ChecksumPath(2))
-	st.mu.Unlock()
+	st.del(ChecksumPath(2))
 
 	// An intact log with the latest .crc absent still loads, checking 1.crc once.
 	st.resetCounters()

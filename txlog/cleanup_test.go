@@ -48,14 +48,11 @@ func TestCleanup(t *testing.T) {
 				}
 			}
 			// age the commit files
-			st.mu.Lock()
-			for k, o := range st.objs {
+			for k := range st.objects(LogDir + "/") {
 				if lf, ok := parseLogName(strings.TrimPrefix(k, LogDir+"/")); ok {
-					o.mod = now.Add(-time.Duration(tc.ageDays(lf.version)) * day)
-					st.objs[k] = o
+					st.SetModTime(k, now.Add(-time.Duration(tc.ageDays(lf.version))*day))
 				}
 			}
-			st.mu.Unlock()
 			before, _ := l.Snapshot(ctx)
 			plan, err := l.Cleanup(ctx, now)
 			if err != nil {
@@ -115,12 +112,9 @@ func TestCleanupV2Sidecars(t *testing.T) {
 	ctx := context.Background()
 	l, st := openDir(t, "testdata/tables/checkpoint-v2-table")
 	old := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
-	st.mu.Lock()
-	for k, o := range st.objs {
-		o.mod = old
-		st.objs[k] = o
+	for k := range st.objects("") {
+		st.SetModTime(k, old)
 	}
-	st.mu.Unlock()
 	before, err := l.Snapshot(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -133,13 +127,9 @@ func TestCleanupV2Sidecars(t *testing.T) {
 		t.Fatalf("cutoff checkpoint %d", plan.CheckpointVersion)
 	}
 	var sidecarsLeft []string
-	st.mu.Lock()
-	for k := range st.objs {
-		if strings.HasPrefix(k, SidecarDir+"/") {
-			sidecarsLeft = append(sidecarsLeft, strings.TrimPrefix(k, SidecarDir+"/"))
-		}
+	for k := range st.objects(SidecarDir + "/") {
+		sidecarsLeft = append(sidecarsLeft, strings.TrimPrefix(k, SidecarDir+"/"))
 	}
-	st.mu.Unlock()
 	if len(sidecarsLeft) != 1 || !strings.HasPrefix(sidecarsLeft[0], "00000000000000000008.") {
 		t.Errorf("sidecars left: %v", sidecarsLeft)
 	}

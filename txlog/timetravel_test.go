@@ -50,7 +50,7 @@ func skewedLog(t *testing.T, mods []int64, commitTs []int64, conf map[string]str
 		if err != nil {
 			t.Fatal(err)
 		}
-		st.objs[CommitPath(int64(i))] = memObj{data: data, mod: time.Unix(sec, 0)}
+		st.putAt(CommitPath(int64(i)), data, time.Unix(sec, 0))
 	}
 	return newTestLog(t, st, Options{}), st
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lakesink/lakesink/storage"
+	"github.com/lakesink/lakesink/storage/faultstore"
 )
 
 const testSchema = `{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}}]}`
@@ -408,17 +409,15 @@ func TestAttemptsExhausted(t *testing.T) {
 	l := newTestLog(t, st, Options{DisableAutoCheckpoint: true, CommitAttempts: 2})
 	s0 := createTable(t, l)
 	n := 0
-	st.putHook = func(p string) (error, bool) {
+	sneak := faultstore.Rule{Ops: faultstore.OpPutIfAbsent, Mode: faultstore.Call, Func: func(faultstore.Op, string) {
 		// another writer sneaks a blind append in before every attempt
 		n++
 		v := int64(n)
-		st.mu.Lock()
-		if _, ok := st.objs[CommitPath(v)]; !ok {
-			b, _ := EncodeCommit([]Action{{CommitInfo: CommitInfo{"isBlindAppend": []byte("true")}}, addAction(fmt.Sprintf("o%d", v), true)})
-			st.objs[CommitPath(v)] = memObj{data: b}
-		}
-		st.mu.Unlock()
-		return nil, true
+		b, _ := EncodeCommit([]Action{{CommitInfo: CommitInfo{"isBlindAppend": []byte("true")}}, addAction(fmt.Sprintf("o%d", v), true)})
+		_ = st.mem.PutIfAbsent(ctx, CommitPath(v), b)
+	}}
+	if err := st.Add(sneak); err != nil {
+		t.Fatal(err)
 	}
 	tx := l.Begin(s0)
 	tx.Add(addAction("mine", true))
@@ -442,8 +441,13 @@ func TestCommitStateUnknown(t *testing.T) {
 			st := newMemStore()
 			l := newTestLog(t, st, Options{DisableAutoCheckpoint: true})
 			s0 := createTable(t, l)
-			st.putHook = func(p string) (error, bool) {
-				return fmt.Errorf("put %s: timeout: %w", p, storage.ErrCommitStateUnknown), tc.landed
+			// a timeout on the commit put: it landed (FailAfter) or not
+			timeout := faultstore.Rule{Ops: faultstore.OpPutIfAbsent, Mode: faultstore.FailBefore, Err: storage.ErrCommitStateUnknown}
+			if tc.landed {
+				timeout.Mode = faultstore.FailAfter
+			}
+			if err := st.Add(timeout); err != nil {
+				t.Fatal(err)
 			}
 			tx := l.Begin(s0)
 			tx.Add(addAction("x", true))
@@ -463,17 +467,15 @@ func TestCommitStateUnknown(t *testing.T) {
 	st := newMemStore()
 	l := newTestLog(t, st, Options{DisableAutoCheckpoint: true})
 	s0 := createTable(t, l)
-	first := true
-	st.putHook = func(p string) (error, bool) {
-		if !first {
-			return nil, true
-		}
-		first = false
+	// the first commit put: another writer's commit lands at the version,
+	// and ours times out without landing
+	other := faultstore.Rule{Ops: faultstore.OpPutIfAbsent, Nth: 1, Mode: faultstore.Call, Func: func(_ faultstore.Op, p string) {
 		b, _ := EncodeCommit([]Action{{CommitInfo: CommitInfo{"txnId": []byte(`"other"`)}}, addAction("o", true)})
-		st.mu.Lock()
-		st.objs[p] = memObj{data: b}
-		st.mu.Unlock()
-		return fmt.Errorf("put %s: %w", p, storage.ErrCommitStateUnknown), false
+		_ = st.mem.Put(ctx, p, b)
+	}}
+	timeout := faultstore.Rule{Ops: faultstore.OpPutIfAbsent, Nth: 1, Mode: faultstore.FailBefore, Err: storage.ErrCommitStateUnknown}
+	if err := st.Add(other, timeout); err != nil {
+		t.Fatal(err)
 	}
 	tx := l.Begin(s0)
 	tx.Add(addAction("x", true))

@@ -266,8 +266,9 @@ func New(inner storage.Store, opts Options) (*Store, error) {
 
 // SetModTime makes List and Stat report t as the modification time of
 // path (relative to this Store), as os.Chtimes would, until the object is
-// written again or deleted through the Store. It does no I/O and does not
-// check that the object exists.
+// written again or deleted through the Store; a zero t drops the override
+// (the inner store's time again). It does no I/O and does not check that
+// the object exists.
 func (s *Store) SetModTime(path string, t time.Time) {
 	s.st.mu.Lock()
 	defer s.st.mu.Unlock()
