@@ -79,7 +79,9 @@ func checkExactlyOnce(t *testing.T, st storage.Store, o Options, last int64, lab
 	for _, f := range ls.Files {
 		named[f.Key] = true
 	}
-	orphans, err := Orphans(ctx, st, 0, time.Now().Add(time.Hour), o)
+	inAnHour := o
+	inAnHour.Now = func() time.Time { return time.Now().Add(time.Hour) }
+	orphans, err := Orphans(ctx, st, 0, inAnHour)
 	if err != nil {
 		t.Fatalf("%s: orphans: %v", label, err)
 	}

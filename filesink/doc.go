@@ -15,7 +15,7 @@
 //	res, err = s.AddBatch(ctx, 0, batch)       // res.Skipped: already committed
 //
 //	ls, err := filesink.ListFiles(ctx, st, opts)                 // live files through the log
-//	orphans, err := filesink.Orphans(ctx, st, 24*time.Hour, time.Now(), opts)
+//	orphans, err := filesink.Orphans(ctx, st, 24*time.Hour, opts) // older than a day at opts.Now
 //	deleted, err := filesink.DeleteOrphans(ctx, st, orphans, opts)
 //	res, deletedLogs, err := filesink.CompactLog(ctx, st, opts) // retention now
 //

@@ -45,7 +45,7 @@ func Example() {
 	for _, f := range ls.Files {
 		fmt.Println(f.Partition[0].Column, *f.Partition[0].Value)
 	}
-	orphans, err := filesink.Orphans(ctx, st, time.Hour, time.Now(), opts)
+	orphans, err := filesink.Orphans(ctx, st, time.Hour, opts)
 	fmt.Println(len(orphans), err)
 	// Output:
 	// 2 3 false <nil>

@@ -108,7 +108,7 @@ func TestOrphansAgeAndLog(t *testing.T) {
 	m.putAt("part-00002-inflight-c000.json", []byte("{}\n"), clock.Now().Add(-time.Minute))
 	m.putAt("_SUCCESS", nil, clock.Now().Add(-48*time.Hour))
 	m.putAt(".hidden", nil, clock.Now().Add(-48*time.Hour))
-	orphans, err := Orphans(ctx, m, 24*time.Hour, clock.Now(), o)
+	orphans, err := Orphans(ctx, m, 24*time.Hour, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestOrphansAgeAndLog(t *testing.T) {
 	// No log: refuse rather than call everything an orphan.
 	bare := newMemStore(t, "file:///bare", nil)
 	bare.putAt("part-0", []byte("x"), time.Unix(0, 0))
-	if _, err := Orphans(ctx, bare, 0, time.Now(), o); !errors.Is(err, ErrMissingLogFile) {
+	if _, err := Orphans(ctx, bare, 0, o); !errors.Is(err, ErrMissingLogFile) {
 		t.Fatalf("orphans without a log: %v", err)
 	}
 }

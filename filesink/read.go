@@ -193,12 +193,13 @@ func loggedKeys(ctx context.Context, store storage.Store, opts Options) (map[str
 
 // Orphans lists the data files of the output directory that the log does
 // not name (files of failed tasks and crashed batches) and that are older
-// than olderThan at now. A file younger than that is never listed: it may
+// than olderThan at opts.Now (the clock, default time.Now, as in every
+// lakesink Options struct). A file younger than that is never listed: it may
 // belong to a batch being written. Hidden files and folders (_spark_metadata,
 // _delta_log, ".x") are never listed. A directory without a log is an error
 // (ErrMissingLogFile), not a directory full of orphans. Entries dropped from
 // the log by retention are no longer named, so their files are orphans.
-func Orphans(ctx context.Context, store storage.Store, olderThan time.Duration, now time.Time, opts Options) ([]storage.FileInfo, error) {
+func Orphans(ctx context.Context, store storage.Store, olderThan time.Duration, opts Options) ([]storage.FileInfo, error) {
 	opts.IgnoreLog = false
 	named, err := loggedKeys(ctx, store, opts)
 	if err != nil {
@@ -208,7 +209,7 @@ func Orphans(ctx context.Context, store storage.Store, olderThan time.Duration, 
 	if err != nil {
 		return nil, err
 	}
-	cutoff := now.Add(-olderThan)
+	cutoff := opts.withDefaults().Now().Add(-olderThan)
 	var out []storage.FileInfo
 	for _, fi := range files {
 		if named[fi.Path] || fi.ModTime.After(cutoff) {

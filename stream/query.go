@@ -21,17 +21,6 @@ import (
 // batch (same id, same rows) may be delivered again.
 type ForeachBatchFunc func(ctx context.Context, batchID int64, batch *schema.Batch) error
 
-// Clock tells the time (batch timestamps, durations). Tests may fake it;
-// waiting between interval triggers uses real timers.
-type Clock interface {
-	// Now returns the current time.
-	Now() time.Time
-}
-
-type systemClock struct{}
-
-func (systemClock) Now() time.Time { return time.Now() }
-
 // Options configure a streaming query.
 type Options struct {
 	// QueryName is an optional name shown in progress reports.
@@ -81,8 +70,10 @@ type Options struct {
 	Progress func(Progress)
 	// Logger receives one Info line per batch. Default: discard.
 	Logger *slog.Logger
-	// Clock tells the time. Default: the system clock.
-	Clock Clock
+	// Now is the clock (batch timestamps, progress durations), as in every
+	// lakesink Options struct. Default time.Now. Waiting between interval
+	// triggers uses real timers.
+	Now func() time.Time
 }
 
 // DefaultOptions returns the defaults (the required fields stay empty).
@@ -151,8 +142,8 @@ func NewQuery(opts Options) (*Query, error) {
 	if opts.IdlePollInterval == 0 {
 		opts.IdlePollInterval = def.IdlePollInterval
 	}
-	if opts.Clock == nil {
-		opts.Clock = systemClock{}
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
 	if err := opts.Validate(); err != nil {
 		return nil, err
@@ -236,7 +227,7 @@ func (q *Query) Run(ctx context.Context) error {
 		"rerun", q.pending, "trigger", o.Trigger.String(), "fresh", fresh)
 
 	for {
-		start := o.Clock.Now()
+		start := o.Now()
 		ran, err := q.trigger(ctx)
 		if err != nil {
 			var be *BatchError
@@ -255,7 +246,7 @@ func (q *Query) Run(ctx context.Context) error {
 			continue
 		}
 		// ProcessingTime: wait for the next interval boundary, or poll.
-		wait := o.Trigger.interval - o.Clock.Now().Sub(start)
+		wait := o.Trigger.interval - o.Now().Sub(start)
 		if !ran && o.Trigger.interval == 0 {
 			wait = o.IdlePollInterval
 		}
@@ -335,7 +326,7 @@ func (q *Query) sourceOffset(batchID int64, seq checkpoint.OffsetSeq) (string, e
 // trigger runs at most one batch; ran reports whether one ran.
 func (q *Query) trigger(ctx context.Context) (ran bool, err error) {
 	o := &q.opts
-	triggerStart := o.Clock.Now()
+	triggerStart := o.Now()
 	var d DurationMs
 	batchID := q.nextBatch
 	var start, end string
@@ -347,9 +338,9 @@ func (q *Query) trigger(ctx context.Context) (ran bool, err error) {
 		if o.Trigger.kind == kindOnce {
 			limit = source.ReadLimit{}
 		}
-		t0 := o.Clock.Now()
+		t0 := o.Now()
 		end, err = o.Source.LatestOffset(ctx, limit)
-		d.LatestOffset = ms(o.Clock.Now().Sub(t0))
+		d.LatestOffset = ms(o.Now().Sub(t0))
 		if err != nil {
 			return false, &BatchError{BatchID: batchID, Stage: "latestOffset", Err: err}
 		}
@@ -357,7 +348,7 @@ func (q *Query) trigger(ctx context.Context) (ran bool, err error) {
 			return false, nil // no new data: no batch, nothing written
 		}
 		start = q.committed
-		t0 = o.Clock.Now()
+		t0 = o.Now()
 		seq := checkpoint.OffsetSeq{
 			Metadata: &checkpoint.OffsetSeqMetadata{BatchTimestampMs: triggerStart.UnixMilli(), Conf: map[string]string{}},
 			Offsets:  []string{end},
@@ -376,17 +367,17 @@ func (q *Query) trigger(ctx context.Context) (ran bool, err error) {
 			}
 			q.purgeThreshold = batchID - keep
 		}
-		d.WalCommit = ms(o.Clock.Now().Sub(t0))
+		d.WalCommit = ms(o.Now().Sub(t0))
 	}
 
-	t0 := o.Clock.Now()
+	t0 := o.Now()
 	batch, stats, err := o.Source.GetBatch(ctx, start, end)
-	d.GetBatch = ms(o.Clock.Now().Sub(t0))
+	d.GetBatch = ms(o.Now().Sub(t0))
 	if err != nil {
 		return false, &BatchError{BatchID: batchID, Stage: "getBatch", Err: err}
 	}
 
-	t0 = o.Clock.Now()
+	t0 = o.Now()
 	var res sink.Result
 	if o.Sink != nil {
 		res, err = o.Sink.AddBatch(ctx, batchID, batch)
@@ -398,7 +389,7 @@ func (q *Query) trigger(ctx context.Context) (ran bool, err error) {
 		}
 		res = sink.Result{BatchID: batchID, Version: -1, NumRows: int64(len(batch.Rows))}
 	}
-	d.AddBatch = ms(o.Clock.Now().Sub(t0))
+	d.AddBatch = ms(o.Now().Sub(t0))
 	if err != nil {
 		if ctx.Err() != nil {
 			err = fmt.Errorf("%w (batch abandoned uncommitted; it reruns at the next start): %w", ctx.Err(), err)
@@ -409,17 +400,17 @@ func (q *Query) trigger(ctx context.Context) (ran bool, err error) {
 	// The sink's commit has landed: record it even if ctx was cancelled
 	// meanwhile (a tiny write; otherwise the batch would only be rerun and
 	// skipped).
-	t0 = o.Clock.Now()
+	t0 = o.Now()
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	err = q.cp.WriteCommit(wctx, batchID, checkpoint.CommitMetadata{})
 	cancel()
-	d.CommitOffsets = ms(o.Clock.Now().Sub(t0))
+	d.CommitOffsets = ms(o.Now().Sub(t0))
 	if err != nil {
 		return false, &BatchError{BatchID: batchID, Stage: "commit", Err: err}
 	}
 	q.committed, q.nextBatch, q.pending = end, batchID+1, false
 	q.batchesRun++
-	now := o.Clock.Now()
+	now := o.Now()
 	d.TriggerExecution = ms(now.Sub(triggerStart))
 
 	rows := int64(len(batch.Rows))

@@ -190,7 +190,7 @@ EXIT STATUS
 			}
 			defer st.Close()
 			opts := filesink.DefaultOptions()
-			orphans, err := filesink.Orphans(ctx, st, olderThan, time.Now(), opts)
+			orphans, err := filesink.Orphans(ctx, st, olderThan, opts)
 			if err != nil {
 				return err
 			}
