@@ -531,7 +531,7 @@ func TestCleanupLogCrashPoints(t *testing.T) {
 			return base
 		},
 		op: func(ctx context.Context, tb *table.Table) error {
-			_, err := CleanupLog(ctx, tb, now)
+			_, err := CleanupLog(ctx, tb, CleanupLogOptions{Now: func() time.Time { return now }})
 			return err
 		},
 		check: func(t *testing.T, base storage.Store, c faultstore.Crash, opErr error, final bool) {

@@ -12,7 +12,7 @@
 //	res, err := compaction.Execute(ctx, t, plan, compaction.ExecOptions{Workers: 4, Progress: bar})
 //	vres, err := compaction.Vacuum(ctx, t, compaction.VacuumOptions{DryRun: true})
 //	cp, err := compaction.Checkpoint(ctx, t)
-//	cl, err := compaction.CleanupLog(ctx, t, time.Now())
+//	cl, err := compaction.CleanupLog(ctx, t, compaction.CleanupLogOptions{})
 //
 //	svc, err := compaction.NewService([]*table.Table{t}, compaction.ServiceOptions{Interval: 5 * time.Minute})
 //	err = svc.Run(ctx) // until ctx is cancelled; svc.RunOnce(ctx) for --once

@@ -56,13 +56,33 @@ type CleanupResult struct {
 	Files        []string  `json:"files,omitempty"`  // their keys relative to the table root, in order
 }
 
+// CleanupLogOptions configure CleanupLog. The zero value deletes what has
+// expired by the table's clock.
+type CleanupLogOptions struct {
+	// DryRun reports what would be deleted and deletes nothing (as
+	// VacuumOptions.DryRun); the result has DryRun set.
+	DryRun bool
+	// Now is the clock the retention cutoff is computed from. Default: the
+	// table log's clock (txlog.Options.Now, time.Now unless set).
+	Now func() time.Time
+}
+
 // CleanupLog removes expired log files through txlog.Log.Cleanup
 // (PROTOCOL.md, "Metadata Cleanup"): commit files, checkpoints, checksums and
 // log compactions older than delta.logRetentionDuration (default 30 days)
 // that precede the newest checkpoint at or before the cutoff, so every
 // retained version stays readable. delta.enableExpiredLogCleanup=false turns
-// it off.
-func CleanupLog(ctx context.Context, t *table.Table, now time.Time) (*CleanupResult, error) {
+// it off. A table whose writer features lakesink does not support is refused
+// (a *txlog.UnsupportedFeatureError), except under DryRun, which only reads.
+func CleanupLog(ctx context.Context, t *table.Table, opts CleanupLogOptions) (*CleanupResult, error) {
+	lo := txlog.CleanupOptions{DryRun: opts.DryRun, Now: opts.Now}
+	if opts.DryRun {
+		plan, err := t.Log().Cleanup(ctx, lo)
+		if err != nil {
+			return nil, fmt.Errorf("cleanup-log %s: %w", t.URL(), err)
+		}
+		return cleanupResult(plan, true), nil
+	}
 	// Deleting log files modifies the table: like any writer, refuse a table
 	// whose writer features lakesink does not support (PROTOCOL.md, "Table
 	// Features": a writer must not write to such a table).
@@ -73,21 +93,12 @@ func CleanupLog(ctx context.Context, t *table.Table, now time.Time) (*CleanupRes
 	if err := txlog.CheckWriteSupported(snap.Protocol(), snap.Metadata()); err != nil {
 		return cleanupResult(nil, false), fmt.Errorf("cleanup-log %s version %d: %w", t.URL(), snap.Version(), err)
 	}
-	plan, err := t.Log().Cleanup(ctx, now)
+	plan, err := t.Log().Cleanup(ctx, lo)
 	res := cleanupResult(plan, false)
 	if err != nil {
 		return res, fmt.Errorf("cleanup-log %s: %w", t.URL(), err)
 	}
 	return res, nil
-}
-
-// PlanCleanupLog reports what CleanupLog would delete, deleting nothing.
-func PlanCleanupLog(ctx context.Context, t *table.Table, now time.Time) (*CleanupResult, error) {
-	plan, err := t.Log().PlanCleanup(ctx, now)
-	if err != nil {
-		return nil, fmt.Errorf("cleanup-log %s: %w", t.URL(), err)
-	}
-	return cleanupResult(plan, true), nil
 }
 
 func cleanupResult(plan *txlog.CleanupPlan, dryRun bool) *CleanupResult {

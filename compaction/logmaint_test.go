@@ -31,21 +31,22 @@ func TestCheckpointAndCleanupLog(t *testing.T) {
 		}
 	}
 	// Nothing has expired yet.
-	res, err := CleanupLog(ctx, tb, time.Now())
+	res, err := CleanupLog(ctx, tb, CleanupLogOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.FilesDeleted != 0 {
 		t.Fatalf("deleted %v before expiry", res.Files)
 	}
-	dry, err := PlanCleanupLog(ctx, tb, time.Now().Add(31*24*time.Hour))
+	in31Days := func() time.Time { return time.Now().Add(31 * 24 * time.Hour) }
+	dry, err := CleanupLog(ctx, tb, CleanupLogOptions{DryRun: true, Now: in31Days})
 	if err != nil || dry.FilesDeleted != 21 || !dry.DryRun {
 		t.Fatalf("dry run %+v %v", dry, err)
 	}
 	if keys := listKeysUnder(t, st, "_delta_log/"); !slices.Contains(keys, txlog.CommitPath(0)) {
 		t.Fatal("dry run deleted files")
 	}
-	res, err = CleanupLog(ctx, tb, time.Now().Add(31*24*time.Hour))
+	res, err = CleanupLog(ctx, tb, CleanupLogOptions{Now: in31Days})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +125,7 @@ func TestCleanupLogRefusesUnsupportedWriterFeature(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := logKeys(t, st)
-	_, err = CleanupLog(ctx, tb, time.Now().Add(60*24*time.Hour))
+	_, err = CleanupLog(ctx, tb, CleanupLogOptions{Now: func() time.Time { return time.Now().Add(60 * 24 * time.Hour) }})
 	if !errors.Is(err, txlog.ErrUnsupportedFeature) || !strings.Contains(err.Error(), "fancyWriterFeature") {
 		t.Fatalf("CleanupLog of a table with an unknown writer feature: %v, want ErrUnsupportedFeature naming it", err)
 	}

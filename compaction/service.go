@@ -426,7 +426,7 @@ func (s *Service) passSteps(ctx context.Context, t *table.Table) (rep TableRepor
 			}
 			rep.Vacuum = vr
 			log.Info("vacuum", "filesDeleted", vr.FilesDeleted, "bytesDeleted", vr.BytesDeleted)
-			cr, err := CleanupLog(ctx, t, now)
+			cr, err := CleanupLog(ctx, t, CleanupLogOptions{Now: func() time.Time { return now }})
 			if err != nil {
 				return fail("cleanup-log", err)
 			}

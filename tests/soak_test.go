@@ -787,7 +787,7 @@ func (s *soak) logMaintenance(ctx context.Context) error {
 			s.c.checkpointFails.Add(1)
 		}
 		if ctx.Err() == nil {
-			res, err := compaction.CleanupLog(cctx, tbl, time.Now().Add(48*time.Hour))
+			res, err := compaction.CleanupLog(cctx, tbl, compaction.CleanupLogOptions{Now: func() time.Time { return time.Now().Add(48 * time.Hour) }})
 			s.c.cleanups.Add(1)
 			if res != nil {
 				// On an error, the files of the plan deleted before it.

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// CleanupPlan is what Cleanup would delete (PROTOCOL.md, "Metadata
+// CleanupPlan is what Cleanup deletes (or would, under DryRun) (PROTOCOL.md, "Metadata
 // Cleanup").
 type CleanupPlan struct {
 	// Cutoff is midnight UTC of the day now - delta.logRetentionDuration.
@@ -21,15 +21,18 @@ type CleanupPlan struct {
 	Delete []string
 }
 
-// PlanCleanup computes the metadata cleanup without deleting anything:
-// commit, checkpoint and checksum files of versions before the
-// cutOffCheckpoint, and log compaction files starting at or before it. The
-// cutOffCheckpoint and its commit file, and everything after, are kept, so
-// every retained version stays reconstructible. Commit times are the commit
-// files' modification times (as Delta's cleanup uses them). Sidecar files
-// in _delta_log/_sidecars are deleted when no retained checkpoint references
-// them and they are older than one day before midnight UTC (steps 4 and 5).
-func (l *Log) PlanCleanup(ctx context.Context, now time.Time) (*CleanupPlan, error) {
+// CleanupOptions configure Cleanup. The zero value deletes what has expired
+// by the log's clock.
+type CleanupOptions struct {
+	// DryRun computes the plan and deletes nothing.
+	DryRun bool
+	// Now is the clock the cutoff is computed from. Default: the log's
+	// Options.Now.
+	Now func() time.Time
+}
+
+// planCleanup computes what Cleanup deletes at now, deleting nothing.
+func (l *Log) planCleanup(ctx context.Context, now time.Time) (*CleanupPlan, error) {
 	snap, err := l.Snapshot(ctx)
 	if err != nil {
 		return nil, err
@@ -164,12 +167,26 @@ func (l *Log) expiredSidecars(ctx context.Context, ls *listing, cpv int64, now t
 	return out, nil
 }
 
-// Cleanup deletes expired log files (see PlanCleanup) oldest first, so an
-// interrupted cleanup leaves a log whose retained part is still complete.
-func (l *Log) Cleanup(ctx context.Context, now time.Time) (*CleanupPlan, error) {
-	plan, err := l.PlanCleanup(ctx, now)
-	if err != nil {
-		return nil, err
+// Cleanup deletes expired log files (PROTOCOL.md, "Metadata Cleanup"), oldest
+// first, so an interrupted cleanup leaves a log whose retained part is still
+// complete: commit, checkpoint and checksum files of versions before the
+// cutOffCheckpoint, and log compaction files starting at or before it. The
+// cutOffCheckpoint and its commit file, and everything after, are kept, so
+// every retained version stays reconstructible. Commit times are the commit
+// files' modification times (as Delta's cleanup uses them). Sidecar files in
+// _delta_log/_sidecars are deleted when no retained checkpoint references
+// them and they are older than one day before midnight UTC (steps 4 and 5).
+// With o.DryRun it returns the plan and deletes nothing. An invalid
+// delta.enableExpiredLogCleanup or delta.logRetentionDuration is
+// ErrInvalidProperty naming the key.
+func (l *Log) Cleanup(ctx context.Context, o CleanupOptions) (*CleanupPlan, error) {
+	now := l.opts.Now
+	if o.Now != nil {
+		now = o.Now
+	}
+	plan, err := l.planCleanup(ctx, now())
+	if err != nil || o.DryRun {
+		return plan, err
 	}
 	for _, p := range plan.Delete {
 		if err := l.store.Delete(ctx, p); err != nil {

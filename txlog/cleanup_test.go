@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -54,9 +55,21 @@ func TestCleanup(t *testing.T) {
 				}
 			}
 			before, _ := l.Snapshot(ctx)
-			plan, err := l.Cleanup(ctx, now)
+			dry, err := l.Cleanup(ctx, CleanupOptions{DryRun: true, Now: func() time.Time { return now }})
 			if err != nil {
 				t.Fatal(err)
+			}
+			for _, k := range dry.Delete {
+				if !st.has(k) {
+					t.Fatalf("dry run deleted %s", k)
+				}
+			}
+			plan, err := l.Cleanup(ctx, CleanupOptions{Now: func() time.Time { return now }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(dry.Delete, plan.Delete) || dry.CheckpointVersion != plan.CheckpointVersion {
+				t.Fatalf("dry run planned %v (checkpoint %d), cleanup deleted %v (checkpoint %d)", dry.Delete, dry.CheckpointVersion, plan.Delete, plan.CheckpointVersion)
 			}
 			if plan.CheckpointVersion != tc.wantCP {
 				t.Fatalf("cutoff checkpoint %d, want %d", plan.CheckpointVersion, tc.wantCP)
@@ -119,7 +132,7 @@ func TestCleanupV2Sidecars(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := l.Cleanup(ctx, time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	plan, err := l.Cleanup(ctx, CleanupOptions{Now: func() time.Time { return time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC) }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -148,7 +148,7 @@ func TestSnapshotPropertiesNameTheVersion(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "delta.logRetentionDuration") || !strings.Contains(err.Error(), "version 0") {
 		t.Errorf("Err: %v, want the key and version 0", err)
 	}
-	if _, err := l.PlanCleanup(ctx, time.Now()); !errors.Is(err, ErrInvalidProperty) {
-		t.Errorf("PlanCleanup: %v, want ErrInvalidProperty", err)
+	if _, err := l.Cleanup(ctx, CleanupOptions{DryRun: true}); !errors.Is(err, ErrInvalidProperty) {
+		t.Errorf("Cleanup (dry run): %v, want ErrInvalidProperty", err)
 	}
 }

@@ -74,7 +74,7 @@ func runCleanupLog(ctx context.Context, p *printer, url string) error {
 		return err
 	}
 	defer t.Close()
-	res, err := compaction.CleanupLog(ctx, t, time.Now())
+	res, err := compaction.CleanupLog(ctx, t, compaction.CleanupLogOptions{})
 	if err != nil {
 		return err
 	}

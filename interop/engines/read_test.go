@@ -276,7 +276,7 @@ func TestEnginesReadAfterMaintenance(t *testing.T) {
 		bothEngines(t, "after a checkpoint (+1 commit)", path, want)
 	})
 	t.Run("cleanup-log", func(t *testing.T) {
-		res, err := compaction.CleanupLog(ctx, tb, time.Now().Add(40*24*time.Hour))
+		res, err := compaction.CleanupLog(ctx, tb, compaction.CleanupLogOptions{Now: func() time.Time { return time.Now().Add(40 * 24 * time.Hour) }})
 		if err != nil {
 			t.Fatal(err)
 		}
