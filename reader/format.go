@@ -145,9 +145,9 @@ func structJSON(vals []any, st *schema.StructType) json.RawMessage {
 }
 
 // MarshalJSON writes the record as one JSON object, columns in schema order
-// (see JSONValue).
+// (see JSONValue): AppendJSON's bytes.
 func (r Record) MarshalJSON() ([]byte, error) {
-	return structJSON(r.Values, r.Schema), nil
+	return r.AppendJSON(nil), nil
 }
 
 // FormatValue renders a value as text for CSV and table output: the JSON

@@ -47,6 +47,10 @@ type readPlan struct {
 	partIdx   []int              // partition fields needed -> schema field
 	readOpts  parquetio.ReadOptions
 	schemaLen int
+	// direct: the rows decoded from a file are the records' values (the
+	// projection reads exactly the output columns, in order, with no
+	// partition column and no predicate).
+	direct bool
 }
 
 func (s *Snapshot) plan(ctx context.Context, o ReadOptions) (*readPlan, error) {
@@ -99,6 +103,7 @@ func (s *Snapshot) plan(ctx context.Context, o ReadOptions) (*readPlan, error) {
 		p.wantIdx = append(p.wantIdx, i)
 		p.want.Fields = append(p.want.Fields, f)
 	}
+	p.direct = p.pred == nil && len(p.partIdx) == 0 && slices.Equal(p.outIdx, p.wantIdx)
 	switch s.mapping {
 	case MappingName:
 		p.readOpts.ByPhysicalName = true
@@ -146,13 +151,20 @@ func topLevelField(sch *schema.StructType, name string) (int, error) {
 
 // Rows reads the snapshot's rows: the projected columns of every row that
 // satisfies the predicate, file by file in snapshot order and row by row in
-// file order. Files are read by up to ReadOptions.Workers goroutines at
-// once, each streaming one row group at a time, so memory is bounded by
-// about 2×Workers row groups whatever the table size. Partition columns come
-// from the log's partition values; columns a file lacks (schema evolution)
-// are null; rows deleted by a deletion vector are skipped. Stopping the
-// iteration early (break, Limit) cancels the readers and waits for them.
-// An error ends the iteration; it names the file.
+// file order. Only the columns the projection and the predicate need are
+// fetched and decoded. Files are read by up to ReadOptions.Workers
+// goroutines at once, and so are the row groups of one file when fewer
+// files than workers are left; each reader decodes its row group in chunks
+// of at most 8,192 records, so memory is bounded by a few chunks per worker
+// plus each row group's compressed column chunks, whatever the table or row
+// group size. Partition columns come from the log's partition values;
+// columns a file lacks (schema evolution) are null; rows deleted by a
+// deletion vector are skipped. Stopping the iteration early (break, Limit)
+// cancels the readers and waits for them. An error ends the iteration; it
+// names the file.
+//
+// The records of one chunk share one backing array for their Values;
+// keeping a record keeps its chunk alive.
 func (s *Snapshot) Rows(ctx context.Context, o ReadOptions) iter.Seq2[Record, error] {
 	return func(yield func(Record, error) bool) {
 		p, err := s.plan(ctx, o)
@@ -164,7 +176,27 @@ func (s *Snapshot) Rows(ctx context.Context, o ReadOptions) iter.Seq2[Record, er
 	}
 }
 
+const (
+	// chunkMaxRows bounds the records one row-group reader decodes at once.
+	chunkMaxRows = 8192
+	// chunkBudgetBytes bounds a chunk by the row group's uncompressed size
+	// per row (wide rows make smaller chunks).
+	chunkBudgetBytes = 4 << 20
+)
+
+// chunkStream carries one row group's records, chunk by chunk, in order.
+type chunkStream chan []Record
+
 // run reads the plan's files in parallel and yields records in file order.
+//
+// Ownership: run owns every goroutine through the errgroup g and waits for
+// it before returning. A launcher starts one task per file, in order, each
+// holding one of workers tokens; a file task reads its row groups in order
+// and hands each one's chunkStream to the consumer (this goroutine) through
+// the file's channel; when a token is free it gives a row group to a helper
+// goroutine (with its own parquetio.File) instead of reading it itself, so
+// one big file is still read by several workers. Streams are consumed in
+// order, each holds at most one chunk ahead, so memory stays bounded.
 func (p *readPlan) run(ctx context.Context, workers int, limit int64, yield func(Record, error) bool) {
 	if len(p.files) == 0 {
 		return
@@ -172,36 +204,33 @@ func (p *readPlan) run(ctx context.Context, workers int, limit int64, yield func
 	parent := ctx
 	ctx, cancel := context.WithCancel(parent)
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(workers)
-	// One channel per file; a file's reader can run ahead of the consumer
-	// by one row group.
-	chans := make([]chan []Record, len(p.files))
-	for i := range chans {
-		chans[i] = make(chan []Record, 1)
-	}
-	launched := make(chan struct{})
-	go func() {
-		defer close(launched)
+	tokens := make(chan struct{}, workers)
+	files := make(chan chan chunkStream, workers)
+	g.Go(func() error {
+		defer close(files)
 		for i := range p.files {
-			if gctx.Err() != nil {
-				return
+			select {
+			case tokens <- struct{}{}:
+			case <-gctx.Done():
+				return nil
+			}
+			streams := make(chan chunkStream, workers)
+			select {
+			case files <- streams:
+			case <-gctx.Done():
+				<-tokens
+				return nil
 			}
 			g.Go(func() error {
-				defer close(chans[i])
-				return p.readFile(gctx, &p.files[i], func(recs []Record) bool {
-					select {
-					case chans[i] <- recs:
-						return true
-					case <-gctx.Done():
-						return false
-					}
-				})
+				defer func() { <-tokens }()
+				defer close(streams)
+				return p.readFileParallel(gctx, g, tokens, &p.files[i], streams)
 			})
 		}
-	}()
+		return nil
+	})
 	finish := func() error {
 		cancel()
-		<-launched
 		return g.Wait()
 	}
 	// fail reports the error that stopped the readers: a reader's error, or
@@ -216,35 +245,65 @@ func (p *readPlan) run(ctx context.Context, workers int, limit int64, yield func
 		}
 		yield(Record{}, err)
 	}
+	// next receives from c; !ok when c is closed, stop when the read failed
+	// or was cancelled.
+	next := func(c <-chan []Record) (recs []Record, ok, stop bool) {
+		select {
+		case recs, ok = <-c:
+		case <-gctx.Done():
+			return nil, false, true
+		}
+		return recs, ok, !ok && gctx.Err() != nil
+	}
 	var n int64
-	for i := range p.files {
+	for {
+		var streams chan chunkStream
+		var ok bool
+		select {
+		case streams, ok = <-files:
+		case <-gctx.Done():
+			fail()
+			return
+		}
+		if !ok {
+			break
+		}
 		for {
-			var recs []Record
-			var ok bool
+			var s chunkStream
 			select {
-			case recs, ok = <-chans[i]:
+			case s, ok = <-streams:
 			case <-gctx.Done():
 				fail()
 				return
 			}
 			if !ok {
-				if gctx.Err() != nil {
-					fail() // the reader of file i stopped on an error
-					return
-				}
 				break
 			}
-			for _, r := range recs {
-				if !yield(r, nil) {
-					finish()
+			for {
+				recs, ok, stop := next(s)
+				if stop {
+					fail() // a reader stopped on an error
 					return
 				}
-				n++
-				if limit > 0 && n >= limit {
-					finish()
-					return
+				if !ok {
+					break
+				}
+				for _, r := range recs {
+					if !yield(r, nil) {
+						finish()
+						return
+					}
+					n++
+					if limit > 0 && n >= limit {
+						finish()
+						return
+					}
 				}
 			}
+		}
+		if gctx.Err() != nil {
+			fail()
+			return
 		}
 	}
 	if err := finish(); err != nil {
@@ -252,70 +311,198 @@ func (p *readPlan) run(ctx context.Context, workers int, limit int64, yield func
 	}
 }
 
-// readFile reads one data file row group by row group, handing each group's
-// surviving records to emit (false: stop).
-func (p *readPlan) readFile(ctx context.Context, f *File, emit func([]Record) bool) error {
+// openedFile is a data file ready for its row groups to be read.
+type openedFile struct {
+	f        *File
+	pf       *parquetio.File // nil for a JSON lines file of a file sink
+	dv       *deletionVector
+	partVals []any
+}
+
+func (p *readPlan) openFile(ctx context.Context, f *File) (*openedFile, error) {
 	s := p.s
 	dv, err := loadDeletionVector(ctx, s.store, f.Path, f.DeletionVector)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var (
-		groups    int
-		readGroup func(rg int) ([][]any, error)
-	)
-	if s.sinkJSON {
-		// A JSON lines file of a file sink: one group of all its records.
-		groups = 1
-		readGroup = func(int) ([][]any, error) { return filesink.ReadJSONFile(ctx, s.store, f.Key, p.want) }
-	} else {
+	of := &openedFile{f: f, dv: dv, partVals: make([]any, len(p.partIdx))}
+	for j, i := range p.partIdx {
+		of.partVals[j] = f.PartitionValues[s.schema.Fields[i].Name]
+	}
+	if !s.sinkJSON {
 		pf, err := parquetio.OpenFile(ctx, s.store, f.Key, f.Size)
 		if err != nil {
-			return fmt.Errorf("%s: %w", s.store.URL(), err)
+			return nil, fmt.Errorf("%s: %w", s.store.URL(), err)
 		}
-		defer pf.Close()
-		groups = pf.NumRowGroups()
-		readGroup = func(rg int) ([][]any, error) { return pf.ReadRowGroup(ctx, rg, p.want, p.readOpts) }
+		of.pf = pf
 	}
-	partVals := make([]any, len(p.partIdx))
-	for j, i := range p.partIdx {
-		partVals[j] = f.PartitionValues[s.schema.Fields[i].Name]
+	return of, nil
+}
+
+func (of *openedFile) close() {
+	if of.pf != nil {
+		of.pf.Close()
 	}
-	var rowIndex int64
-	full := make([]any, p.schemaLen)
-	for rg := range groups {
-		rows, err := readGroup(rg)
-		if err != nil {
-			return fmt.Errorf("%s: %w", s.store.URL(), err)
+}
+
+func (of *openedFile) numRowGroups() int {
+	if of.pf == nil {
+		return 1 // a JSON lines file: one group of all its records
+	}
+	return of.pf.NumRowGroups()
+}
+
+// readFile reads one data file row group by row group, handing each chunk
+// of surviving records to emit (false: stop).
+func (p *readPlan) readFile(ctx context.Context, f *File, emit func([]Record) bool) error {
+	of, err := p.openFile(ctx, f)
+	if err != nil {
+		return err
+	}
+	defer of.close()
+	var base int64
+	for rg := range of.numRowGroups() {
+		n, ok, err := p.readRowGroup(ctx, of, of.pf, rg, base, emit)
+		if err != nil || !ok {
+			return err
 		}
-		recs := make([]Record, 0, len(rows))
-		for r, row := range rows {
-			idx := rowIndex + int64(r)
-			if dv.Contains(idx) {
-				continue
-			}
-			clear(full)
-			for j, i := range p.wantIdx {
-				if j < len(row) {
-					full[i] = row[j]
-				}
-			}
-			for j, i := range p.partIdx {
-				full[i] = partVals[j]
-			}
-			if p.pred != nil && p.pred.EvalRow(full) != expr.True {
-				continue
-			}
-			vals := make([]any, len(p.outIdx))
-			for k, i := range p.outIdx {
-				vals[k] = full[i]
-			}
-			recs = append(recs, Record{Schema: p.out, Values: vals})
-		}
-		rowIndex += int64(len(rows))
-		if len(recs) > 0 && !emit(recs) {
-			return nil
-		}
+		base += n
 	}
 	return nil
+}
+
+// readFileParallel is readFile for run: each row group's chunks go to their
+// own stream, sent on streams in order; a row group is given to a helper
+// goroutine of g when a token is free (the last one never is: this task
+// reads it while holding its own token).
+func (p *readPlan) readFileParallel(ctx context.Context, g *errgroup.Group, tokens chan struct{}, f *File, streams chan<- chunkStream) error {
+	of, err := p.openFile(ctx, f)
+	if err != nil {
+		return err
+	}
+	defer of.close()
+	groups := of.numRowGroups()
+	var base int64
+	for rg := range groups {
+		s := make(chunkStream, 1)
+		select {
+		case streams <- s:
+		case <-ctx.Done():
+			return nil
+		}
+		emit := func(recs []Record) bool {
+			select {
+			case s <- recs:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		}
+		rows := int64(0)
+		if of.pf != nil {
+			rows = of.pf.RowGroupNumRows(rg)
+		}
+		helped := false
+		if rg < groups-1 && of.pf != nil {
+			select {
+			case tokens <- struct{}{}:
+				helped = true
+			default:
+			}
+		}
+		if helped {
+			pf, err := of.pf.Clone()
+			if err != nil {
+				<-tokens
+				close(s)
+				return fmt.Errorf("%s: %w", p.s.store.URL(), err)
+			}
+			first := base // base moves on before the helper runs
+			g.Go(func() error {
+				defer func() { <-tokens }()
+				defer close(s)
+				defer pf.Close()
+				_, _, err := p.readRowGroup(ctx, of, pf, rg, first, emit)
+				return err
+			})
+		} else {
+			_, ok, err := p.readRowGroup(ctx, of, of.pf, rg, base, emit)
+			close(s)
+			if err != nil || !ok {
+				return err
+			}
+		}
+		base += rows
+	}
+	return nil
+}
+
+// readRowGroup reads row group rg of of through pf (of.pf or a clone of it),
+// whose first row has index base in the file; it returns the row group's
+// row count and false when emit stopped it.
+func (p *readPlan) readRowGroup(ctx context.Context, of *openedFile, pf *parquetio.File, rg int, base int64, emit func([]Record) bool) (int64, bool, error) {
+	s := p.s
+	var chunks iter.Seq2[[][]any, error]
+	if pf == nil {
+		chunks = func(yield func([][]any, error) bool) {
+			yield(filesink.ReadJSONFile(ctx, s.store, of.f.Key, p.want))
+		}
+	} else {
+		maxRows := min(chunkMaxRows, pf.ChunkRows(rg, chunkBudgetBytes))
+		chunks = pf.RowGroupChunks(ctx, rg, p.want, p.readOpts, maxRows)
+	}
+	idx := base
+	full := make([]any, p.schemaLen)
+	for rows, err := range chunks {
+		if err != nil {
+			return 0, false, fmt.Errorf("%s: %w", s.store.URL(), err)
+		}
+		recs := p.records(rows, idx, of, full)
+		idx += int64(len(rows))
+		if len(recs) > 0 && !emit(recs) {
+			return idx - base, false, nil
+		}
+	}
+	return idx - base, true, nil
+}
+
+// records turns decoded rows (of p.want), the first at row index base of
+// the file, into the records that survive the deletion vector and the
+// predicate. full is scratch of the schema's width.
+func (p *readPlan) records(rows [][]any, base int64, of *openedFile, full []any) []Record {
+	recs := make([]Record, 0, len(rows))
+	width := len(p.outIdx)
+	var backing []any
+	for r, row := range rows {
+		if of.dv.Contains(base + int64(r)) {
+			continue
+		}
+		if p.direct && len(row) == width {
+			// The decoded row is the record's values.
+			recs = append(recs, Record{Schema: p.out, Values: row[:width:width]})
+			continue
+		}
+		clear(full)
+		for j, i := range p.wantIdx {
+			if j < len(row) {
+				full[i] = row[j]
+			}
+		}
+		for j, i := range p.partIdx {
+			full[i] = of.partVals[j]
+		}
+		if p.pred != nil && p.pred.EvalRow(full) != expr.True {
+			continue
+		}
+		if len(backing) < width {
+			backing = make([]any, width*min(len(rows)-r, 1024))
+		}
+		vals := backing[:width:width]
+		backing = backing[width:]
+		for k, i := range p.outIdx {
+			vals[k] = full[i]
+		}
+		recs = append(recs, Record{Schema: p.out, Values: vals})
+	}
+	return recs
 }

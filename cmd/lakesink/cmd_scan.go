@@ -1,9 +1,9 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -130,14 +130,20 @@ func runScan(ctx context.Context, p *printer, url string, o ScanOptions) error {
 	}
 
 	var (
-		cw      *csv.Writer
-		tw      *tabwriter.Writer
-		header  bool
-		enc     = json.NewEncoder(p.out)
-		numRows int64
+		cw     *csv.Writer
+		tw     *tabwriter.Writer
+		header bool
+		// NDJSON: each record appended by reader.Record.AppendJSON (the
+		// bytes encoding/json wrote for it, without a reflection pass per
+		// value) into one line buffer, written through a 64 KiB buffer.
+		bw   *bufio.Writer
+		line []byte
 	)
-	enc.SetEscapeHTML(false)
 	switch o.Format {
+	case "json":
+		bw = bufio.NewWriterSize(p.out, 64<<10)
+		// Rows printed before an error stay printed.
+		defer bw.Flush()
 	case "csv":
 		cw = csv.NewWriter(p.out)
 		defer cw.Flush()
@@ -153,11 +159,11 @@ func runScan(ctx context.Context, p *printer, url string, o ScanOptions) error {
 			}
 			return whereHint(err, snap)
 		}
-		numRows++
 		fields := rec.Schema.Fields
 		switch o.Format {
 		case "json":
-			if err := enc.Encode(rec); err != nil { // columns in schema order (reader.Record)
+			line = append(rec.AppendJSON(line[:0]), '\n') // columns in schema order
+			if _, err := bw.Write(line); err != nil {
 				return err
 			}
 		case "csv", "table":
@@ -174,6 +180,9 @@ func runScan(ctx context.Context, p *printer, url string, o ScanOptions) error {
 			}
 			writeRow(cw, tw, cells)
 		}
+	}
+	if bw != nil {
+		return bw.Flush()
 	}
 	return nil
 }

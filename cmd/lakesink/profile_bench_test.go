@@ -33,13 +33,21 @@ func BenchmarkProfileIngestParquetPartitioned(b *testing.B) {
 	}
 }
 
+// BenchmarkProfileScan scans the table at $LAKESINK_PROFILE_TABLE when set
+// (e.g. one made once with `bin/lakesink ingest`), else ingests one first
+// (not timed).
 func BenchmarkProfileScan(b *testing.B) {
-	src := flights3MSource(b)
-	dir := b.TempDir()
-	ingestInProcess(b, src, dir)
+	tbl := os.Getenv("LAKESINK_PROFILE_TABLE")
+	if tbl == "" {
+		src := flights3MSource(b)
+		dir := b.TempDir()
+		ingestInProcess(b, src, dir)
+		tbl = filepath.Join(dir, "t")
+	}
+	b.ResetTimer()
 	for b.Loop() {
 		root := newRootCommand()
-		root.SetArgs([]string{"scan", filepath.Join(dir, "t")})
+		root.SetArgs([]string{"scan", tbl})
 		root.SetOut(io.Discard)
 		root.SetErr(io.Discard)
 		if err := root.ExecuteContext(context.Background()); err != nil {

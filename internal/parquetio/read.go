@@ -43,6 +43,7 @@ type File struct {
 	root   *fnode
 	leaves []*fnode
 	schema *schema.StructType
+	footer segment // the file's tail holding the footer, for Clone
 }
 
 // fnode is one element of the file's Parquet schema.
@@ -83,7 +84,6 @@ func OpenFile(ctx context.Context, store storage.Store, path string, size int64)
 	if size < 12 {
 		return nil, fmt.Errorf("%w: %s: %d bytes is too small for Parquet", ErrCorruptFile, path, size)
 	}
-	ra := &segReaderAt{path: path}
 	tailLen := min(size, footerPrefetch)
 	tail, err := readRange(ctx, store, path, size-tailLen, tailLen)
 	if err != nil {
@@ -102,7 +102,16 @@ func OpenFile(ctx context.Context, store storage.Store, path string, size int64)
 			return nil, err
 		}
 	}
-	ra.add(size-tailLen, tail)
+	// Keep only the footer and its length word (the tail may hold data
+	// pages too), for Clone.
+	footer := segment{off: size - footerLen - 8, data: bytes.Clone(tail[tailLen-footerLen-8:])}
+	return openFooter(store, path, size, footer)
+}
+
+// openFooter parses a file from its footer bytes; it does no I/O.
+func openFooter(store storage.Store, path string, size int64, footer segment) (*File, error) {
+	ra := &segReaderAt{path: path}
+	ra.add(footer.off, footer.data)
 	pf, err := parquet.OpenFile(ra, size,
 		parquet.SkipMagicBytes(true),
 		parquet.SkipPageIndex(true),
@@ -111,12 +120,20 @@ func OpenFile(ctx context.Context, store storage.Store, path string, size int64)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrCorruptFile, path, err)
 	}
-	f := &File{store: store, path: path, size: size, ra: ra, pf: pf}
+	f := &File{store: store, path: path, size: size, ra: ra, pf: pf, footer: footer}
 	if err := f.buildTree(); err != nil {
 		return nil, err
 	}
 	ra.drop() // the footer is parsed; keep no bytes between row groups
 	return f, nil
+}
+
+// Clone returns another File over the same footer, without I/O: row groups
+// of one file are read concurrently through one File each (a File is not
+// safe for concurrent use).
+func (f *File) Clone() (_ *File, err error) {
+	defer recoverCorrupt(f.path, &err)
+	return openFooter(f.store, f.path, f.size, f.footer)
 }
 
 func readRange(ctx context.Context, store storage.Store, path string, off, n int64) ([]byte, error) {
@@ -213,6 +230,16 @@ func (f *File) NumRows() int64 { return f.pf.NumRows() }
 
 // NumRowGroups is the number of row groups.
 func (f *File) NumRowGroups() int { return len(f.pf.RowGroups()) }
+
+// RowGroupNumRows is the number of records in row group i (0 when i is out
+// of range).
+func (f *File) RowGroupNumRows(i int) int64 {
+	rgs := f.pf.Metadata().RowGroups
+	if i < 0 || i >= len(rgs) {
+		return 0
+	}
+	return rgs[i].NumRows
+}
 
 // Path is the file's path in its store.
 func (f *File) Path() string { return f.path }
