@@ -125,7 +125,7 @@ func DefaultOptions() Options {
 
 // Validate lists every violation, joined, each wrapping ErrInvalidOptions
 // (an unsupported output mode also wraps ErrUnsupportedOutputMode).
-func (o *Options) Validate() error {
+func (o Options) Validate() error {
 	var errs []error
 	bad := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrInvalidOptions}, args...)...))

@@ -82,7 +82,7 @@ func DefaultOptions() Options {
 }
 
 // Validate lists every problem with the options.
-func (o *Options) Validate() error {
+func (o Options) Validate() error {
 	var errs []error
 	bad := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrInvalidOptions}, args...)...))

@@ -51,7 +51,7 @@ type Options struct {
 func DefaultOptions(url string) Options { return Options{TableURL: url, StartingVersion: -1} }
 
 // Validate lists every problem with the options.
-func (o *Options) Validate() error {
+func (o Options) Validate() error {
 	var errs []error
 	if strings.TrimSpace(o.TableURL) == "" && o.Store == nil {
 		errs = append(errs, fmt.Errorf("%w: TableURL is required", ErrInvalidOptions))

@@ -258,7 +258,7 @@ func (o *Options) group() bool { return o.KafkaGroup != "" || o.KafkaAssign != n
 
 // Validate lists every problem with the options, each wrapping
 // ErrInvalidOptions and naming the field.
-func (o *Options) Validate() error {
+func (o Options) Validate() error {
 	var errs []error
 	bad := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrInvalidOptions}, args...)...))

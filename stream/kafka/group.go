@@ -105,7 +105,7 @@ func DefaultGroupOptions() GroupOptions {
 }
 
 // Validate lists every problem with the options.
-func (o *GroupOptions) Validate() error {
+func (o GroupOptions) Validate() error {
 	var errs []error
 	bad := func(format string, a ...any) {
 		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrInvalidOptions}, a...)...))

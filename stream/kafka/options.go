@@ -90,7 +90,7 @@ func DefaultOptions() Options {
 }
 
 // Validate lists every problem with the options.
-func (o *Options) Validate() error {
+func (o Options) Validate() error {
 	var errs []error
 	bad := func(format string, a ...any) {
 		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrInvalidOptions}, a...)...))

@@ -138,7 +138,7 @@ func DefaultOptions(format Format) Options {
 }
 
 // Validate lists every problem with the options.
-func (o *Options) Validate() error {
+func (o Options) Validate() error {
 	var errs []error
 	switch o.Format {
 	case FormatJSON, FormatCSV, FormatParquet:
