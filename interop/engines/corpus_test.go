@@ -38,8 +38,11 @@ type corpusCase struct {
 	Description string `json:"description"`
 	Engine      string `json:"engine"`
 	Error       string `json:"error"`
-	Latest      int64  `json:"latest"`
-	Versions    []struct {
+	// LogFiles are the names under _delta_log/ (DIR/NAME in subfolders)
+	// after the case was written; none for a table on S3.
+	LogFiles []string `json:"logFiles"`
+	Latest   int64    `json:"latest"`
+	Versions []struct {
 		Version int64            `json:"version"`
 		Rows    []map[string]any `json:"rows"`
 	} `json:"versions"`
@@ -76,6 +79,27 @@ func refusalAllowed(feature string) bool {
 // does not fail the run; once it passes, the test fails until it is removed
 // from here, so the list cannot go stale.
 var corpusKnownGaps = map[string]string{}
+
+// corpusLogNeeds are, per case, log files (patterns of their names under
+// _delta_log/) the engine must have written for the case to test what it
+// says: an engine that stops writing them (a conf renamed by a new version)
+// fails the case rather than passing it vacuously.
+var corpusLogNeeds = map[string][]string{
+	// PROTOCOL.md "V2 Spec": a UUID-named top-level checkpoint, here
+	// Parquet, and its sidecar files.
+	"spark_v2_checkpoint_parquet": {`^[0-9]{20}\.checkpoint\.[0-9a-f-]{36}\.parquet$`, `^_sidecars/[0-9a-zA-Z.-]+\.parquet$`},
+	"spark_v2_checkpoint":         {`^[0-9]{20}\.checkpoint\.[0-9a-f-]{36}\.json$`, `^_sidecars/[0-9a-zA-Z.-]+\.parquet$`},
+	// PROTOCOL.md "Log Compaction Files": <x>.<y>.compacted.json.
+	"spark_log_compaction": {`^00000000000000000001\.00000000000000000004\.compacted\.json$`,
+		`^00000000000000000005\.00000000000000000008\.compacted\.json$`},
+	"spark_multipart_checkpoint": {`^[0-9]{20}\.checkpoint\.0000000001\.[0-9]{10}\.parquet$`},
+}
+
+// corpusFeatureNeeds are, per case, the reader features the engine's
+// protocol must name.
+var corpusFeatureNeeds = map[string][]string{
+	"spark_variant_shredding": {"variantShredding-preview"},
+}
 
 // corpusResults are the outcomes for reader/testdata/conformance.md.
 var corpusResults = struct {
@@ -202,7 +226,8 @@ func (k *corpusCheck) result() string {
 }
 
 var (
-	refusedFeature = regexp.MustCompile(`requires "([^"]+)"`)
+	// The refusal in stderr, as text or (--json) inside a JSON string.
+	refusedFeature = regexp.MustCompile(`requires \\?"([^"\\]+)\\?"`)
 	plainNumber    = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?$`)
 )
 
@@ -211,6 +236,17 @@ func (k *corpusCheck) run() {
 	if c.Error != "" {
 		k.errorf("the engine could not write the case: %s", c.Error)
 		return
+	}
+	for _, need := range corpusLogNeeds[c.Case] {
+		re := regexp.MustCompile(need)
+		if !slices.ContainsFunc(c.LogFiles, re.MatchString) {
+			k.errorf("the engine wrote no log file matching %s (the case is about it): %v", need, c.LogFiles)
+		}
+	}
+	for _, f := range corpusFeatureNeeds[c.Case] {
+		if !slices.Contains(c.Protocol.ReaderFeatures, f) {
+			k.errorf("the engine's protocol has no reader feature %q (the case is about it): %v", f, c.Protocol.ReaderFeatures)
+		}
 	}
 	for _, v := range c.Versions {
 		what := fmt.Sprintf("version %d", v.Version)

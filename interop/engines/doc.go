@@ -24,11 +24,14 @@
 //
 // The generated corpus (corpus_test.go, py/corpus.py): the engines write
 // tables with the features users meet today (deletion vectors, column
-// mapping after renames and drops, V2 and multi-part checkpoints, in-commit
-// timestamps, CDF, clustering, row tracking, type widening, variant, ...)
-// into a temporary folder, answer their own rows, DESCRIBE DETAIL and
-// protocol, and lakesink's scan, reader and describe must agree.
-// LAKESINK_CORPUS_CASES=a,b runs only those cases.
+// mapping after renames and drops, V2 checkpoints (JSON and Parquet) and
+// multi-part checkpoints, log compaction files, in-commit timestamps, CDF,
+// clustering, row tracking, type widening, variant, ...) into a temporary
+// folder, answer their own rows, DESCRIBE DETAIL and protocol, and
+// lakesink's scan, reader and describe must agree.
+// LAKESINK_CORPUS_CASES=a,b runs only those cases. TestGeneratedCorpusS3
+// (corpus_s3_test.go) writes its delta-rs case on the local S3 server with
+// S3 conditional-put commits.
 //
 // Why here, in the interop module, and not in the main module: the interop
 // module is where lakesink is checked against implementations that share no

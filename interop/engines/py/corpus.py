@@ -32,6 +32,7 @@ from engine_server import norm_table, plain
 
 SPARK_CASES = []
 RS_CASES = []
+S3_CASES = []  # delta-rs cases written to S3: run only when asked for by name, with storage_options
 
 
 def spark_case(fn):
@@ -208,6 +209,56 @@ def spark_v2_checkpoint(spark, p):
 
 
 @spark_case
+def spark_v2_checkpoint_parquet(spark, p):
+    """delta.checkpointPolicy=v2 with the top-level checkpoint file in Parquet (spark.databricks.delta.checkpointV2.topLevelFileFormat=parquet) and Parquet sidecars."""
+    with session_conf(spark, spark__databricks__delta__checkpointV2__topLevelFileFormat="parquet"):
+        spark.sql(
+            f"CREATE TABLE {t(p)} (id BIGINT, part STRING, v STRING) USING delta PARTITIONED BY (part) "
+            "TBLPROPERTIES ('delta.checkpointPolicy' = 'v2', 'delta.checkpointInterval' = '3')"
+        )
+        for i in range(7):
+            spark.sql(f"INSERT INTO {t(p)} VALUES ({i}, 'p{i % 3}', 'v{i}'), ({i + 100}, 'p{i % 2}', NULL)")
+        spark.sql(f"UPDATE {t(p)} SET v = 'u' WHERE id = 4")
+        spark.sql(f"DELETE FROM {t(p)} WHERE id = 102")
+
+
+@spark_case
+def spark_log_compaction(spark, p):
+    """Log compaction files (x.y.compacted.json, PROTOCOL.md "Log Compaction Files") written by Delta Kernel 4.4's LogCompactionHook over Spark's commits 1-4 and 5-8; Spark answers with deltaLog.minorCompaction.useForReads=true."""
+    spark.sql(f"CREATE TABLE {t(p)} (id BIGINT, part STRING, v STRING) USING delta PARTITIONED BY (part)")
+    for i in range(5):
+        spark.sql(f"INSERT INTO {t(p)} VALUES ({i}, 'p{i % 2}', 'v{i}'), ({i + 100}, 'p{i % 3}', 'w{i}')")
+    spark.sql(f"DELETE FROM {t(p)} WHERE id = 2")
+    spark.sql(f"UPDATE {t(p)} SET v = 'u' WHERE id = 101")
+    spark.sql(f"INSERT INTO {t(p)} VALUES (9, 'p9', 'nine')")
+    jvm = spark._jvm
+    engine = jvm.io.delta.kernel.defaults.engine.DefaultEngine.create(spark._jsc.hadoopConfiguration())
+    path = jvm.io.delta.kernel.internal.fs.Path
+    # Kernel checks that the listed commit files (file:/...) are in the
+    # log path it is given: the qualified form.
+    root = "file:" + os.path.abspath(p)
+    for start, end in ((1, 4), (5, 8)):
+        # minFileRetentionTimestampMillis 0: no tombstone is old enough to drop.
+        jvm.io.delta.kernel.internal.hook.LogCompactionHook(path(root), path(root + "/_delta_log"), start, end, 0).threadSafeInvoke(engine)
+    spark.sql(f"DELETE FROM {t(p)} WHERE id = 103")
+    # Spark builds every answered snapshot afresh, listing the compaction files.
+    jvm.org.apache.spark.sql.delta.DeltaLog.clearCache()
+
+
+spark_log_compaction.answer_conf = {"spark.databricks.delta.deltaLog.minorCompaction.useForReads": "true"}
+
+
+@spark_case
+def spark_variant_shredding(spark, p):
+    """delta.enableVariantShredding=true: Spark adds the reader feature variantShredding-preview (lakesink may refuse it by name, describe must say so)."""
+    spark.sql(f"CREATE TABLE {t(p)} (id BIGINT, v VARIANT) USING delta TBLPROPERTIES ('delta.enableVariantShredding' = 'true')")
+    spark.sql(
+        f"INSERT INTO {t(p)} SELECT id, parse_json(CONCAT('{{\"a\": ', id, ', \"b\": \"s', id, '\"}}')) FROM range(0, 20)"
+    )
+    spark.sql(f"INSERT INTO {t(p)} SELECT 100, parse_json('[1, 2]')")
+
+
+@spark_case
 def spark_multipart_checkpoint(spark, p):
     """A multi-part checkpoint (spark.databricks.delta.checkpoint.partSize=3)."""
     with session_conf(spark, spark__databricks__delta__checkpoint__partSize=3):
@@ -363,6 +414,20 @@ def rs_merge_delete(p):
 
 
 @rs_case
+def rs_optimize_z_order(p):
+    """optimize.z_order() on a partitioned table: one partition (partition_filters), then all, between appends and a delete."""
+    from deltalake import DeltaTable, write_deltalake
+
+    for i in range(8):
+        write_deltalake(p, _arrow(range(i * 7, i * 7 + 7)), partition_by=["part"], mode="append")
+    DeltaTable(p).optimize.z_order(["id", "v"], partition_filters=[("part", "=", "p1")])
+    DeltaTable(p).delete("id % 5 = 0")
+    write_deltalake(p, _arrow(range(300, 306)), partition_by=["part"], mode="append")
+    DeltaTable(p).optimize.z_order(["v", "day"])
+    write_deltalake(p, _arrow(range(400, 402)), partition_by=["part"], mode="append")
+
+
+@rs_case
 def rs_optimize_checkpoint_cleanup(p):
     """optimize.compact(), optimize.z_order(), create_checkpoint(), cleanup_metadata()."""
     from deltalake import DeltaTable, write_deltalake
@@ -384,6 +449,25 @@ def rs_optimize_checkpoint_cleanup(p):
     # Commits after the cleanup, so that earlier versions can be answered.
     write_deltalake(p, _arrow(range(200, 204)), partition_by=["part"], mode="append")
     DeltaTable(p).delete("id = 201")
+
+
+@rs_case
+def rs_s3_conditional_put(p, storage_options):
+    """On the local S3 server, delta-rs committing with S3 conditional put (storage option aws_conditional_put=etag: If-None-Match on each commit, no locking provider): appends, an overwrite, delete(), optimize.compact(), a checkpoint."""
+    from deltalake import DeltaTable, write_deltalake
+
+    so = storage_options
+    write_deltalake(p, _arrow(range(0, 10)), partition_by=["part"], storage_options=so)
+    for i in range(1, 4):
+        write_deltalake(p, _arrow(range(i * 10, i * 10 + 10)), partition_by=["part"], mode="append", storage_options=so)
+    DeltaTable(p, storage_options=so).delete("id % 4 = 0")
+    DeltaTable(p, storage_options=so).optimize.compact()
+    DeltaTable(p, storage_options=so).create_checkpoint()
+    write_deltalake(p, _arrow(range(100, 105)), partition_by=["part"], mode="overwrite", storage_options=so)
+    write_deltalake(p, _arrow(range(200, 203)), partition_by=["part"], mode="append", storage_options=so)
+
+
+S3_CASES.append("rs_s3_conditional_put")
 
 
 # ---- answers -----------------------------------------------------------------
@@ -409,6 +493,18 @@ def spark_protocol(spark, p):
     return json.loads(log.unsafeVolatileSnapshot().protocol().json())["protocol"]
 
 
+def log_files(p):
+    """The names under _delta_log/ (subfolders as DIR/NAME), so that the test can check the case has what it is about."""
+    out = []
+    if "://" in p:
+        return out
+    log = os.path.join(p, "_delta_log")
+    for dirpath, _, names in os.walk(log):
+        rel = os.path.relpath(dirpath, log)
+        out += sorted(n if rel == "." else f"{rel}/{n}" for n in names if not n.startswith("."))
+    return out
+
+
 def answer_spark(spark, p):
     detail = spark.sql(f"DESCRIBE DETAIL {t(p)}").collect()[0].asDict(recursive=True)
     latest = spark.sql(f"DESCRIBE HISTORY {t(p)} LIMIT 1").collect()[0]["version"]
@@ -420,15 +516,15 @@ def answer_spark(spark, p):
     }
 
 
-def answer_rs(p):
+def answer_rs(p, storage_options=None):
     from deltalake import DeltaTable
 
-    dt = DeltaTable(p)
+    dt = DeltaTable(p, storage_options=storage_options)
     latest = dt.version()
     versions, unanswered = [], []
     for v in answered_versions(latest):
         try:
-            tbl = DeltaTable(p, version=v).to_pyarrow_table()
+            tbl = DeltaTable(p, version=v, storage_options=storage_options).to_pyarrow_table()
         except Exception as e:  # e.g. a version whose commits cleanup_metadata removed
             unanswered.append({"version": v, "error": f"{type(e).__name__}: {e}"})
             continue
@@ -454,12 +550,15 @@ def answer_rs(p):
     }
 
 
-def run(spark_fn, root, cases):
-    """Writes and answers each case (None: all); one failing case does not stop the others."""
+def run(spark_fn, root, cases, storage_options=None):
+    """Writes and answers each case (None: all, but not the S3 ones); one failing case does not stop the others.
+
+    storage_options (delta-rs's, for a root on S3) are passed to the delta-rs
+    cases that take them (S3_CASES)."""
     import importlib.metadata as m
 
     if cases is None:
-        cases = SPARK_CASES + RS_CASES
+        cases = SPARK_CASES + [c for c in RS_CASES if c not in S3_CASES]
     out = []
     for name in cases:
         p = os.path.join(root, name)
@@ -471,17 +570,22 @@ def run(spark_fn, root, cases):
                 spark = spark_fn()
                 res["engine"] = f"Spark {spark.version} + Delta {m.version('delta-spark')}"
                 fn(spark, p)
-                res.update(answer_spark(spark, p))
+                with session_conf(spark, **{k.replace(".", "__"): v for k, v in getattr(fn, "answer_conf", {}).items()}):
+                    res.update(answer_spark(spark, p))
             else:
                 import deltalake
 
                 res["engine"] = f"delta-rs (deltalake) {deltalake.__version__}"
-                fn(p)
-                res.update(answer_rs(p))
+                if storage_options is not None:
+                    fn(p, storage_options)
+                else:
+                    fn(p)
+                res.update(answer_rs(p, storage_options))
         except Exception as e:  # the case is answered with its failure, the batch goes on
             traceback.print_exc()
             msg = str(e).strip()
             # A Py4JJavaError's text is the whole Java stack: its first lines say it.
             res["error"] = f"{type(e).__name__}: " + " ".join(msg.splitlines()[:3])[:600]
+        res["logFiles"] = log_files(p)
         out.append(res)
     return out

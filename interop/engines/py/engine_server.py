@@ -479,7 +479,7 @@ class Server:
         """py/corpus.py: writes the generated corpus's cases under root and answers each."""
         import corpus
 
-        return corpus.run(self.spark, req["root"], req.get("cases"))
+        return corpus.run(self.spark, req["root"], req.get("cases"), req.get("storage_options"))
 
     def op_corpus_cases(self, req):
         import corpus
