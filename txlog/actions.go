@@ -3,7 +3,9 @@ package txlog
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"reflect"
 	"slices"
 	"strconv"
@@ -791,6 +793,115 @@ var errNoAction = fmt.Errorf("line holds no action")
 // JSON form of an absent action); unknown keys go to Unknown. A line without
 // any non-null key is an error.
 func (a *Action) UnmarshalJSON(data []byte) error {
+	if decodeActionFast(data, a) {
+		return a.validate()
+	}
+	return a.unmarshalSlow(data)
+}
+
+// decodeActionFast decodes the common line in one pass: every top-level
+// key a known action named exactly, at most once, and every action object
+// without fields its struct does not know (a strict decode, the one
+// splitExtra tries first). Anything else (an unknown key, an unknown
+// field, a duplicate, a null, invalid JSON) returns false with *a zeroed,
+// and unmarshalSlow decides, so both paths give the same Action and the
+// same errors. It saves the generic map of the top level and a second
+// scan and decode of each action.
+func decodeActionFast(data []byte, a *Action) bool {
+	*a = Action{}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return false
+	}
+	var seen uint16
+	ok := func() bool {
+		for dec.More() {
+			t, err := dec.Token()
+			if err != nil {
+				return false
+			}
+			k, _ := t.(string)
+			var bit uint16
+			switch k {
+			case keyCommitInfo:
+				bit, err = 1<<0, dec.Decode(&a.CommitInfo)
+				if a.CommitInfo == nil {
+					return false
+				}
+			case keyProtocol:
+				var v *protocolJSON
+				bit, err = 1<<1, dec.Decode(&v)
+				a.Protocol = (*Protocol)(v)
+			case keyMetaData:
+				var v *metadataJSON
+				bit, err = 1<<2, dec.Decode(&v)
+				a.MetaData = (*Metadata)(v)
+			case keyAdd:
+				var v *addJSON
+				bit, err = 1<<3, dec.Decode(&v)
+				a.Add = (*Add)(v)
+			case keyRemove:
+				var v *removeJSON
+				bit, err = 1<<4, dec.Decode(&v)
+				a.Remove = (*Remove)(v)
+			case keyTxn:
+				var v *txnJSON
+				bit, err = 1<<5, dec.Decode(&v)
+				a.Txn = (*Txn)(v)
+			case keyDomainMetadata:
+				var v *domainMetadataJSON
+				bit, err = 1<<6, dec.Decode(&v)
+				a.DomainMetadata = (*DomainMetadata)(v)
+			case keyCDC:
+				var v *addCDCFileJSON
+				bit, err = 1<<7, dec.Decode(&v)
+				a.CDC = (*AddCDCFile)(v)
+			case keyCheckpointMetadata:
+				var v *checkpointMetadataJSON
+				bit, err = 1<<8, dec.Decode(&v)
+				a.CheckpointMetadata = (*CheckpointMetadata)(v)
+			case keySidecar:
+				var v *sidecarJSON
+				bit, err = 1<<9, dec.Decode(&v)
+				a.Sidecar = (*Sidecar)(v)
+			default:
+				return false
+			}
+			if err != nil || seen&bit != 0 {
+				return false
+			}
+			seen |= bit
+		}
+		return seen != 0
+	}()
+	if ok {
+		// the closing brace, then nothing
+		if t, err := dec.Token(); err != nil || t != json.Delim('}') {
+			ok = false
+		} else if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+			ok = false
+		}
+	}
+	if !ok {
+		*a = Action{}
+		return false
+	}
+	// A null action value decodes as a nil pointer above: the slow path
+	// ignores such keys, and a line of nulls only is an error there.
+	if (seen&(1<<1) != 0 && a.Protocol == nil) || (seen&(1<<2) != 0 && a.MetaData == nil) ||
+		(seen&(1<<3) != 0 && a.Add == nil) || (seen&(1<<4) != 0 && a.Remove == nil) ||
+		(seen&(1<<5) != 0 && a.Txn == nil) || (seen&(1<<6) != 0 && a.DomainMetadata == nil) ||
+		(seen&(1<<7) != 0 && a.CDC == nil) || (seen&(1<<8) != 0 && a.CheckpointMetadata == nil) ||
+		(seen&(1<<9) != 0 && a.Sidecar == nil) {
+		*a = Action{}
+		return false
+	}
+	return true
+}
+
+// unmarshalSlow decodes any line: the top level as a map, then each action.
+func (a *Action) unmarshalSlow(data []byte) error {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
 		return err

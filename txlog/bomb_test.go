@@ -144,7 +144,7 @@ func TestBombLongLineSmallReads(t *testing.T) {
 	err := decodeCommitLines(chunkReader{bytes.NewReader(input), 4096}, "p", 1, 0, func(_ int, b []byte) error {
 		lens = append(lens, len(b))
 		return nil
-	}, &work)
+	}, &work, -1)
 	if err != nil || !slices.Equal(lens, []int{32 << 20, 2}) {
 		t.Fatalf("lines %v, err %v", lens, err)
 	}

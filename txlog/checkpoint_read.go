@@ -90,6 +90,21 @@ func (l *Log) readParquetActions(ctx context.Context, path string, version int64
 	if err != nil {
 		return corrupt(err)
 	}
+	if c, ok := lookupAddColumns(f.Schema()); ok {
+		var fnErr error
+		err := readCheckpointColumns(f, c, ctx.Err, func(a *Action) error {
+			fnErr = fn(a)
+			return fnErr
+		})
+		switch {
+		case err == nil:
+			return nil
+		case fnErr != nil || ctx.Err() != nil:
+			return err
+		default:
+			return corrupt(err)
+		}
+	}
 	r := parquet.NewGenericReader[ckptReadRow](f)
 	defer r.Close()
 	for {

@@ -153,13 +153,18 @@ func EncodeCommit(actions []Action) ([]byte, error) {
 // and the 1-based line; errors returned by fn are returned unchanged.
 // maxLine <= 0 means DefaultMaxLineBytes.
 func DecodeCommit(r io.Reader, path string, version int64, maxLine int, fn func(line int, a *Action) error) error {
-	return DecodeCommitLines(r, path, version, maxLine, func(line int, b []byte) error {
+	return decodeCommit(r, path, version, maxLine, -1, fn)
+}
+
+// decodeCommit is DecodeCommit of a stream of size bytes (< 0: unknown).
+func decodeCommit(r io.Reader, path string, version int64, maxLine int, size int64, fn func(line int, a *Action) error) error {
+	return decodeCommitLines(r, path, version, maxLine, func(line int, b []byte) error {
 		var a Action
 		if err := json.Unmarshal(b, &a); err != nil {
 			return &CorruptLogError{Path: path, Version: version, Line: line, Err: err}
 		}
 		return fn(line, &a)
-	})
+	}, nil, size)
 }
 
 // DecodeCommitLines splits a commit stream into its non-blank lines
@@ -171,7 +176,17 @@ func DecodeCommit(r io.Reader, path string, version int64, maxLine int, fn func(
 // quadratic for a long line arriving in small network reads), and the
 // memory is one line plus a 64 KiB read buffer.
 func DecodeCommitLines(r io.Reader, path string, version int64, maxLine int, fn func(line int, b []byte) error) error {
-	return decodeCommitLines(r, path, version, maxLine, fn, nil)
+	return decodeCommitLines(r, path, version, maxLine, fn, nil, -1)
+}
+
+// readBufferSize is the read buffer for a stream of size bytes (< 0:
+// unknown): 64 KiB, or less for a smaller file, so that a replay of
+// thousands of small commits does not allocate 64 KiB for each.
+func readBufferSize(size int64) int {
+	if size < 0 || size >= 64<<10 {
+		return 64 << 10
+	}
+	return max(int(size)+1, 512)
 }
 
 // lineWork counts the bytes DecodeCommitLines handles: searched for '\n'
@@ -181,14 +196,14 @@ func DecodeCommitLines(r io.Reader, path string, version int64, maxLine int, fn 
 // input size instead of timing the call.
 type lineWork struct{ searched, copied int64 }
 
-func decodeCommitLines(r io.Reader, path string, version int64, maxLine int, fn func(line int, b []byte) error, work *lineWork) error {
+func decodeCommitLines(r io.Reader, path string, version int64, maxLine int, fn func(line int, b []byte) error, work *lineWork, size int64) error {
 	if work == nil {
 		work = new(lineWork)
 	}
 	if maxLine <= 0 {
 		maxLine = DefaultMaxLineBytes
 	}
-	br := bufio.NewReaderSize(r, 64<<10)
+	br := bufio.NewReaderSize(r, readBufferSize(size))
 	var long []byte // a line longer than br's buffer, accumulated
 	line := 0
 	for {
@@ -266,13 +281,19 @@ var errEmptyCommit = errors.New("empty commit file: no action (truncated?)")
 // readCommit streams commit file path through DecodeCommit. A file without
 // any action is a *CorruptLogError (errEmptyCommit).
 func readCommit(ctx context.Context, st storage.Store, path string, version int64, maxLine int, fn func(line int, a *Action) error) error {
+	return readCommitSized(ctx, st, path, version, -1, maxLine, fn)
+}
+
+// readCommitSized is readCommit of a file of size bytes as listed (< 0:
+// unknown), which sizes the read buffer.
+func readCommitSized(ctx context.Context, st storage.Store, path string, version, size int64, maxLine int, fn func(line int, a *Action) error) error {
 	rc, err := st.NewRangeReader(ctx, path, 0, -1)
 	if err != nil {
 		return fmt.Errorf("read commit %s: %w", path, err)
 	}
 	defer rc.Close()
 	n := 0
-	err = DecodeCommit(rc, path, version, maxLine, func(line int, a *Action) error {
+	err = decodeCommit(rc, path, version, maxLine, size, func(line int, a *Action) error {
 		n++
 		return fn(line, a)
 	})

@@ -349,7 +349,7 @@ func (l *Log) replay(ctx context.Context, seg *segment) (*Snapshot, error) {
 			lf := seg.commits[i]
 			g.Go(func() error {
 				var acts []Action
-				err := readCommit(gctx, l.store, lf.info.Path, lf.version, l.opts.MaxLineBytes, func(_ int, a *Action) error {
+				err := readCommitSized(gctx, l.store, lf.info.Path, lf.version, lf.info.Size, l.opts.MaxLineBytes, func(_ int, a *Action) error {
 					acts = append(acts, *a)
 					return nil
 				})
