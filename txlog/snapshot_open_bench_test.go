@@ -148,12 +148,20 @@ func peakRSSMiB() float64 {
 // (the bench's setup needs no durable puts).
 func writeFiles(t testing.TB, mem *memStore, dir string) {
 	t.Helper()
-	for k, o := range mem.objs {
-		p := filepath.Join(dir, filepath.FromSlash(k))
+	ctx := context.Background()
+	for fi, err := range mem.List(ctx, "", "") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := mem.Read(ctx, fi.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, filepath.FromSlash(fi.Path))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(p, o.data, 0o644); err != nil {
+		if err := os.WriteFile(p, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
