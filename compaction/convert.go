@@ -82,7 +82,7 @@ func Convert(ctx context.Context, t *table.Table, opts ConvertOptions) (*Convert
 	}
 	snap, err := t.Snapshot(ctx)
 	if err != nil && !errors.Is(err, txlog.ErrTableNotFound) {
-		return fail(err)
+		return nil, fmt.Errorf("convert: %w", err) // names the table
 	}
 	res := &ConvertResult{Version: -1, FromBatch: -1, ToBatch: listing.LatestBatchID}
 	if snap != nil {

@@ -151,7 +151,7 @@ type Result struct {
 func Optimize(ctx context.Context, t *table.Table, po PlanOptions, eo ExecOptions) (*Plan, *Result, error) {
 	snap, err := t.Snapshot(ctx)
 	if err != nil {
-		return nil, nil, fmt.Errorf("optimize %s: %w", t.URL(), err)
+		return nil, nil, fmt.Errorf("optimize: %w", err) // names the table
 	}
 	plan, err := NewPlan(snap, po)
 	if err != nil {
@@ -204,7 +204,7 @@ func Execute(ctx context.Context, t *table.Table, plan *Plan, opts ExecOptions) 
 	if snap == nil {
 		s, err := t.SnapshotAt(ctx, plan.ReadVersion)
 		if err != nil {
-			return nil, fmt.Errorf("optimize %s: load version %d: %w: %w", t.URL(), plan.ReadVersion, ErrPlanStale, err)
+			return nil, fmt.Errorf("optimize: load version %d: %w: %w", plan.ReadVersion, ErrPlanStale, err) // names the table
 		}
 		snap = s
 	}
@@ -303,7 +303,7 @@ func Execute(ctx context.Context, t *table.Table, plan *Plan, opts ExecOptions) 
 		latest, lerr := t.Snapshot(ctx)
 		if lerr != nil {
 			deleteOutputs(ctx, t, live)
-			return nil, fmt.Errorf("optimize %s: reload after conflict (%v): %w", t.URL(), err, lerr)
+			return nil, fmt.Errorf("optimize: reload after conflict (%v): %w", err, lerr) // lerr names the table
 		}
 		if cerr := compatibleMetadata(md, latest.Metadata()); cerr != nil {
 			deleteOutputs(ctx, t, live)

@@ -23,7 +23,7 @@ type CheckpointResult struct {
 func Checkpoint(ctx context.Context, t *table.Table) (*CheckpointResult, error) {
 	snap, err := t.Snapshot(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("checkpoint %s: %w", t.URL(), err)
+		return nil, fmt.Errorf("write a checkpoint: %w", err) // names the table
 	}
 	lc, err := t.Log().Checkpoint(ctx, snap)
 	if err != nil {
@@ -88,7 +88,7 @@ func CleanupLog(ctx context.Context, t *table.Table, opts CleanupLogOptions) (*C
 	// Features": a writer must not write to such a table).
 	snap, err := t.Snapshot(ctx)
 	if err != nil {
-		return cleanupResult(nil, false), fmt.Errorf("cleanup-log %s: %w", t.URL(), err)
+		return cleanupResult(nil, false), fmt.Errorf("cleanup-log: %w", err) // names the table
 	}
 	if err := txlog.CheckWriteSupported(snap.Protocol(), snap.Metadata()); err != nil {
 		return cleanupResult(nil, false), fmt.Errorf("cleanup-log %s version %d: %w", t.URL(), snap.Version(), err)

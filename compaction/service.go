@@ -331,14 +331,23 @@ func (s *Service) pass(ctx context.Context, t *table.Table) (TableReport, error)
 func (s *Service) passSteps(ctx context.Context, t *table.Table) (rep TableReport, step string, err error) {
 	log := s.opts.Logger.With("table", t.URL())
 	rep = TableReport{Table: t.URL()}
-	fail := func(failed string, err error) (TableReport, string, error) {
+	// fail reports a failed step; the returned error names the table and
+	// the step once: failNamed's err comes from a call that names both
+	// (the table's Snapshot, Execute, Checkpoint, Vacuum, CleanupLog).
+	report := func(failed string, err, wrapped error) (TableReport, string, error) {
 		log.Warn("maintenance step failed", "step", failed, "err", err)
 		rep.Error, rep.FailedStep = err.Error(), failed
-		return rep, failed, fmt.Errorf("maintain %s: %s: %w", t.URL(), failed, err)
+		return rep, failed, wrapped
+	}
+	fail := func(failed string, err error) (TableReport, string, error) {
+		return report(failed, err, fmt.Errorf("maintain %s: %s: %w", t.URL(), failed, err))
+	}
+	failNamed := func(failed string, err error) (TableReport, string, error) {
+		return report(failed, err, fmt.Errorf("maintain: %w", err))
 	}
 	snap, err := t.Snapshot(ctx)
 	if err != nil {
-		return fail("snapshot", err)
+		return failNamed("snapshot", err)
 	}
 
 	// OPTIMIZE the partitions with too many small files.
@@ -377,14 +386,14 @@ func (s *Service) passSteps(ctx context.Context, t *table.Table) (rep TableRepor
 		}
 		res, err := Execute(ctx, t, plan, s.opts.Exec)
 		if err != nil {
-			return fail("optimize", err)
+			return failNamed("optimize", err)
 		}
 		rep.Optimize = res
 		log.Info("optimize", "partitions", len(hot), "version", res.Version,
 			"removedFiles", res.NumRemovedFiles, "addedFiles", res.NumAddedFiles, "abandonedBins", res.AbandonedBins)
 		if res.Version >= 0 {
 			if snap, err = t.Snapshot(ctx); err != nil {
-				return fail("snapshot", err)
+				return failNamed("snapshot", err)
 			}
 		}
 	}
@@ -406,7 +415,7 @@ func (s *Service) passSteps(ctx context.Context, t *table.Table) (rep TableRepor
 		if due {
 			cp, err := Checkpoint(ctx, t)
 			if err != nil {
-				return fail("checkpoint", err)
+				return failNamed("checkpoint", err)
 			}
 			rep.Checkpoint = cp
 			log.Info("checkpoint", "version", cp.Version)
@@ -422,13 +431,13 @@ func (s *Service) passSteps(ctx context.Context, t *table.Table) (rep TableRepor
 		if !seen || now.Sub(lastV) >= s.opts.VacuumInterval {
 			vr, err := Vacuum(ctx, t, VacuumOptions{Retention: s.opts.Retention, Now: s.opts.Now})
 			if err != nil {
-				return fail("vacuum", err)
+				return failNamed("vacuum", err)
 			}
 			rep.Vacuum = vr
 			log.Info("vacuum", "filesDeleted", vr.FilesDeleted, "bytesDeleted", vr.BytesDeleted)
 			cr, err := CleanupLog(ctx, t, CleanupLogOptions{Now: func() time.Time { return now }})
 			if err != nil {
-				return fail("cleanup-log", err)
+				return failNamed("cleanup-log", err)
 			}
 			rep.CleanupLog = cr
 			log.Info("cleanup-log", "filesDeleted", cr.FilesDeleted, "checkpointVersion", cr.CheckpointVersion)

@@ -253,7 +253,7 @@ func Vacuum(ctx context.Context, t *table.Table, opts VacuumOptions) (*VacuumRes
 	}
 	snap, err := t.Snapshot(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("vacuum %s: %w", t.URL(), err)
+		return nil, fmt.Errorf("vacuum: %w", err) // names the table
 	}
 	md := snap.Metadata()
 	if err := txlog.CheckWriteSupported(snap.Protocol(), md); err != nil {

@@ -279,7 +279,7 @@ func appendDoubling(buf, chunk []byte) []byte {
 func readVersion(ctx context.Context, store storage.Store, key string) error {
 	rc, err := store.NewRangeReader(ctx, key, 0, 32)
 	if err != nil {
-		return fmt.Errorf("read log %s: %w", key, err)
+		return err // the store names the op and the path
 	}
 	defer rc.Close()
 	head, err := io.ReadAll(io.LimitReader(rc, 32))

@@ -331,12 +331,12 @@ func (l *Log) stateOf(ls *listing) (*LogState, error) {
 func (l *Log) readFile(ctx context.Context, key string, latest bool, fn func(SinkFileStatus, []byte) error) error {
 	rc, err := l.store.NewRangeReader(ctx, key, 0, -1)
 	if err != nil {
-		return fmt.Errorf("read log %s: %w", key, err)
+		return err // the store names the op and the path
 	}
 	defer rc.Close()
 	err = decodeLog(key, rc, fn)
 	if err != nil && latest && errors.Is(err, ErrCorruptLog) {
-		return fmt.Errorf("%w: latest log file %s: %w", ErrIncompleteLog, key, err)
+		return fmt.Errorf("%w: %w", ErrIncompleteLog, err) // err names the file and line
 	}
 	return err
 }

@@ -3,6 +3,7 @@ package sink
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 var (
@@ -22,9 +23,15 @@ type BatchError struct {
 	Err     error  // the cause
 }
 
-// Error implements error.
+// Error implements error: "batch 3 to file:///t: <Err>", without the
+// table when Err already names it ("batch 3: write file:///t: ..."), so
+// that the message says each once.
 func (e *BatchError) Error() string {
-	return fmt.Sprintf("batch %d to %s: %v", e.BatchID, e.Table, e.Err)
+	msg := fmt.Sprint(e.Err)
+	if e.Table == "" || strings.Contains(msg, e.Table) {
+		return fmt.Sprintf("batch %d: %s", e.BatchID, msg)
+	}
+	return fmt.Sprintf("batch %d to %s: %s", e.BatchID, e.Table, msg)
 }
 
 // Unwrap returns the underlying error, for errors.Is and errors.As.

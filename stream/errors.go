@@ -3,6 +3,8 @@ package stream
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/lakesink/lakesink/stream/checkpoint"
 )
@@ -32,13 +34,20 @@ type BatchError struct {
 	Err     error  // the cause
 }
 
-// Error implements error.
+// Error implements error: "batch 3: write to the sink: <Err>", or
+// "write to the sink: <Err>" when Err already starts by naming the batch
+// (a sink's "batch 3: ..." or "batch 3 to file:///t: ..."), so that the
+// message says it once.
 func (e *BatchError) Error() string {
 	stage, ok := stageWords[e.Stage]
 	if !ok {
 		stage = e.Stage
 	}
-	return fmt.Sprintf("batch %d: %s: %v", e.BatchID, stage, e.Err)
+	msg := fmt.Sprint(e.Err)
+	if b := "batch " + strconv.FormatInt(e.BatchID, 10); strings.HasPrefix(msg, b+":") || strings.HasPrefix(msg, b+" ") {
+		return fmt.Sprintf("%s: %s", stage, msg)
+	}
+	return fmt.Sprintf("batch %d: %s: %s", e.BatchID, stage, msg)
 }
 
 // stageWords says what a BatchError's stage was doing, for its message.

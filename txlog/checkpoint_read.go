@@ -69,7 +69,7 @@ func resolveSidecar(p string) (string, error) {
 func (l *Log) readParquetActions(ctx context.Context, path string, version int64, fn func(*Action) error) (err error) {
 	data, err := l.store.Read(ctx, path)
 	if err != nil {
-		return fmt.Errorf("read checkpoint %s: %w", path, err)
+		return err // the store names the op and the path
 	}
 	corrupt := func(e error) error { return &CorruptLogError{Path: path, Version: version, Err: e} }
 	defer func() {

@@ -289,7 +289,7 @@ func readCommit(ctx context.Context, st storage.Store, path string, version int6
 func readCommitSized(ctx context.Context, st storage.Store, path string, version, size int64, maxLine int, fn func(line int, a *Action) error) error {
 	rc, err := st.NewRangeReader(ctx, path, 0, -1)
 	if err != nil {
-		return fmt.Errorf("read commit %s: %w", path, err)
+		return err // the store names the op and the path
 	}
 	defer rc.Close()
 	n := 0

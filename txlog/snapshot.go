@@ -466,7 +466,7 @@ var errStop = errors.New("stop")
 func (l *Log) readCommitInfo(ctx context.Context, lf logFile) (CommitInfo, error) {
 	rc, err := l.store.NewRangeReader(ctx, lf.info.Path, 0, -1)
 	if err != nil {
-		return nil, fmt.Errorf("read commit %s: %w", lf.info.Path, err)
+		return nil, err // the store names the op and the path
 	}
 	defer rc.Close()
 	var ci CommitInfo
