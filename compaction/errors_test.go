@@ -29,10 +29,13 @@ func TestErrorsNameTheTableOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, run := range map[string]func() error{
-		"Optimize":         func() error { _, _, err := Optimize(ctx, tb, PlanOptions{}, ExecOptions{}); return err },
-		"Vacuum":           func() error { _, err := Vacuum(ctx, tb, VacuumOptions{}); return err },
-		"Checkpoint":       func() error { _, err := Checkpoint(ctx, tb); return err },
-		"CleanupLog":       func() error { _, err := CleanupLog(ctx, tb, now); return err },
+		"Optimize":   func() error { _, _, err := Optimize(ctx, tb, PlanOptions{}, ExecOptions{}); return err },
+		"Vacuum":     func() error { _, err := Vacuum(ctx, tb, VacuumOptions{}); return err },
+		"Checkpoint": func() error { _, err := Checkpoint(ctx, tb); return err },
+		"CleanupLog": func() error {
+			_, err := CleanupLog(ctx, tb, CleanupLogOptions{Now: func() time.Time { return now }})
+			return err
+		},
 		"maintenance pass": func() error { _, err := svc.pass(ctx, tb); return err },
 	} {
 		err := run()
