@@ -185,3 +185,45 @@ func TestCheckpointColumnsMixedRows(t *testing.T) {
 		t.Fatal("mixed rows not read column-wise")
 	}
 }
+
+// TestSortedFilesMergeAfterCheckpoint checks the merge of the
+// checkpoint's ordered keys with the commits after it (replayer.sortedFiles)
+// against a sort of every live key: adds before, between and after the
+// checkpoint's paths, a checkpoint file removed, one removed and added
+// again, one re-added with a deletion vector (a second key).
+func TestSortedFilesMergeAfterCheckpoint(t *testing.T) {
+	ctx := context.Background()
+	st := newMemStore()
+	buildLog(t, st, 20)
+	l := newTestLog(t, st, Options{})
+	s, err := l.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Checkpoint(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	live := s.Files()
+	st.put(CommitPath(20), `{"add":{"path":"a-first.parquet","partitionValues":{},"size":1,"modificationTime":1,"dataChange":true}}`+"\n"+
+		`{"add":{"path":"zz-last.parquet","partitionValues":{},"size":1,"modificationTime":1,"dataChange":true}}`+"\n"+
+		`{"add":{"path":"`+live[0].Path+`x","partitionValues":{},"size":1,"modificationTime":1,"dataChange":true}}`+"\n"+
+		`{"remove":{"path":"`+live[1].Path+`","deletionTimestamp":1,"dataChange":true}}`+"\n"+
+		`{"remove":{"path":"`+live[2].Path+`","deletionTimestamp":1,"dataChange":true}}`+"\n")
+	st.put(CommitPath(21), `{"add":{"path":"`+live[2].Path+`","partitionValues":{},"size":2,"modificationTime":1,"dataChange":true}}`+"\n"+
+		`{"add":{"path":"`+live[3].Path+`","partitionValues":{},"size":2,"modificationTime":1,"dataChange":true,"deletionVector":{"storageType":"i","pathOrInlineDv":"abc","sizeInBytes":3,"cardinality":1}}}`+"\n"+
+		`{"add":{"path":"a-first.parquet","partitionValues":{},"size":3,"modificationTime":1,"dataChange":true}}`+"\n")
+	got, err := l.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.CheckpointVersion() != 19 {
+		t.Fatalf("loaded from checkpoint %d", got.CheckpointVersion())
+	}
+	wantAdds, wantKeys := got.sortFiles()
+	if !reflect.DeepEqual(got.sorted, wantAdds) || !reflect.DeepEqual(got.sortedKeys, wantKeys) {
+		t.Fatalf("merged order %v, want %v", got.sortedKeys, wantKeys)
+	}
+	if len(wantKeys) != len(live)-1+4 {
+		t.Fatalf("%d live files, want %d", len(wantKeys), len(live)-1+4)
+	}
+}

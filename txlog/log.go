@@ -126,6 +126,10 @@ type segment struct {
 	// checksum is the newest .crc listed at or below version and at or
 	// after the checkpoint (the replay passes its version), if any.
 	checksum *logFile
+	// checkpointAdds is the checkpoint's number of adds as
+	// _last_checkpoint gives it (numOfAddFiles; 0: unknown), bounded by the
+	// checkpoint's size: the replay sizes its maps with it.
+	checkpointAdds int
 }
 
 // errNeedFullListing: a partial listing (from a checkpoint hint) did not find
@@ -256,6 +260,7 @@ func (l *Log) segment(ctx context.Context, target int64) (*segment, error) {
 		}
 		seg, err := ls.segmentFor(target, true)
 		if err == nil {
+			seg.checkpointAdds = hintedAdds(hint, seg.checkpoint)
 			return seg, nil
 		}
 		if !errors.Is(err, errNeedFullListing) && !errors.Is(err, ErrCorruptLog) && !errors.Is(err, ErrVersionNotFound) {
@@ -294,3 +299,17 @@ func (l *Log) LatestVersion(ctx context.Context) (int64, error) {
 }
 
 func baseName(p string) string { return path.Base(p) }
+
+// hintedAdds is numOfAddFiles of the hint when it describes ck, at most
+// one add per 16 bytes of ck's files (a corrupt hint must not size a map
+// of billions), else 0.
+func hintedAdds(hint *LastCheckpoint, ck *checkpointRef) int {
+	if hint == nil || ck == nil || hint.Version != ck.version || hint.NumOfAddFiles == nil || *hint.NumOfAddFiles <= 0 {
+		return 0
+	}
+	var size int64
+	for _, f := range ck.files {
+		size += f.info.Size
+	}
+	return int(min(*hint.NumOfAddFiles, size/16))
+}

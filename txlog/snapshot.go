@@ -213,6 +213,16 @@ type replayer struct {
 	protocol  *Protocol
 	metadata  *Metadata
 	dedupAdds bool
+	// inCheckpoint: the actions applied are a checkpoint's.
+	inCheckpoint bool
+	// ckptKeys are the keys of the checkpoint's adds in the order applied
+	// while they arrive strictly ascending (ckptOrdered; a checkpoint
+	// written from a Snapshot lists its files sorted), and laterKeys those
+	// of the adds of the commits after it: the live files are then sorted
+	// by a merge instead of a sort of every key (sortedFiles).
+	ckptKeys    []fileKey
+	ckptOrdered bool
+	laterKeys   []fileKey
 }
 
 func newReplayer(root tableRoot) *replayer {
@@ -223,7 +233,59 @@ func newReplayer(root tableRoot) *replayer {
 		domains:           map[string]*DomainMetadata{},
 		checkpointVersion: -1,
 		root:              root,
-	}}
+	}, ckptOrdered: true}
+}
+
+// sortedFiles returns the live adds ordered by key, and their keys. When
+// the checkpoint's adds came in key order, the live ones among them are
+// merged with the sorted keys added by later commits; otherwise (or if
+// the two do not account for every live file) every key is sorted.
+func (r *replayer) sortedFiles() ([]*Add, []fileKey) {
+	s := r.s
+	if !r.ckptOrdered || len(r.ckptKeys) == 0 {
+		return s.sortFiles()
+	}
+	var extra []fileKey
+	for _, k := range r.laterKeys {
+		if _, live := s.files[k]; !live {
+			continue
+		}
+		if _, found := slices.BinarySearchFunc(r.ckptKeys, k, compareKeys); !found {
+			extra = append(extra, k)
+		}
+	}
+	slices.SortFunc(extra, compareKeys)
+	extra = slices.Compact(extra)
+	keys := r.ckptKeys[:0]
+	for _, k := range r.ckptKeys {
+		if _, live := s.files[k]; live {
+			keys = append(keys, k)
+		}
+	}
+	r.ckptKeys, r.laterKeys = nil, nil
+	if len(extra) > 0 {
+		merged := make([]fileKey, 0, len(keys)+len(extra))
+		i, j := 0, 0
+		for i < len(keys) && j < len(extra) {
+			if compareKeys(keys[i], extra[j]) < 0 {
+				merged = append(merged, keys[i])
+				i++
+			} else {
+				merged = append(merged, extra[j])
+				j++
+			}
+		}
+		merged = append(append(merged, keys[i:]...), extra[j:]...)
+		keys = merged
+	}
+	if len(keys) != len(s.files) {
+		return s.sortFiles()
+	}
+	out := make([]*Add, len(keys))
+	for i, k := range keys {
+		out[i] = s.files[k]
+	}
+	return out, slices.Clip(keys)
 }
 
 // apply reconciles one action (PROTOCOL.md, "Action Reconciliation"). V2
@@ -253,6 +315,17 @@ func (r *replayer) apply(a *Action) error {
 		k := fileKey{p, a.Add.DeletionVector.UniqueID()}
 		r.s.files[k] = a.Add
 		delete(r.s.tombstones, k)
+		switch {
+		case !r.inCheckpoint:
+			if r.ckptOrdered && len(r.ckptKeys) > 0 {
+				r.laterKeys = append(r.laterKeys, k)
+			}
+		case !r.ckptOrdered:
+		case len(r.ckptKeys) > 0 && compareKeys(r.ckptKeys[len(r.ckptKeys)-1], k) >= 0:
+			r.ckptOrdered, r.ckptKeys = false, nil
+		default:
+			r.ckptKeys = append(r.ckptKeys, k)
+		}
 	}
 	if a.Remove != nil {
 		p, err := resolvePath(r.s.root, a.Remove.Path)
@@ -332,9 +405,15 @@ func (l *Log) replay(ctx context.Context, seg *segment) (*Snapshot, error) {
 			}
 			return nil
 		}
+		if n := seg.checkpointAdds; n > 0 {
+			r.s.files = make(map[fileKey]*Add, n)
+			r.ckptKeys = make([]fileKey, 0, n)
+		}
+		r.inCheckpoint = true
 		if err := l.readCheckpoint(ctx, ck, applyCk); err != nil {
 			return nil, err
 		}
+		r.inCheckpoint = false
 		if err := checkAt(ck.version, CommitInfo{}); err != nil {
 			return nil, err
 		}
@@ -397,7 +476,7 @@ func (l *Log) replay(ctx context.Context, seg *segment) (*Snapshot, error) {
 	for k, a := range r.s.files {
 		r.s.byPath[k.path] = a
 	}
-	r.s.sorted, r.s.sortedKeys = r.s.sortFiles()
+	r.s.sorted, r.s.sortedKeys = r.sortedFiles()
 	r.s.crc = computeChecksumState(r.s.files)
 	// commitInfo of a version covered only by the checkpoint.
 	if seg.last != nil && (seg.checkpoint != nil && seg.checkpoint.version == seg.version) {
