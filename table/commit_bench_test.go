@@ -112,8 +112,10 @@ func newestSize(b *testing.B, pattern string) int {
 // floor measured in the same run: the same three files per commit (data
 // file and .crc by temp + fsync + rename + directory fsync, the commit by
 // temp + fsync + link + directory fsync, sizes as lakesink wrote them)
-// with no Delta logic, by as many goroutines. Only `make bench` runs it
-// (the 10,000-version table takes a while to build).
+// with no Delta logic, by as many goroutines. Each writer keeps the
+// snapshot of its last commit and reads only the commits after it
+// (txlog.Log.Update). Only `make bench` runs it (the 10,000-version table
+// takes a while to build).
 func BenchmarkBlindAppendCommitRate(b *testing.B) {
 	const commits = 60
 	for _, versions := range []int{200, 1_000, 10_000} {

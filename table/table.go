@@ -23,8 +23,15 @@ const Version = "0.1.0"
 // EngineInfo is the commitInfo.engineInfo value of every lakesink commit.
 const EngineInfo = "lakesink/" + Version
 
-// Table is a Delta table at a storage location. It holds no snapshot: each
-// call reads the log, so a long-lived *Table always sees the latest commits.
+// Table is a Delta table at a storage location. Reads load the latest
+// snapshot from the log, so a long-lived *Table always sees the latest
+// commits. Write keeps the snapshot its last commit produced
+// (txlog.Transaction.PostCommitSnapshot) and brings it up to date before
+// the next write by reading only the commits after it (txlog.Log.Update;
+// Delta's DeltaLog.update): a blind append costs a constant number of
+// store calls whatever the table's size. After a failed commit (a
+// conflict, an unknown outcome) the next write loads the log again. Safe
+// for concurrent use.
 type Table struct {
 	store        storage.Store
 	log          *txlog.Log
@@ -34,6 +41,52 @@ type Table struct {
 	probeMu sync.Mutex
 	probed  bool  // the conditional-write probe ran
 	probe   error // and its outcome
+
+	held struct {
+		sync.Mutex
+		snap *txlog.Snapshot // the newest snapshot a write read or committed
+	}
+}
+
+// writeSnapshot is the latest snapshot for a write: the held one brought
+// up to date, or (none held) a full load. txlog.ErrTableNotFound when there
+// is no table.
+func (t *Table) writeSnapshot(ctx context.Context) (*txlog.Snapshot, error) {
+	t.held.Lock()
+	h := t.held.snap
+	t.held.Unlock()
+	var s *txlog.Snapshot
+	var err error
+	if h == nil {
+		s, err = t.log.Snapshot(ctx)
+	} else {
+		s, err = t.log.Update(ctx, h)
+	}
+	if err != nil {
+		t.forget()
+		return nil, err
+	}
+	t.hold(s)
+	return s, nil
+}
+
+// hold keeps s for the next write unless a newer one is held.
+func (t *Table) hold(s *txlog.Snapshot) {
+	if s == nil {
+		return
+	}
+	t.held.Lock()
+	defer t.held.Unlock()
+	if t.held.snap == nil || s.Version() >= t.held.snap.Version() {
+		t.held.snap = s
+	}
+}
+
+// forget drops the held snapshot: the next write loads the log.
+func (t *Table) forget() {
+	t.held.Lock()
+	t.held.snap = nil
+	t.held.Unlock()
 }
 
 // config collects the Options of Open and Create.

@@ -208,7 +208,7 @@ func (t *Table) Write(ctx context.Context, batch *schema.Batch, o WriteOptions) 
 	if err := t.CheckConditionalWrites(ctx); err != nil {
 		return WriteResult{}, err
 	}
-	snap, err := t.log.Snapshot(ctx)
+	snap, err := t.writeSnapshot(ctx)
 	if err != nil && !errors.Is(err, txlog.ErrTableNotFound) {
 		return WriteResult{}, fmt.Errorf("write %s: %w", t.URL(), err)
 	}
@@ -287,6 +287,13 @@ func (t *Table) Write(ctx context.Context, batch *schema.Batch, o WriteOptions) 
 	now := o.Now().UnixMilli()
 	tx := t.log.Begin(snap)
 	tx.Add(newTable...)
+	defer func() {
+		if post := tx.PostCommitSnapshot(); post != nil {
+			t.hold(post)
+		} else {
+			t.forget() // no commit, or one whose state we did not keep
+		}
+	}()
 	if mdChanged != nil {
 		tx.Add(txlog.Action{MetaData: mdChanged})
 	}

@@ -13,6 +13,15 @@
 //	tx.ReadTxn(appID)                                    // what the commit depends on
 //	tx.Add(txlog.Action{Add: &txlog.Add{...}}, txlog.Action{Txn: &txlog.Txn{...}})
 //	v, err := tx.Commit(ctx, "STREAMING UPDATE", params, metrics)
+//	snap = tx.PostCommitSnapshot()                       // version v, built in memory
+//	snap, err = log.Update(ctx, snap)                    // before the next write: only the commits after it
+//
+// A writer that keeps the snapshot its commit produced and brings it up
+// to date with Update (Delta's DeltaLog.update, delta-kernel-rs's
+// Snapshot::try_new_from) lists nothing and reads only the commits after
+// it: a blind append costs a constant number of store calls whatever the
+// size of the log. Table properties are parsed once per snapshot
+// (Snapshot.Properties, TableProperties, DeltaConfigs.scala's rules).
 //
 // Reading: Snapshot loads the newest complete checkpoint (classic,
 // multi-part with all parts present, or V2 UUID-named JSON/Parquet with

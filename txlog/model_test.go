@@ -87,6 +87,9 @@ type modelMachine struct {
 	removed []string      // keys removed at some point (candidates for re-add)
 	nextID  int
 	nCols   int
+	// post is the PostCommitSnapshot of the last commit, held as a writer
+	// holds it; held an older one, brought up to date by Log.Update.
+	post, held *txlog.Snapshot
 }
 
 func (mm *modelMachine) freshKey(t *rapid.T) string {
@@ -268,7 +271,18 @@ func predictConflict(first, second *plannedTxn) string {
 }
 
 func (mm *modelMachine) commit(t *rapid.T, p *plannedTxn, snap *txlog.Snapshot) (int64, error) {
-	return p.begin(mm.log, snap).Commit(mm.ctx, "WRITE", nil, nil)
+	tx := p.begin(mm.log, snap)
+	v, err := tx.Commit(mm.ctx, "WRITE", nil, nil)
+	if err == nil {
+		if tx.PostCommitSnapshot() == nil || tx.PostCommitSnapshot().Version() != v {
+			t.Fatalf("commit of version %d: post-commit snapshot %v", v, tx.PostCommitSnapshot())
+		}
+		if mm.held == nil || rapid.IntRange(0, 3).Draw(t, "holdPost") == 0 {
+			mm.held = mm.post
+		}
+		mm.post = tx.PostCommitSnapshot()
+	}
+	return v, err
 }
 
 // record makes the model's next version.
@@ -394,6 +408,18 @@ func (mm *modelMachine) TimeTravel(t *rapid.T) {
 // Check is the invariant after every step.
 func (mm *modelMachine) Check(t *rapid.T) {
 	compareModel(t, mm.latest(t), mm.cur)
+	// The snapshot a writer holds after its commit, and one brought up to
+	// date from an older one, are the replayed state.
+	if mm.post != nil && mm.post.Version() == mm.cur.version {
+		compareModel(t, mm.post, mm.cur)
+	}
+	if mm.held != nil {
+		u, err := mm.log.Update(mm.ctx, mm.held)
+		if err != nil {
+			t.Fatalf("update from version %d: %v", mm.held.Version(), err)
+		}
+		compareModel(t, u, mm.cur)
+	}
 }
 
 func compareModel(t *rapid.T, s *txlog.Snapshot, m *modelState) {

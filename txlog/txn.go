@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -51,6 +52,7 @@ type Transaction struct {
 	done        bool
 	txnID       string
 	extraInfo   CommitInfo
+	post        *Snapshot // after a successful Commit, the snapshot it wrote
 }
 
 // Begin starts a transaction on snap. A nil snap creates the table: the
@@ -132,6 +134,44 @@ func (t *Transaction) SetCommitInfo(key string, value any) error {
 
 // Snapshot is the snapshot the transaction read (nil for a new table).
 func (t *Transaction) Snapshot() *Snapshot { return t.snap }
+
+// PostCommitSnapshot is, after Commit succeeded, the snapshot of the
+// version it wrote, advanced in memory from the snapshot the transaction
+// read over the winning commits it was rebased on and its own commit (as
+// delta-kernel-rs's CommittedTransaction::post_commit_snapshot), without
+// reading the log: a writer keeps it for its next transaction (and
+// Log.Update brings it up to date). nil before Commit, after a failed one,
+// or when the commit file's modification time could not be read.
+func (t *Transaction) PostCommitSnapshot() *Snapshot { return t.post }
+
+// postCommitSnapshot builds PostCommitSnapshot: version's commit holds
+// data; winners are the commits (versions and actions) between the read
+// snapshot and it. nil when it cannot be built; it is an optimisation.
+func (t *Transaction) postCommitSnapshot(ctx context.Context, version int64, data []byte, winners []int64, between [][]Action) *Snapshot {
+	l := t.log
+	p := CommitPath(version)
+	acts, err := ParseCommit(data, p, version, l.opts.MaxLineBytes)
+	if err != nil {
+		return nil
+	}
+	fi, err := l.store.Stat(ctx, p)
+	if err != nil {
+		return nil
+	}
+	s := t.snap
+	if s == nil {
+		s = emptySnapshot(l.root)
+	}
+	for i, w := range between {
+		if s, err = s.advance(winners[i], w, CommitPath(winners[i]), time.Time{}); err != nil {
+			return nil
+		}
+	}
+	if s, err = s.advance(version, acts, p, fi.ModTime); err != nil {
+		return nil
+	}
+	return s
+}
 
 // Actions returns the actions added so far.
 func (t *Transaction) Actions() []Action { return t.actions }
@@ -352,7 +392,8 @@ func (t *Transaction) Commit(ctx context.Context, operation string, params, metr
 	// PROTOCOL.md "In-Commit Timestamps": writers write it when the feature is
 	// supported (writer 7 with inCommitTimestamp) and enabled by the property.
 	ict := ictActive(t.effectiveProtocol(), t.effectiveProperties())
-	var between [][]Action // the winning commits since readVersion, for the .crc
+	var between [][]Action  // the winning commits since readVersion, for the .crc
+	var winVersions []int64 // their versions
 	for attempt := 1; ; attempt++ {
 		if ict {
 			ts := max(l.opts.Now().UnixMilli(), prevICT+1)
@@ -379,6 +420,7 @@ func (t *Transaction) Commit(ctx context.Context, operation string, params, metr
 		}
 		if err == nil {
 			t.done = true
+			t.post = t.postCommitSnapshot(ctx, version, data, winVersions, between)
 			l.afterCommit(ctx, version, t, ci, acts, between)
 			return version, nil
 		}
@@ -404,6 +446,7 @@ func (t *Transaction) Commit(ctx context.Context, operation string, params, metr
 			}
 			version = w.version + 1
 			between = append(between, w.actions)
+			winVersions = append(winVersions, w.version)
 		}
 		if attempt >= l.opts.CommitAttempts {
 			return -1, fmt.Errorf("commit %s after %d attempts: %w: %w", p, attempt, ErrVersionAlreadyExists, ErrConcurrentModification)
@@ -672,9 +715,12 @@ func (l *Log) afterCommit(ctx context.Context, version int64, t *Transaction, ci
 	if version%interval != 0 {
 		return
 	}
-	snap, err := l.SnapshotAt(ctx, version)
-	if err != nil {
-		return
+	snap := t.post
+	if snap == nil {
+		var err error
+		if snap, err = l.SnapshotAt(ctx, version); err != nil {
+			return
+		}
 	}
 	_, _ = l.Checkpoint(ctx, snap)
 }

@@ -1,0 +1,185 @@
+package txlog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/lakesink/lakesink/storage"
+)
+
+// maxIncrementalCommits bounds how many commits Update reads one by one
+// before it loads the latest snapshot from its checkpoint instead (a
+// checkpoint is written every delta.checkpointInterval commits, 10 by
+// default, so a writer this far behind reads less from the checkpoint).
+const maxIncrementalCommits = 32
+
+// Update returns the latest snapshot, read incrementally from snap: only
+// the commits after snap.Version() are read, as Delta's DeltaLog.update
+// and delta-kernel-rs's Snapshot::try_new_from do, not the checkpoint and
+// the commits before. It costs one Stat of snap's commit file and one read
+// per commit after it (the last one answering ErrNotFound); nothing is
+// listed. It returns snap itself when no commit follows.
+//
+// The commit file of snap's version must still exist: log cleanup deletes
+// versions oldest first (PROTOCOL.md, "Metadata Cleanup"), so while it is
+// there every later commit is too, and a missing successor means snap is
+// the latest. When it has gone (snap older than delta.logRetentionDuration),
+// when more than a few dozen commits follow, or when snap is nil, Update
+// loads the latest snapshot as Snapshot does. The newest .crc of the
+// commits read is checked as a full load checks it (unless
+// Options.SkipChecksumValidation). Errors are those of Snapshot.
+func (l *Log) Update(ctx context.Context, snap *Snapshot) (*Snapshot, error) {
+	if snap == nil {
+		return l.Snapshot(ctx)
+	}
+	if _, err := l.store.Stat(ctx, CommitPath(snap.version)); err != nil {
+		if errors.Is(err, storage.ErrNotFound) {
+			return l.Snapshot(ctx)
+		}
+		return nil, fmt.Errorf("txlog: stat %s: %w", CommitPath(snap.version), err)
+	}
+	cur := snap
+	for n := 0; ; n++ {
+		v := cur.version + 1
+		p := CommitPath(v)
+		data, err := l.store.Read(ctx, p)
+		if errors.Is(err, storage.ErrNotFound) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("txlog: read commit %s: %w", p, err)
+		}
+		if n == maxIncrementalCommits {
+			return l.Snapshot(ctx)
+		}
+		acts, err := ParseCommit(data, p, v, l.opts.MaxLineBytes)
+		if err != nil {
+			return nil, err
+		}
+		fi, err := l.store.Stat(ctx, p)
+		if err != nil {
+			return nil, fmt.Errorf("txlog: stat %s: %w", p, err)
+		}
+		if cur, err = cur.advance(v, acts, p, fi.ModTime); err != nil {
+			return nil, err
+		}
+	}
+	if cur != snap && !l.opts.SkipChecksumValidation {
+		cf, err := l.readChecksum(ctx, cur.version)
+		if err != nil && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if cf != nil { // unreadable or unparseable: ignored, as a full load does
+			if mm := validateChecksum(cf, cur); mm != nil {
+				return nil, &CorruptLogError{Path: ChecksumPath(cur.version), Version: cur.version, Err: mm}
+			}
+		}
+	}
+	return cur, nil
+}
+
+// emptySnapshot is the state before version 0: no protocol, metadata or
+// files (advance over version 0 gives the new table).
+func emptySnapshot(root tableRoot) *Snapshot {
+	r := newReplayer(root)
+	r.s.version = -1
+	r.s.byPath = map[string]*Add{}
+	r.s.props = DefaultTableProperties()
+	r.s.crc = checksumState{hist: newFileSizeHistogram()}
+	return r.s
+}
+
+// advance returns the snapshot of version v: s with the actions of v's
+// commit file (at path, modified at modTime) applied by Action
+// Reconciliation, as a replay from s's state would build it. s is not
+// changed: the maps are copied (O(files) pointer copies), the ordered file
+// list is patched where the commit changed it, and the checksum sums are
+// updated from the changed files alone.
+func (s *Snapshot) advance(v int64, acts []Action, path string, modTime time.Time) (*Snapshot, error) {
+	n := &Snapshot{
+		version:           v,
+		protocol:          s.protocol,
+		metadata:          s.metadata,
+		files:             maps.Clone(s.files),
+		byPath:            maps.Clone(s.byPath),
+		tombstones:        maps.Clone(s.tombstones),
+		txns:              maps.Clone(s.txns),
+		domains:           maps.Clone(s.domains),
+		unknownAction:     s.unknownAction,
+		checkpointVersion: s.checkpointVersion,
+		root:              s.root,
+		props:             s.props,
+		crc:               s.crc,
+	}
+	n.crc.hist = s.crc.hist.clone()
+	proto, md := s.protocol, s.metadata
+	r := &replayer{s: n, protocol: &proto, metadata: &md}
+	changed := map[fileKey]bool{}
+	var ci CommitInfo
+	for i := range acts {
+		a := &acts[i]
+		if err := r.apply(a); err != nil {
+			return nil, &CorruptLogError{Path: path, Version: v, Err: err}
+		}
+		if len(a.Unknown) > 0 && n.unknownAction == nil {
+			n.unknownAction = &UnknownActionError{Action: slices.Sorted(maps.Keys(a.Unknown))[0], Path: path, Version: v}
+		}
+		if a.CommitInfo != nil {
+			ci = a.CommitInfo
+		}
+		var p, dv string
+		switch {
+		case a.Add != nil:
+			p, dv = a.Add.Path, a.Add.DeletionVector.UniqueID()
+		case a.Remove != nil:
+			p, dv = a.Remove.Path, a.Remove.DeletionVector.UniqueID()
+		default:
+			continue
+		}
+		key, err := resolvePath(s.root, p)
+		if err != nil {
+			return nil, &CorruptLogError{Path: path, Version: v, Err: err}
+		}
+		changed[fileKey{key, dv}] = true
+	}
+	n.commitInfo = ci
+	if r.metadata != &md || n.props.invalid != nil {
+		// New properties, or the same invalid ones reported at v.
+		n.props = parseTableProperties(r.metadata.Configuration, v)
+	}
+	n.protocol, n.metadata = *r.protocol, *r.metadata
+
+	keys := slices.SortedFunc(maps.Keys(changed), compareKeys)
+	sorted, sortedKeys := slices.Clone(s.sorted), slices.Clone(s.sortedKeys)
+	for _, k := range keys {
+		old, now := s.files[k], n.files[k]
+		if old != nil {
+			n.crc.account(old, -1)
+			if n.byPath[k.path] == old {
+				delete(n.byPath, k.path)
+			}
+		}
+		i, found := slices.BinarySearchFunc(sortedKeys, k, compareKeys)
+		switch {
+		case now != nil && found:
+			sorted[i] = now
+		case now != nil:
+			sorted, sortedKeys = slices.Insert(sorted, i, now), slices.Insert(sortedKeys, i, k)
+		case found:
+			sorted, sortedKeys = slices.Delete(sorted, i, i+1), slices.Delete(sortedKeys, i, i+1)
+		}
+	}
+	for _, k := range keys {
+		if now := n.files[k]; now != nil {
+			n.crc.account(now, 1)
+			n.byPath[k.path] = now
+		}
+	}
+	n.sorted, n.sortedKeys = sorted, sortedKeys
+	n.timestamp = commitTimestamp(n.protocol, n.props, n.commitInfo, modTime)
+	return n, nil
+}
