@@ -28,10 +28,12 @@ const EngineInfo = "lakesink/" + Version
 // commits. Write keeps the snapshot its last commit produced
 // (txlog.Transaction.PostCommitSnapshot) and brings it up to date before
 // the next write by reading only the commits after it (txlog.Log.Update;
-// Delta's DeltaLog.update): a blind append costs a constant number of
-// store calls whatever the table's size. After a failed commit (a
-// conflict, an unknown outcome) the next write loads the log again. Safe
-// for concurrent use.
+// Delta's SnapshotManagement.update): a blind append costs a constant
+// number of store calls whatever the table's size. After a failed commit
+// (a conflict, an unknown outcome) the held snapshot stays, so the next
+// write also reads only the commits after it, the winners included; an
+// error reading the log drops it and the next write loads the log again.
+// Safe for concurrent use.
 type Table struct {
 	store        storage.Store
 	log          *txlog.Log

@@ -288,11 +288,10 @@ func (t *Table) Write(ctx context.Context, batch *schema.Batch, o WriteOptions) 
 	tx := t.log.Begin(snap)
 	tx.Add(newTable...)
 	defer func() {
-		if post := tx.PostCommitSnapshot(); post != nil {
-			t.hold(post)
-		} else {
-			t.forget() // no commit, or one whose state we did not keep
-		}
+		// The snapshot our commit produced; after a failed commit the one
+		// held stays (a committed state: the next write reads only the
+		// commits after it, the winners included).
+		t.hold(tx.PostCommitSnapshot())
 	}()
 	if mdChanged != nil {
 		tx.Add(txlog.Action{MetaData: mdChanged})
@@ -361,16 +360,14 @@ func (t *Table) Write(ctx context.Context, batch *schema.Batch, o WriteOptions) 
 		// version first: that is a skip, not a failure (two sinks with one
 		// query id never write a batch twice).
 		var ce *txlog.ConflictError
-		if len(o.Txns) > 0 && errors.As(err, &ce) {
-			if s2, err2 := t.log.Snapshot(ctx); err2 == nil {
+		if (len(o.Txns) > 0 || o.AppID != "") && errors.As(err, &ce) {
+			// The winners are read again from snap (only the commits
+			// after it, as the next write will).
+			if s2, err2 := t.writeSnapshot(ctx); err2 == nil {
 				if merr := t.checkTxns(s2, o.Txns); merr != nil {
 					return WriteResult{}, merr
 				}
-			}
-		}
-		if o.AppID != "" && errors.As(err, &ce) {
-			if s2, err2 := t.log.Snapshot(ctx); err2 == nil {
-				if tv, ok := s2.TxnVersion(o.AppID); ok && o.Version <= tv {
+				if tv, ok := s2.TxnVersion(o.AppID); o.AppID != "" && ok && o.Version <= tv {
 					return WriteResult{Skipped: true, Version: s2.Version()}, nil
 				}
 			}
