@@ -105,7 +105,20 @@ func groupKillTest(t *testing.T, cluster kafkaCluster, cfg groupRun) {
 	args := []string{"ingest", "--json", "--format", "kafka", "--kafka-bootstrap", addrs[0], "--kafka-topic", topic,
 		"--kafka-group", group, "--starting-offsets", "earliest", "--table", out, "--partition-by", "partition",
 		"--trigger", "interval=" + cfg.maxDelay, "--max-offsets-per-trigger", "3000",
-		"--kafka-option", "session.timeout.ms=6000,heartbeat.interval.ms=500,max.poll.interval.ms=20000"}
+		"--kafka-option", "session.timeout.ms=6000,heartbeat.interval.ms=500,max.poll.interval.ms=20000," +
+			// franz-go waits for a JoinGroup answer for the rebalance
+			// timeout (max.poll.interval.ms) plus this overhead, then
+			// joins again. kfake restarts its rebalance deadline on every
+			// join while the group prepares a rebalance (Kafka's
+			// coordinator does not: GroupCoordinator.maybePrepareRebalance
+			// only prepares from a state that canRebalance), so with the
+			// default 10 s two workers whose joins were 10-20 s apart
+			// re-joined before the deadline, each restarting it for the
+			// other, and the group never rebalanced after the kills
+			// (the stall seen on main 2 times in 8 runs: every JoinGroup
+			// timed out, 15 s apart). With an overhead of at least the
+			// rebalance timeout no worker joins again before the deadline.
+			"request.timeout.ms=20000"}
 
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d", seed)
