@@ -3,7 +3,6 @@ package txlog
 import (
 	"context"
 	"errors"
-	"fmt"
 	"maps"
 	"slices"
 	"time"
@@ -40,7 +39,7 @@ func (l *Log) Update(ctx context.Context, snap *Snapshot) (*Snapshot, error) {
 		if errors.Is(err, storage.ErrNotFound) {
 			return l.Snapshot(ctx)
 		}
-		return nil, fmt.Errorf("txlog: stat %s: %w", CommitPath(snap.version), err)
+		return nil, err // a *storage.PathError naming the commit
 	}
 	cur := snap
 	for n := 0; ; n++ {
@@ -51,7 +50,7 @@ func (l *Log) Update(ctx context.Context, snap *Snapshot) (*Snapshot, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("txlog: read commit %s: %w", p, err)
+			return nil, err
 		}
 		if n == maxIncrementalCommits {
 			return l.Snapshot(ctx)
@@ -62,7 +61,7 @@ func (l *Log) Update(ctx context.Context, snap *Snapshot) (*Snapshot, error) {
 		}
 		fi, err := l.store.Stat(ctx, p)
 		if err != nil {
-			return nil, fmt.Errorf("txlog: stat %s: %w", p, err)
+			return nil, err
 		}
 		if cur, err = cur.advance(v, acts, p, fi.ModTime); err != nil {
 			return nil, err
