@@ -8,6 +8,21 @@
 // delta.enableDeletionVectors=true, with deletion vectors, in ONE MERGE commit with
 // its txn, conflict-checked at Serializable and re-planned after a conflict.
 //
+// Writer features (PROTOCOL.md "Table Features"): Write appends to tables an
+// engine wrote with deletion vectors, type widening, in-commit timestamps,
+// column mapping in name and id mode (data files by physical name with
+// field ids, "Writer Requirements for Column Mapping"), row tracking
+// (baseRowId, defaultRowCommitVersion and the delta.rowTracking high-water
+// mark, assigned by the commit: "Writer Requirements for Row Tracking"),
+// CHECK constraints (every new row checked with package expr; a row for
+// which one is false or null fails the write with a
+// *ConstraintViolationError, "CHECK Constraints") and identity columns
+// (values beyond delta.identity.highWaterMark, which the commit's metaData
+// moves on, "Identity Columns") and change data feed (an append or
+// overwrite updates no row, so it needs no change data files). It refuses by name, as a
+// *txlog.UnsupportedFeatureError, generated columns and a CHECK constraint
+// expr cannot evaluate. Merge honours only the first three.
+//
 // Lifecycle:
 //
 //	t, err := table.Create(ctx, "file:///data/events", table.CreateOptions{Schema: s, PartitionColumns: []string{"day"}})

@@ -14,4 +14,7 @@ var (
 	// ErrTxnMismatch: a write's WriteOptions.Txns continued from a txn
 	// version the table no longer has (*TxnMismatchError).
 	ErrTxnMismatch = errors.New("txn version mismatch")
+	// ErrConstraintViolation: a row breaks a CHECK constraint of the table
+	// (*ConstraintViolationError); nothing is committed.
+	ErrConstraintViolation = errors.New("CHECK constraint violated")
 )

@@ -250,7 +250,7 @@ func (t *Table) Write(ctx context.Context, batch *schema.Batch, o WriteOptions) 
 		sch, partCols = batch.Schema, o.PartitionColumns
 		props, _ = txlog.ParseTableProperties(o.Properties) // validated by newTableActions
 	} else {
-		if err := txlog.CheckWriteSupported(snap.Protocol(), snap.Metadata()); err != nil {
+		if err := txlog.CheckWriteSupported(snap.Protocol(), snap.Metadata(), writeHonours...); err != nil {
 			return WriteResult{}, fmt.Errorf("write %s: %w", t.URL(), err)
 		}
 		md := snap.Metadata()
@@ -261,6 +261,10 @@ func (t *Table) Write(ctx context.Context, batch *schema.Batch, o WriteOptions) 
 		merged, changed, err := fitSchema(sch, batch.Schema, o.MergeSchema)
 		if err != nil {
 			return WriteResult{}, fmt.Errorf("write %s: %w", t.URL(), err)
+		}
+		if changed && props.ColumnMappingMode != txlog.ColumnMappingNone {
+			return WriteResult{}, fmt.Errorf("write %s: %w: new columns for a table with column mapping (delta.columnMapping.mode=%s) need physical names and ids, which lakesink does not assign yet: add them with ALTER TABLE ... ADD COLUMNS first",
+				t.URL(), ErrSchemaMismatch, props.ColumnMappingMode)
 		}
 		if changed {
 			js, err := merged.MarshalJSON()
@@ -279,13 +283,46 @@ func (t *Table) Write(ctx context.Context, batch *schema.Batch, o WriteOptions) 
 	if err != nil {
 		return WriteResult{}, fmt.Errorf("write %s: %w", t.URL(), err)
 	}
-	files, err := t.writeFiles(ctx, batch, sch, wopts)
+	// PROTOCOL.md "Writer Requirements for Column Mapping": data files of a
+	// table in name or id mode name their columns by physical name, with
+	// field ids; partitionValues and stats use physical names too.
+	wopts.PhysicalNames = snap != nil && props.ColumnMappingMode != txlog.ColumnMappingNone
+	constraints := o.Properties
+	if snap != nil {
+		constraints = snap.Metadata().Configuration
+	}
+	checks, err := bindConstraints(constraints, sch)
 	if err != nil {
 		return WriteResult{}, fmt.Errorf("write %s: %w", t.URL(), err)
+	}
+	var idcols []*identityColumn
+	if snap != nil {
+		if idcols, err = bindIdentity(sch); err != nil {
+			return WriteResult{}, fmt.Errorf("write %s: %w", t.URL(), err)
+		}
+	}
+	files, err := t.writeFiles(ctx, batch, sch, wopts, checks, idcols)
+	if err != nil {
+		return WriteResult{}, fmt.Errorf("write %s: %w", t.URL(), err)
+	}
+	// PROTOCOL.md "Identity Columns": the high-water mark moves to the last
+	// value generated, in the metaData action of the same commit.
+	if withHWM, changed := withHighWaterMarks(sch, idcols); changed {
+		js, err := withHWM.MarshalJSON()
+		if err != nil {
+			return WriteResult{}, fmt.Errorf("write %s: encode schema: %w", t.URL(), err)
+		}
+		md := snap.Metadata()
+		if mdChanged != nil {
+			md = *mdChanged
+		}
+		md.SchemaString = string(js)
+		mdChanged = &md
 	}
 
 	now := o.Now().UnixMilli()
 	tx := t.log.Begin(snap)
+	tx.Honour(writeHonours...)
 	tx.Add(newTable...)
 	defer func() {
 		// The snapshot our commit produced; after a failed commit the one
@@ -426,10 +463,17 @@ func dataFileOptions(props txlog.TableProperties, partCols []string, targetBytes
 // validated before anything is written), a streamed one (batch.Chunks) chunk
 // by chunk through a parquetio.BatchWriter, whose files are deleted again if
 // a later chunk fails (none of them is committed either way).
-func (t *Table) writeFiles(ctx context.Context, batch *schema.Batch, sch *schema.StructType, wopts parquetio.WriteOptions) ([]parquetio.WrittenFile, error) {
+func (t *Table) writeFiles(ctx context.Context, batch *schema.Batch, sch *schema.StructType, wopts parquetio.WriteOptions,
+	checks []constraint, idcols []*identityColumn) ([]parquetio.WrittenFile, error) {
 	if batch.Chunks == nil {
 		rows, err := conform(batch, sch)
 		if err != nil {
+			return nil, err
+		}
+		if rows.Rows, err = fillIdentity(idcols, rows.Rows, 0); err != nil {
+			return nil, err
+		}
+		if err := checkRows(checks, rows.Rows, 0); err != nil {
 			return nil, err
 		}
 		if len(rows.Rows) == 0 {
@@ -446,7 +490,11 @@ func (t *Table) writeFiles(ctx context.Context, batch *schema.Batch, sch *schema
 		if err == nil {
 			var rows *schema.Batch
 			if rows, err = conform(&schema.Batch{Schema: batch.Schema, Rows: chunk}, sch); err == nil {
-				err = bw.Write(ctx, rows.Rows)
+				if rows.Rows, err = fillIdentity(idcols, rows.Rows, base); err == nil {
+					if err = checkRows(checks, rows.Rows, base); err == nil {
+						err = bw.Write(ctx, rows.Rows)
+					}
+				}
 			} else if re := (*schema.RowError)(nil); errors.As(err, &re) {
 				re.Row += base
 			}

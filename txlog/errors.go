@@ -94,6 +94,10 @@ func (e *CorruptLogError) Is(target error) bool {
 type UnsupportedFeatureError struct {
 	Feature string // feature name, or "readerVersion N" / "writerVersion N"
 	Write   bool   // true when the check was for writing
+	// Detail names what uses the feature, when that is known: a generated
+	// or identity column with its definition ("column y GENERATED ALWAYS
+	// AS (x * 2)"), a CHECK constraint lakesink cannot evaluate. "" if not.
+	Detail string
 }
 
 // Error implements error.
@@ -102,7 +106,11 @@ func (e *UnsupportedFeatureError) Error() string {
 	if e.Write {
 		mode = "write"
 	}
-	return fmt.Sprintf("unsupported table feature: cannot %s a table that requires %q", mode, e.Feature)
+	msg := fmt.Sprintf("unsupported table feature: cannot %s a table that requires %q", mode, e.Feature)
+	if e.Detail != "" {
+		msg += " (" + e.Detail + ")"
+	}
+	return msg
 }
 
 // Unwrap returns ErrUnsupportedFeature.

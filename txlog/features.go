@@ -113,15 +113,17 @@ func columnMappingActive(m Metadata) bool {
 // Snapshot.CheckReadSupported for the per-file refinement).
 // PROTOCOL.md, "Reader Version Requirements".
 func CheckReadSupported(p Protocol, m Metadata) error {
-	return checkRead(p, m, true)
+	return checkRead(p, m, true, false)
 }
 
-func checkRead(p Protocol, m Metadata, dvRefuse bool) error {
+// checkRead: dvRefuse refuses deletionVectors; cmOK accepts active column
+// mapping (a writer that writes by physical names).
+func checkRead(p Protocol, m Metadata, dvRefuse, cmOK bool) error {
 	switch p.MinReaderVersion {
 	case 0, 1:
 		return nil
 	case 2:
-		if columnMappingActive(m) {
+		if columnMappingActive(m) && !cmOK {
 			return &UnsupportedFeatureError{Feature: FeatureColumnMapping}
 		}
 		return nil
@@ -129,7 +131,7 @@ func checkRead(p Protocol, m Metadata, dvRefuse bool) error {
 		for _, f := range p.ReaderFeatures {
 			switch {
 			case slices.Contains(SupportedReaderFeatures, f):
-			case f == FeatureColumnMapping && !columnMappingActive(m):
+			case f == FeatureColumnMapping && (cmOK || !columnMappingActive(m)):
 			case f == FeatureDeletionVectors && !dvRefuse:
 			default:
 				return &UnsupportedFeatureError{Feature: f}
@@ -144,7 +146,7 @@ func checkRead(p Protocol, m Metadata, dvRefuse bool) error {
 // CheckReadSupported is CheckReadSupported refined by the snapshot's files:
 // deletionVectors is refused only if a live file carries a deletion vector.
 func (s *Snapshot) CheckReadSupported() error {
-	if err := checkRead(s.protocol, s.metadata, false); err != nil {
+	if err := checkRead(s.protocol, s.metadata, false, false); err != nil {
 		return err
 	}
 	for _, a := range s.files {
@@ -155,6 +157,32 @@ func (s *Snapshot) CheckReadSupported() error {
 	return nil
 }
 
+// HonourableWriterFeatures are the writer features a writer may declare it
+// honours (CheckWriteSupported's honoured, Transaction.Honour) beyond
+// SupportedWriterFeatures:
+//   - columnMapping (name and id mode): the writer writes Parquet columns by
+//     their physical names with field ids, and partitionValues and stats by
+//     physical names (PROTOCOL.md "Writer Requirements for Column Mapping");
+//   - checkConstraints: the writer checks every new row against each
+//     delta.constraints.* expression (PROTOCOL.md "CHECK Constraints");
+//   - identityColumns: the writer generates the values of identity columns
+//     above delta.identity.highWaterMark and moves the mark in the
+//     commit's metaData, and refuses values given for GENERATED ALWAYS
+//     columns (PROTOCOL.md "Identity Columns");
+//   - changeDataFeed: the writer only adds new rows or removes whole files,
+//     for which no change data files are needed (PROTOCOL.md "Add CDC
+//     File": "If an operation only adds new data or removes existing data
+//     without updating any existing rows, a writer can write only data
+//     files");
+//   - rowTracking: only new rows are written (no file is rewritten, which
+//     would have to preserve stable row ids); Transaction.Commit assigns
+//     baseRowId, defaultRowCommitVersion and the delta.rowTracking high-water
+//     mark (PROTOCOL.md "Writer Requirements for Row Tracking").
+//
+// table.Write declares them all; OPTIMIZE and Merge declare none.
+var HonourableWriterFeatures = []string{FeatureColumnMapping, FeatureCheckConstraints, FeatureIdentityColumns,
+	FeatureChangeDataFeed, FeatureRowTracking}
+
 // CheckWriteSupported returns *UnsupportedFeatureError (Write set) when
 // lakesink cannot write a table with this protocol and metadata
 // (PROTOCOL.md, "Writer Version Requirements", "Table Features"): writer
@@ -164,9 +192,18 @@ func (s *Snapshot) CheckReadSupported() error {
 // SupportedWriterFeatures and the inactive legacy ones. Readers' features
 // must be readable too (a writer reads the table); deletionVectors is
 // accepted: a writer that rewrites files must apply or refuse their
-// deletion vectors itself.
-func CheckWriteSupported(p Protocol, m Metadata) error {
-	if err := checkRead(p, m, false); err != nil {
+// deletion vectors itself. honoured are the features of
+// HonourableWriterFeatures the calling writer honours; they are accepted
+// active or not. A refused generated or identity column is named
+// (UnsupportedFeatureError.Column).
+func CheckWriteSupported(p Protocol, m Metadata, honoured ...string) error {
+	for _, f := range honoured {
+		if !slices.Contains(HonourableWriterFeatures, f) {
+			return &UnsupportedFeatureError{Feature: f, Write: true}
+		}
+	}
+	honours := func(f string) bool { return slices.Contains(honoured, f) }
+	if err := checkRead(p, m, false, honours(FeatureColumnMapping)); err != nil {
 		var ufe *UnsupportedFeatureError
 		if asUFE(err, &ufe) {
 			ufe.Write = true
@@ -177,6 +214,13 @@ func CheckWriteSupported(p Protocol, m Metadata) error {
 		return &UnsupportedFeatureError{Feature: "writerVersion " + itoa(p.MinWriterVersion), Write: true}
 	}
 	active := activeLegacyFeatures(m)
+	refuse := func(f string) error {
+		e := &UnsupportedFeatureError{Feature: f, Write: true}
+		if f == FeatureGeneratedColumns || f == FeatureIdentityColumns {
+			e.Detail = featureColumn(m, f)
+		}
+		return e
+	}
 	if p.MinWriterVersion < 7 {
 		// legacy versions imply their features (writer 2: appendOnly,
 		// invariants; 3: checkConstraints; 4: changeDataFeed,
@@ -184,27 +228,54 @@ func CheckWriteSupported(p Protocol, m Metadata) error {
 		implied := map[string]int{FeatureInvariants: 2, FeatureCheckConstraints: 3, FeatureChangeDataFeed: 4,
 			FeatureGeneratedColumns: 4, FeatureColumnMapping: 5, FeatureIdentityColumns: 6}
 		for _, f := range active {
-			if p.MinWriterVersion >= implied[f] {
-				return &UnsupportedFeatureError{Feature: f, Write: true}
+			if p.MinWriterVersion >= implied[f] && !honours(f) {
+				return refuse(f)
 			}
 		}
 		return nil
 	}
 	for _, f := range p.WriterFeatures {
-		if slices.Contains(SupportedWriterFeatures, f) {
+		if slices.Contains(SupportedWriterFeatures, f) || honours(f) {
 			continue
 		}
 		switch f {
 		case FeatureInvariants, FeatureCheckConstraints, FeatureChangeDataFeed,
 			FeatureGeneratedColumns, FeatureColumnMapping, FeatureIdentityColumns:
 			if slices.Contains(active, f) {
-				return &UnsupportedFeatureError{Feature: f, Write: true}
+				return refuse(f)
 			}
 		default:
-			return &UnsupportedFeatureError{Feature: f, Write: true}
+			return refuse(f)
 		}
 	}
 	return nil
+}
+
+// featureColumn names the first top-level column of m's schema that uses
+// the generatedColumns (delta.generationExpression) or identityColumns
+// (delta.identity.*) feature, with its expression or identity settings.
+func featureColumn(m Metadata, feature string) string {
+	st, err := m.Schema()
+	if err != nil {
+		return ""
+	}
+	for _, f := range st.Fields {
+		switch feature {
+		case FeatureGeneratedColumns:
+			if e, ok := f.Metadata["delta.generationExpression"].(string); ok {
+				return "column " + f.Name + " GENERATED ALWAYS AS (" + e + ")"
+			}
+		case FeatureIdentityColumns:
+			if _, ok := f.Metadata["delta.identity.start"]; ok {
+				how := "ALWAYS"
+				if b, _ := f.Metadata["delta.identity.allowExplicitInsert"].(bool); b {
+					how = "BY DEFAULT"
+				}
+				return "column " + f.Name + " GENERATED " + how + " AS IDENTITY"
+			}
+		}
+	}
+	return ""
 }
 
 // activeLegacyFeatures inspects metadata for the legacy writer features

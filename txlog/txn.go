@@ -53,6 +53,7 @@ type Transaction struct {
 	txnID       string
 	extraInfo   CommitInfo
 	post        *Snapshot // after a successful Commit, the snapshot it wrote
+	honoured    []string
 }
 
 // Begin starts a transaction on snap. A nil snap creates the table: the
@@ -72,6 +73,13 @@ func (t *Transaction) ReadVersion() int64 { return t.readVersion }
 
 // TxnID is the transaction's unique id, written as commitInfo.txnId.
 func (t *Transaction) TxnID() string { return t.txnID }
+
+// Honour declares the writer features of HonourableWriterFeatures that the
+// caller honours in the actions it adds (e.g. columnMapping: its data files
+// name columns by physical name), so that Commit accepts a table that has
+// them (CheckWriteSupported's honoured). rowTracking needs nothing of the
+// caller but that it only adds new rows: Commit assigns the row ids.
+func (t *Transaction) Honour(features ...string) { t.honoured = append(t.honoured, features...) }
 
 // SetIsolation sets the isolation level (default Serializable).
 func (t *Transaction) SetIsolation(i Isolation) { t.isolation = i }
@@ -392,6 +400,17 @@ func (t *Transaction) Commit(ctx context.Context, operation string, params, metr
 	// PROTOCOL.md "In-Commit Timestamps": writers write it when the feature is
 	// supported (writer 7 with inCommitTimestamp) and enabled by the property.
 	ict := ictActive(t.effectiveProtocol(), t.effectiveProperties())
+	// PROTOCOL.md "Writer Requirements for Row Tracking": with the feature
+	// supported, every new add gets a baseRowId above the high-water mark
+	// and defaultRowCommitVersion = the commit's version, reassigned on each
+	// attempt (Delta's ConflictChecker reassigns them after a lost race).
+	rowTracking := slices.Contains(t.effectiveProtocol().WriterFeatures, FeatureRowTracking)
+	hwm := int64(-1) // RowId.MISSING_HIGH_WATER_MARK
+	if rowTracking && t.snap != nil {
+		if hwm, err = RowIDHighWaterMark(t.snap.domains); err != nil {
+			return -1, err
+		}
+	}
 	var between [][]Action  // the winning commits since readVersion, for the .crc
 	var winVersions []int64 // their versions
 	for attempt := 1; ; attempt++ {
@@ -401,7 +420,13 @@ func (t *Transaction) Commit(ctx context.Context, operation string, params, metr
 				return -1, err
 			}
 		}
-		data, err := EncodeCommit(append([]Action{{CommitInfo: ci}}, acts...))
+		out := acts
+		if rowTracking {
+			if out, err = assignRowIDs(acts, version, hwm); err != nil {
+				return -1, err
+			}
+		}
+		data, err := EncodeCommit(append([]Action{{CommitInfo: ci}}, out...))
 		if err != nil {
 			return -1, err
 		}
@@ -421,7 +446,7 @@ func (t *Transaction) Commit(ctx context.Context, operation string, params, metr
 		if err == nil {
 			t.done = true
 			t.post = t.postCommitSnapshot(ctx, version, data, winVersions, between)
-			l.afterCommit(ctx, version, t, ci, acts, between)
+			l.afterCommit(ctx, version, t, ci, out, between)
 			return version, nil
 		}
 		if !errors.Is(err, storage.ErrAlreadyExists) {
@@ -447,6 +472,13 @@ func (t *Transaction) Commit(ctx context.Context, operation string, params, metr
 			version = w.version + 1
 			between = append(between, w.actions)
 			winVersions = append(winVersions, w.version)
+			if rowTracking {
+				whwm, err := rowIDHighWaterMarkOf(w.actions)
+				if err != nil {
+					return -1, err
+				}
+				hwm = max(hwm, whwm)
+			}
 		}
 		if attempt >= l.opts.CommitAttempts {
 			return -1, fmt.Errorf("commit %s after %d attempts: %w: %w", p, attempt, ErrVersionAlreadyExists, ErrConcurrentModification)
@@ -543,7 +575,7 @@ func (t *Transaction) prepare() ([]Action, error) {
 		return nil, fmt.Errorf("%w: a new table needs protocol and metaData actions", ErrInvalidTransaction)
 	}
 	p, m := t.effectiveProtocol(), t.effectiveMetadata()
-	if err := CheckWriteSupported(p, m); err != nil {
+	if err := CheckWriteSupported(p, m, t.honoured...); err != nil {
 		return nil, err
 	}
 	props := t.effectiveProperties()

@@ -133,10 +133,13 @@ EXAMPLE
 
 EXIT STATUS
   0 ok (skipped batches are ok; also interval stopped by SIGINT/SIGTERM
-  between batches), 1 error (e.g. a record that does not fit), 3 commit
-  conflict or checkpoint in use by another ingest, 4 corrupt or unsupported
-  table, 130 interrupted during a batch (it is abandoned uncommitted and
-  reruns at the next start; the table and checkpoint stay consistent)`,
+  between batches), 1 error (e.g. a record that does not fit, breaks a
+  CHECK constraint of the table, or gives a value for a GENERATED ALWAYS AS
+  IDENTITY column), 3 commit conflict or checkpoint in use by another
+  ingest, 4 corrupt or unsupported table (e.g. a writer feature lakesink
+  does not honour, named: generated columns), 130 interrupted during a
+  batch (it is abandoned uncommitted and reruns at the next start; the
+  table and checkpoint stay consistent)`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runIngest(cmd.Context(), newPrinter(g, cmd.OutOrStdout(), cmd.ErrOrStderr()), o)
