@@ -38,10 +38,13 @@ test-kafka: build kafka
 test-short:
 	$(GO) test -short -count=1 $(PKGS)
 
-# Benchmarks of every package, then one summary table (figure, lakesink,
-# baseline, ratio) collected from the "BENCHROW" lines the benchmarks print.
+# Benchmarks of every package and of the bench/ module (the rows against
+# DuckDB: cgo, kept out of the main module; its first build links DuckDB's
+# static library), then one summary table (figure, lakesink, baseline,
+# ratio) collected from the "BENCHROW" lines the benchmarks print.
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m $(PKGS) 2>&1 | tee bin/bench.out
+	cd bench && LAKESINK_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m . 2>&1 | tee -a ../bin/bench.out
 	@$(GO) run ./internal/benchtable < bin/bench.out
 
 demo: build

@@ -67,15 +67,11 @@ func appendJSONValue(b []byte, v any, t schema.DataType) []byte {
 		// The layouts write only digits, '-', ':', '.', 'T' and 'Z': nothing
 		// to escape.
 		b = append(b, '"')
-		if t == schema.TypeTimestampNTZ {
-			b = x.UTC().AppendFormat(b, "2006-01-02T15:04:05.999999")
-		} else {
-			b = x.UTC().AppendFormat(b, time.RFC3339Nano)
-		}
+		b = appendTimestamp(b, x.UTC(), t == schema.TypeTimestampNTZ)
 		return append(b, '"')
 	case schema.Date:
 		b = append(b, '"')
-		b = time.Unix(int64(x)*86400, 0).UTC().AppendFormat(b, "2006-01-02")
+		b = appendDate(b, time.Unix(int64(x)*86400, 0).UTC())
 		return append(b, '"')
 	case schema.Decimal:
 		return appendJSONString(b, decimalString(x))
@@ -231,4 +227,54 @@ func appendJSONString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// appendTimestamp appends t (UTC) as t.AppendFormat does with
+// "2006-01-02T15:04:05.999999" (ntz: microseconds) or time.RFC3339Nano:
+// written digit by digit for years 0 to 9999, the layout's own code
+// otherwise.
+func appendTimestamp(b []byte, t time.Time, ntz bool) []byte {
+	year := t.Year()
+	if year < 0 || year > 9999 {
+		if ntz {
+			return t.AppendFormat(b, "2006-01-02T15:04:05.999999")
+		}
+		return t.AppendFormat(b, time.RFC3339Nano)
+	}
+	b = appendDate(b, t)
+	h, m, sec := t.Clock()
+	b = append(b, 'T', byte('0'+h/10), byte('0'+h%10), ':', byte('0'+m/10), byte('0'+m%10), ':', byte('0'+sec/10), byte('0'+sec%10))
+	frac, digits := t.Nanosecond(), 9
+	if ntz {
+		frac, digits = frac/1000, 6 // .999999 truncates, as Format does
+	}
+	if frac != 0 {
+		for frac%10 == 0 {
+			frac /= 10
+			digits--
+		}
+		b = append(b, '.')
+		start := len(b)
+		for range digits {
+			b = append(b, '0')
+		}
+		for i := len(b) - 1; i >= start; i-- {
+			b[i] = byte('0' + frac%10)
+			frac /= 10
+		}
+	}
+	if !ntz {
+		b = append(b, 'Z')
+	}
+	return b
+}
+
+// appendDate appends t's date as t.AppendFormat(b, "2006-01-02") does.
+func appendDate(b []byte, t time.Time) []byte {
+	y, mo, d := t.Date()
+	if y < 0 || y > 9999 {
+		return t.AppendFormat(b, "2006-01-02")
+	}
+	return append(b, byte('0'+y/1000), byte('0'+y/100%10), byte('0'+y/10%10), byte('0'+y%10), '-',
+		byte('0'+int(mo)/10), byte('0'+int(mo)%10), '-', byte('0'+d/10), byte('0'+d%10))
 }

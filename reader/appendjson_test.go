@@ -221,8 +221,9 @@ func TestAppendJSONValues(t *testing.T) {
 	}
 }
 
-// TestAppendJSONStringsAndFloats: any string and any float64 or float32 are
-// written as encoding/json writes them (rapid: random bytes, runes, bits).
+// TestAppendJSONStringsAndFloats: any string, float64, float32, timestamp
+// and date is written as encoding/json over JSONValue writes it (rapid:
+// random bytes, runes, bits, instants).
 func TestAppendJSONStringsAndFloats(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		special := rapid.SampledFrom([]string{"\u2028", "\u2029", `"`, `\`, "<", ">", "&", "\x00", "\x1f", "\x7f", "\xff", "\xe2\x80", "\t"})
@@ -242,6 +243,22 @@ func TestAppendJSONStringsAndFloats(t *testing.T) {
 			math.Float32frombits(rapid.Uint32().Draw(t, "bits32")),
 			rapid.Float64().Draw(t, "f64"),
 			rapid.Float32().Draw(t, "f32"),
+		}
+		// Timestamps and dates anywhere in time.Time's range (digit by digit
+		// for years 0 to 9999, time's layout code outside).
+		sec := rapid.OneOf(rapid.Int64Range(-62167219200, 253402300799), rapid.Int64()).Draw(t, "sec")
+		nsec := rapid.OneOf(rapid.Int64Range(0, 999999999), rapid.SampledFrom([]int64{0, 1000, 120000000, 999999000, 1})).Draw(t, "nsec")
+		ts := time.Unix(sec, nsec).UTC()
+		for _, typ := range []schema.DataType{schema.TypeTimestamp, schema.TypeTimestampNTZ} {
+			rec := Record{Schema: &schema.StructType{Fields: []schema.StructField{{Name: "t", Type: typ}}}, Values: []any{ts}}
+			if a, o := string(rec.AppendJSON(nil)), oldRecordJSON(rec); a != o {
+				t.Fatalf("%s %v: AppendJSON %s, encoding/json %s", schema.FormatType(typ), ts, a, o)
+			}
+		}
+		day := schema.Date(rapid.OneOf(rapid.Int32Range(-719528, 2932896), rapid.Int32()).Draw(t, "day"))
+		rec := Record{Schema: &schema.StructType{Fields: []schema.StructField{{Name: "d", Type: schema.TypeDate}}}, Values: []any{day}}
+		if a, o := string(rec.AppendJSON(nil)), oldRecordJSON(rec); a != o {
+			t.Fatalf("date %d: AppendJSON %s, encoding/json %s", day, a, o)
 		}
 		sch := &schema.StructType{Fields: []schema.StructField{{Name: "f", Type: schema.TypeDouble}}}
 		for _, v := range vals {

@@ -51,6 +51,10 @@ type readPlan struct {
 	// projection reads exactly the output columns, in order, with no
 	// partition column and no predicate).
 	direct bool
+	// free takes back the record slices run has yielded every record of
+	// (records are yielded by value: the slice is free once they are), for
+	// the readers to fill again; nil outside run.
+	free chan []Record
 }
 
 func (s *Snapshot) plan(ctx context.Context, o ReadOptions) (*readPlan, error) {
@@ -206,6 +210,7 @@ func (p *readPlan) run(ctx context.Context, workers int, limit int64, yield func
 	g, gctx := errgroup.WithContext(ctx)
 	tokens := make(chan struct{}, workers)
 	files := make(chan chan chunkStream, workers)
+	p.free = make(chan []Record, 2*workers)
 	g.Go(func() error {
 		defer close(files)
 		for i := range p.files {
@@ -298,6 +303,11 @@ func (p *readPlan) run(ctx context.Context, workers int, limit int64, yield func
 						finish()
 						return
 					}
+				}
+				clear(recs) // keep no chunk's values alive through the slice
+				select {
+				case p.free <- recs:
+				default:
 				}
 			}
 		}
@@ -470,7 +480,15 @@ func (p *readPlan) readRowGroup(ctx context.Context, of *openedFile, pf *parquet
 // the file, into the records that survive the deletion vector and the
 // predicate. full is scratch of the schema's width.
 func (p *readPlan) records(rows [][]any, base int64, of *openedFile, full []any) []Record {
-	recs := make([]Record, 0, len(rows))
+	var recs []Record
+	select {
+	case recs = <-p.free:
+	default:
+	}
+	if cap(recs) < len(rows) {
+		recs = make([]Record, 0, len(rows))
+	}
+	recs = recs[:0]
 	width := len(p.outIdx)
 	var backing []any
 	for r, row := range rows {

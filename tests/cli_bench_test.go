@@ -2,8 +2,11 @@ package tests
 
 import (
 	"bufio"
+	"bytes"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"os/exec"
@@ -12,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -69,7 +73,8 @@ func init() {
 //     files, _delta_log excluded) with parquet-go's row reader and print each
 //     row as one NDJSON object to out ("-": stdout) with a per-type appender
 //     (no encoding/json): the bytes lakesink scan prints for the flights
-//     schema; one goroutine.
+//     schema. The parallelism of lakesink scan: up to GOMAXPROCS goroutines
+//     decode row groups while the main goroutine prints.
 func runBaseline(what, in, out string) error {
 	switch what {
 	case "rewrite", "rewrite-partitioned":
@@ -222,17 +227,27 @@ func baselineNDJSON(tableDir, out string) error {
 		return err
 	}
 	slices.Sort(files)
-	var line []byte
-	buf := make([]parquet.Row, 1024)
+	// The same parallelism as lakesink scan: up to GOMAXPROCS goroutines
+	// decode row groups (each its own, in batches of 1,024 rows, one batch
+	// ahead), this goroutine prints them in file and row-group order and
+	// hands the printed batches back to be read into again.
+	type unit struct {
+		rg      parquet.RowGroup
+		fields  []parquet.Field
+		names   [][]byte
+		batches chan []parquet.Row
+		err     error
+	}
+	var units []*unit
 	for _, p := range files {
 		f, err := os.Open(p)
 		if err != nil {
 			return err
 		}
+		defer f.Close()
 		st, _ := f.Stat()
 		pf, err := parquet.OpenFile(f, st.Size())
 		if err != nil {
-			f.Close()
 			return err
 		}
 		fields := pf.Schema().Fields()
@@ -241,33 +256,81 @@ func baselineNDJSON(tableDir, out string) error {
 			names[i] = strconv.AppendQuote(nil, fd.Name())
 		}
 		for _, rg := range pf.RowGroups() {
-			rows := rg.Rows()
-			for {
-				n, err := rows.ReadRows(buf)
-				for _, r := range buf[:n] {
-					line = append(line[:0], '{')
-					for i, v := range r {
-						if i > 0 {
-							line = append(line, ',')
-						}
-						line = append(line, names[v.Column()]...)
-						line = append(line, ':')
-						line = appendValue(line, v, fields[v.Column()].Type())
-					}
-					line = append(line, '}', '\n')
-					bw.Write(line)
-				}
-				if err == io.EOF {
-					break
-				}
-				if err != nil {
-					f.Close()
-					return err
-				}
-			}
-			rows.Close()
+			units = append(units, &unit{rg: rg, fields: fields, names: names, batches: make(chan []parquet.Row, 1)})
 		}
-		f.Close()
+	}
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	free := make(chan []parquet.Row, 2*runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	stop := make(chan struct{})
+	defer close(stop)
+	wg.Add(1)
+	go func() { // launches the units in order, GOMAXPROCS at a time
+		defer wg.Done()
+		for _, u := range units {
+			select {
+			case sem <- struct{}{}:
+			case <-stop:
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() { <-sem }()
+				defer close(u.batches)
+				rows := u.rg.Rows()
+				defer rows.Close()
+				for {
+					var buf []parquet.Row
+					select {
+					case buf = <-free:
+					default:
+						buf = make([]parquet.Row, 1024)
+					}
+					n, err := rows.ReadRows(buf)
+					if n > 0 {
+						select {
+						case u.batches <- buf[:n]:
+						case <-stop:
+							return
+						}
+					}
+					if err == io.EOF {
+						return
+					}
+					if err != nil {
+						u.err = err
+						return
+					}
+				}
+			}()
+		}
+	}()
+	var line []byte
+	for _, u := range units {
+		for batch := range u.batches {
+			for _, r := range batch {
+				line = append(line[:0], '{')
+				for i, v := range r {
+					if i > 0 {
+						line = append(line, ',')
+					}
+					line = append(line, u.names[v.Column()]...)
+					line = append(line, ':')
+					line = appendValue(line, v, u.fields[v.Column()].Type())
+				}
+				line = append(line, '}', '\n')
+				bw.Write(line)
+			}
+			select { // the batch's rows are printed: read into them again
+			case free <- batch[:cap(batch)]:
+			default:
+			}
+		}
+		if u.err != nil {
+			return u.err
+		}
 	}
 	return bw.Flush()
 }
@@ -514,30 +577,46 @@ func BenchmarkCLIIngestParquet(b *testing.B) {
 // BenchmarkCLIScanNDJSON: `lakesink scan T` (NDJSON to a pipe drained by
 // this process) of the 3M flights table ingested by lakesink against the
 // "ndjson" baseline (raw parquet-go row read of the same data files + a
-// per-type appender, to a pipe). Goals (issue 22): wall >= 0.5x of the
-// baseline, peak RSS <= 256 MiB.
+// per-type appender, to a pipe), both with GOMAXPROCS decoding goroutines
+// and one printing; the two outputs must be the same bytes. Goals (issue
+// 22): wall >= 0.5x of the baseline, peak RSS <= 256 MiB.
 func BenchmarkCLIScanNDJSON(b *testing.B) {
 	src, _ := flights3M(b)
 	dir := b.TempDir()
 	runProc(b, ingestCmd(src, dir))
 	tbl := filepath.Join(dir, "t")
-	var aBytes, bBytes countWriter
+	var aBytes, bBytes hashWriter
 	a := func(int) *exec.Cmd {
 		cmd := exec.Command(lakesinkBin, "scan", tbl)
-		cmd.Stdout = &aBytes
+		cmd.Stdout = aBytes.reset()
 		return cmd
 	}
 	base := func(int) *exec.Cmd {
 		cmd := baselineCmd("ndjson", tbl, "-")
-		cmd.Stdout = &bBytes
+		cmd.Stdout = bBytes.reset()
 		return cmd
 	}
-	abRun(b, "scan to NDJSON, 3M flights", "raw parquet-go row read + per-type appender", a, base)
-	if aBytes.n != bBytes.n {
-		b.Logf("output sizes differ: lakesink %d bytes, baseline %d", aBytes.n, bBytes.n)
+	abRun(b, fmt.Sprintf("scan to NDJSON, 3M flights, both %d decoding goroutines + 1 printing", runtime.GOMAXPROCS(0)),
+		"raw parquet-go row read + per-type appender", a, base)
+	if sa, sb := aBytes.h.Sum(nil), bBytes.h.Sum(nil); !bytes.Equal(sa, sb) {
+		b.Fatalf("outputs differ: lakesink %d bytes (sha256 %x), baseline %d (%x)", aBytes.n, sa, bBytes.n, sb)
 	}
 }
 
-type countWriter struct{ n int64 }
+// hashWriter counts and hashes what the last process it was reset for
+// printed.
+type hashWriter struct {
+	n int64
+	h hash.Hash
+}
 
-func (c *countWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
+func (w *hashWriter) reset() *hashWriter {
+	w.n, w.h = 0, sha256.New()
+	return w
+}
+
+func (w *hashWriter) Write(p []byte) (int, error) {
+	w.n += int64(len(p))
+	w.h.Write(p)
+	return len(p), nil
+}

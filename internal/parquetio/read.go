@@ -887,19 +887,10 @@ func converter(want schema.DataType, n *fnode) (convFunc, error) {
 		switch w {
 		case schema.TypeString:
 			if phys == format.ByteArray || phys == format.FixedLenByteArray {
-				// Runs of equal strings (sorted or low-cardinality columns)
-				// share one string and one boxed value.
-				var last string
-				var lastAny any
-				return func(v parquet.Value) (any, error) {
-					b := v.ByteArray()
-					if lastAny != nil && string(b) == last {
-						return lastAny, nil
-					}
-					last = string(b)
-					lastAny = last
-					return lastAny, nil
-				}, nil
+				// Equal short strings (low-cardinality columns) share one
+				// string and one boxed value.
+				cache := new(stringCache)
+				return func(v parquet.Value) (any, error) { return cache.get(v.ByteArray()), nil }, nil
 			}
 		case schema.TypeBinary:
 			if phys == format.ByteArray || phys == format.FixedLenByteArray {
@@ -908,16 +899,19 @@ func converter(want schema.DataType, n *fnode) (convFunc, error) {
 		case schema.TypeLong:
 			switch phys {
 			case format.Int64:
-				return func(v parquet.Value) (any, error) { return v.Int64(), nil }, nil
+				cache := new(intCache[int64])
+				return func(v parquet.Value) (any, error) { return cache.box(v.Int64()), nil }, nil
 			case format.Int32:
+				cache := new(intCache[int64])
 				if ct, ok := el.ConvertedType.Get(); ok && ct == deprecated.Uint32 {
-					return func(v parquet.Value) (any, error) { return int64(uint32(v.Int32())), nil }, nil
+					return func(v parquet.Value) (any, error) { return cache.box(int64(uint32(v.Int32()))), nil }, nil
 				}
-				return func(v parquet.Value) (any, error) { return int64(v.Int32()), nil }, nil
+				return func(v parquet.Value) (any, error) { return cache.box(int64(v.Int32())), nil }, nil
 			}
 		case schema.TypeInteger:
 			if phys == format.Int32 {
-				return func(v parquet.Value) (any, error) { return v.Int32(), nil }, nil
+				cache := new(intCache[int32])
+				return func(v parquet.Value) (any, error) { return cache.box(v.Int32()), nil }, nil
 			}
 		case schema.TypeShort:
 			if phys == format.Int32 {
@@ -977,6 +971,68 @@ func converter(want schema.DataType, n *fnode) (convFunc, error) {
 		}
 	}
 	return mismatch()
+}
+
+// stringCache boxes strings, handing back the same boxed value for a short
+// string met recently: a direct-mapped table of stringCacheSlots entries
+// keyed by an FNV-1a hash of the bytes. A column of a few hundred distinct
+// values (codes, names, enum-like text) then costs no allocation per value.
+type stringCache struct {
+	slots [stringCacheSlots]struct {
+		s string
+		v any
+	}
+}
+
+const (
+	stringCacheSlots  = 512
+	stringCacheMaxLen = 64 // longer strings rarely repeat: boxed as they come
+)
+
+func (c *stringCache) get(b []byte) any {
+	if len(b) > stringCacheMaxLen {
+		return string(b)
+	}
+	h := uint32(2166136261)
+	for _, x := range b {
+		h = (h ^ uint32(x)) * 16777619
+	}
+	e := &c.slots[h%stringCacheSlots]
+	if e.v != nil && e.s == string(b) {
+		return e.v
+	}
+	e.s = string(b)
+	e.v = e.s
+	return e.v
+}
+
+// intCache boxes integers, handing back one boxed value per integer in
+// [intCacheMin, intCacheMin+intCacheLen) once it was met (Go boxes only 0
+// to 255 without an allocation): counts, distances, delays, years and
+// codes then cost no allocation per value. Its table is allocated at the
+// first value in range.
+type intCache[T int32 | int64] struct {
+	vals *[intCacheLen]any
+}
+
+const (
+	intCacheMin = -256
+	intCacheLen = 4096
+)
+
+func (c *intCache[T]) box(x T) any {
+	i := int64(x) - intCacheMin
+	if i < 0 || i >= intCacheLen {
+		return x
+	}
+	if c.vals == nil {
+		c.vals = new([intCacheLen]any)
+	}
+	p := &c.vals[i]
+	if *p == nil {
+		*p = x
+	}
+	return *p
 }
 
 // isDate: the column is annotated DATE (logical type or converted type).
