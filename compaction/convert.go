@@ -195,7 +195,7 @@ func Convert(ctx context.Context, t *table.Table, opts ConvertOptions) (*Convert
 	lu := now.UnixMilli()
 	tx.ReadTxn(ConvertAppID)
 	tx.Add(txlog.Action{Txn: &txlog.Txn{AppID: ConvertAppID, Version: listing.LatestBatchID, LastUpdated: &lu}})
-	v, err := tx.Commit(ctx, "CONVERT", map[string]any{
+	v, err := tx.Commit(ctx, "CONVERT", txlog.OperationParameters{
 		"numFiles":        strconv.Itoa(res.NumFiles),
 		"partitionedBy":   jsonList(partCols),
 		"collectStats":    "false",

@@ -428,7 +428,7 @@ func commitBins(ctx context.Context, t *table.Table, snap *txlog.Snapshot, plan 
 	}
 	// Parameter and metric names follow Delta's DeltaOperations.Optimize and
 	// OptimizeMetrics (delta-io/delta), plus delta-rs's targetSize.
-	params := map[string]any{
+	params := txlog.OperationParameters{
 		"predicate":  predicate,
 		"zOrderBy":   "[]",
 		"auto":       strconv.FormatBool(opts.Auto),

@@ -392,7 +392,7 @@ func Vacuum(ctx context.Context, t *table.Table, opts VacuumOptions) (*VacuumRes
 		return res, nil
 	}
 
-	startParams := map[string]any{
+	startParams := txlog.OperationParameters{
 		"retentionCheckEnabled":  strconv.FormatBool(!opts.Force),
 		"defaultRetentionMillis": strconv.FormatInt(tableRetention.Milliseconds(), 10),
 	}
@@ -422,7 +422,7 @@ func Vacuum(ctx context.Context, t *table.Table, opts VacuumOptions) (*VacuumRes
 	// deletes, so history shows how the VACUUM ended.
 	endSnap, err := t.Snapshot(context.WithoutCancel(ctx))
 	if err == nil {
-		v, err = t.Log().Begin(endSnap).Commit(context.WithoutCancel(ctx), OpVacuumEnd, map[string]any{"status": status}, endMetrics)
+		v, err = t.Log().Begin(endSnap).Commit(context.WithoutCancel(ctx), OpVacuumEnd, txlog.OperationParameters{"status": status}, endMetrics)
 	}
 	if err == nil {
 		res.EndVersion = v

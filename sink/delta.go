@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/table"
+	"github.com/lakesink/lakesink/txlog"
 )
 
 // OutputMode is a streaming output mode (Spark's OutputMode).
@@ -62,13 +64,14 @@ type Options struct {
 	MergeSchema bool
 	// OperationParameters are added to each commit's
 	// commitInfo.operationParameters (e.g. the source URL of a query, so
-	// that a new query over the same source can be recognised).
-	OperationParameters map[string]string
+	// that a new query over the same source can be recognised); strings
+	// are written as they are, other values as JSON text.
+	OperationParameters txlog.OperationParameters
 	// BatchParameters, when set, returns extra commitInfo.operationParameters
 	// for one batch (e.g. the source's end offsets of that batch, so that a
 	// lost checkpoint can be rebuilt from the table). Its keys override
 	// OperationParameters; the built-in outputMode, queryId and epochId win.
-	BatchParameters func(batchID int64) map[string]string
+	BatchParameters func(batchID int64) txlog.OperationParameters
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
 }
@@ -178,14 +181,10 @@ func (d *Delta) AddBatch(ctx context.Context, batchID int64, batch *schema.Batch
 	if d.opts.OutputMode == Complete {
 		mode, outputMode = table.Overwrite, "Complete"
 	}
-	params := map[string]any{}
-	for k, v := range d.opts.OperationParameters {
-		params[k] = v
-	}
+	params := txlog.OperationParameters{}
+	maps.Copy(params, d.opts.OperationParameters)
 	if d.opts.BatchParameters != nil {
-		for k, v := range d.opts.BatchParameters(batchID) {
-			params[k] = v
-		}
+		maps.Copy(params, d.opts.BatchParameters(batchID))
 	}
 	if d.opts.OutputMode == Update {
 		outputMode = "Update"
@@ -225,7 +224,7 @@ func (d *Delta) AddBatch(ctx context.Context, batchID int64, batch *schema.Batch
 
 // mergeBatch is AddBatch in Update mode: one table.Merge whose commit
 // (operation MERGE) holds txn{QueryID, batchID}.
-func (d *Delta) mergeBatch(ctx context.Context, batchID int64, batch *schema.Batch, params map[string]any) (Result, error) {
+func (d *Delta) mergeBatch(ctx context.Context, batchID int64, batch *schema.Batch, params txlog.OperationParameters) (Result, error) {
 	if batch.Schema == nil {
 		snap, err := d.table.Snapshot(ctx)
 		if err != nil {
@@ -304,7 +303,7 @@ func (d *Delta) TxnVersions(ctx context.Context, prefix string) (map[string]int6
 // commit is a "STREAMING UPDATE" with outputMode Append, Options.QueryID as
 // queryId, and OperationParameters plus params. Options.OutputMode must be
 // Append. Errors are *BatchError with BatchID -1.
-func (d *Delta) AddTxnBatch(ctx context.Context, batch *schema.Batch, txns []Txn, params map[string]string) (Result, error) {
+func (d *Delta) AddTxnBatch(ctx context.Context, batch *schema.Batch, txns []Txn, params txlog.OperationParameters) (Result, error) {
 	fail := func(err error) (Result, error) {
 		return Result{}, &BatchError{Table: d.table.URL(), BatchID: -1, Err: err}
 	}
@@ -314,13 +313,9 @@ func (d *Delta) AddTxnBatch(ctx context.Context, batch *schema.Batch, txns []Txn
 	if d.opts.OutputMode != Append {
 		return fail(fmt.Errorf("%w: AddTxnBatch appends; output mode %q", ErrUnsupportedOutputMode, d.opts.OutputMode))
 	}
-	p := map[string]any{}
-	for k, v := range d.opts.OperationParameters {
-		p[k] = v
-	}
-	for k, v := range params {
-		p[k] = v
-	}
+	p := txlog.OperationParameters{}
+	maps.Copy(p, d.opts.OperationParameters)
+	maps.Copy(p, params)
 	p["outputMode"] = "Append"
 	p["queryId"] = d.opts.QueryID
 	if batch == nil {

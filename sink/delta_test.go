@@ -316,10 +316,10 @@ func TestBatchParametersRecordedPerCommit(t *testing.T) {
 	ctx := context.Background()
 	s := newSink(t, "mem://"+t.Name(), sink.Options{
 		QueryID:             "q-bp",
-		OperationParameters: map[string]string{"sourceUrl": "kafka://b/flights"},
-		BatchParameters: func(batchID int64) map[string]string {
+		OperationParameters: txlog.OperationParameters{"sourceUrl": "kafka://b/flights"},
+		BatchParameters: func(batchID int64) txlog.OperationParameters {
 			// queryId must not be overridable: the txn appId is the truth.
-			return map[string]string{"sourceEndOffset": fmt.Sprintf(`{"flights":{"0":%d}}`, (batchID+1)*10), "queryId": "evil"}
+			return txlog.OperationParameters{"sourceEndOffset": fmt.Sprintf(`{"flights":{"0":%d}}`, (batchID+1)*10), "queryId": "evil"}
 		},
 	})
 	for b := int64(0); b < 2; b++ {

@@ -94,7 +94,7 @@ type MergeOptions struct {
 	// OperationParameters are added to commitInfo.operationParameters (e.g.
 	// a streaming query's queryId, epochId and source offsets); Delta's own
 	// MERGE parameters take precedence.
-	OperationParameters map[string]any
+	OperationParameters txlog.OperationParameters
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 
@@ -986,7 +986,7 @@ func (t *Table) mergeOnce(ctx context.Context, snap *txlog.Snapshot, newTable []
 	}
 	params := maps.Clone(o.OperationParameters)
 	if params == nil {
-		params = map[string]any{}
+		params = txlog.OperationParameters{}
 	}
 	maps.Copy(params, p.operationParameters(o))
 	v, err := tx.Commit(ctx, "MERGE", params, res.operationMetrics())
@@ -1012,7 +1012,7 @@ func (t *Table) mergeOnce(ctx context.Context, snap *txlog.Snapshot, newTable []
 // operationParameters are Delta's for MERGE (DeltaOperations.Merge):
 // predicate, matchedPredicates, notMatchedPredicates and
 // notMatchedBySourcePredicates, JSON text as Spark writes them.
-func (p *mergePlan) operationParameters(o MergeOptions) map[string]any {
+func (p *mergePlan) operationParameters(o MergeOptions) txlog.OperationParameters {
 	var on []string
 	for _, i := range p.keyIdx {
 		n := quoteIdent(p.schema.Fields[i].Name)
@@ -1045,7 +1045,7 @@ func (p *mergePlan) operationParameters(o MergeOptions) map[string]any {
 		notMatched = append(notMatched, mp{ActionType: "insert"})
 	}
 	matched = append(matched, mp{Predicate: newer, ActionType: "update"})
-	return map[string]any{
+	return txlog.OperationParameters{
 		"predicate":                    jsonString([]string{cond}),
 		"matchedPredicates":            jsonString(matched),
 		"notMatchedPredicates":         jsonString(notMatched),

@@ -369,7 +369,7 @@ func (t *Table) create(ctx context.Context, o CreateOptions) error {
 	}
 	tx := t.log.Begin(nil)
 	tx.Add(actions...)
-	params := map[string]any{
+	params := txlog.OperationParameters{
 		"partitionBy": jsonString(o.PartitionColumns),
 		"description": o.Description,
 		"isManaged":   "false",

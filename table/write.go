@@ -66,8 +66,9 @@ type WriteOptions struct {
 	Compression string
 	// Operation is commitInfo.operation. Default "WRITE".
 	Operation string
-	// OperationParameters are merged into commitInfo.operationParameters.
-	OperationParameters map[string]any
+	// OperationParameters are merged into commitInfo.operationParameters
+	// (over the WRITE operation's own mode and partitionBy).
+	OperationParameters txlog.OperationParameters
 	// Now is the clock for modificationTime, deletionTimestamp and
 	// txn.lastUpdated. Default time.Now.
 	Now func() time.Time
@@ -371,7 +372,7 @@ func (t *Table) Write(ctx context.Context, batch *schema.Batch, o WriteOptions) 
 		tx.Add(txlog.Action{Txn: &txlog.Txn{AppID: x.AppID, Version: x.Version, LastUpdated: &lu}})
 	}
 
-	params := map[string]any{}
+	params := txlog.OperationParameters{}
 	if o.Operation == "WRITE" {
 		params["mode"] = map[Mode]string{Append: "Append", Overwrite: "Overwrite"}[o.Mode]
 		params["partitionBy"] = jsonString(partCols)

@@ -570,6 +570,16 @@ func (s *Sidecar) UnmarshalJSON(data []byte) error {
 
 // ---- commitInfo ----
 
+// OperationParameters are the parameters of a commit's operation, written
+// as commitInfo.operationParameters (PROTOCOL.md, "Commit Provenance
+// Information"; Spark's DeltaOperations.Operation.parameters): by key, a
+// string is written as it is and any other value as its JSON text, as
+// Spark stores them (e.g. {"mode": "Append", "partitionBy": []string{"day"}}
+// is written {"mode":"Append","partitionBy":"[\"day\"]"}). It is the one
+// type for them: Transaction.Commit, table.WriteOptions,
+// table.MergeOptions and sink.Options take it.
+type OperationParameters map[string]any
+
 // CommitInfo is the open commitInfo object (PROTOCOL.md, "Commit Provenance
 // Information"): any JSON object. Values are kept raw so that numbers and
 // nested objects survive a round trip; helpers read the well-known fields.

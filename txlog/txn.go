@@ -374,7 +374,7 @@ func (t *Transaction) checkConflict(win commitSummary, ours commitSummary) error
 // ErrConcurrentModification. An unknown put outcome is resolved by reading
 // the version back and comparing txnId; if that fails the error matches
 // ErrCommitStateUnknown (never retried blindly).
-func (t *Transaction) Commit(ctx context.Context, operation string, params, metrics map[string]any) (int64, error) {
+func (t *Transaction) Commit(ctx context.Context, operation string, params OperationParameters, metrics map[string]any) (int64, error) {
 	if t.done {
 		return -1, fmt.Errorf("%w: transaction %s already committed", ErrInvalidTransaction, t.txnID)
 	}
@@ -613,7 +613,7 @@ func pathOf(a Action) string {
 }
 
 // commitInfo builds the commitInfo action.
-func (t *Transaction) commitInfo(operation string, params, metrics map[string]any, ours commitSummary) (CommitInfo, error) {
+func (t *Transaction) commitInfo(operation string, params OperationParameters, metrics map[string]any, ours commitSummary) (CommitInfo, error) {
 	ci := CommitInfo{}
 	for k, v := range t.extraInfo {
 		ci[k] = v

@@ -11,6 +11,7 @@ import (
 	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/stream/source"
 	"github.com/lakesink/lakesink/table"
+	"github.com/lakesink/lakesink/txlog"
 )
 
 // lazySink builds the sink once the query id is known (it lives in the
@@ -77,10 +78,10 @@ func (l *lazySink) AddBatch(ctx context.Context, batchID int64, b *schema.Batch)
 
 // batchParameters is sink.Options.BatchParameters: the batch's source end
 // offset from the checkpoint, recorded in its commit.
-func (l *lazySink) batchParameters(ctx context.Context) func(batchID int64) map[string]string {
-	return func(batchID int64) map[string]string {
+func (l *lazySink) batchParameters(ctx context.Context) func(batchID int64) txlog.OperationParameters {
+	return func(batchID int64) txlog.OperationParameters {
 		if end := batchEndOffset(ctx, l.chk, batchID); end != "" {
-			return map[string]string{paramSourceEndOffset: end}
+			return txlog.OperationParameters{paramSourceEndOffset: end}
 		}
 		return nil
 	}
@@ -128,7 +129,7 @@ func (r *rejects) flush(ctx context.Context, queryID string, batchID int64) erro
 	}
 	_, err := r.table.Write(ctx, &schema.Batch{Schema: rejectsSchema, Rows: rows}, table.WriteOptions{
 		AppID: queryID + "-bad-records", Version: batchID, Operation: "STREAMING UPDATE",
-		OperationParameters: map[string]any{"outputMode": "Append", "queryId": queryID, "epochId": fmt.Sprint(batchID), "badRecords": "true"},
+		OperationParameters: txlog.OperationParameters{"outputMode": "Append", "queryId": queryID, "epochId": fmt.Sprint(batchID), "badRecords": "true"},
 	})
 	if err != nil {
 		return fmt.Errorf("write %d rejected records of batch %d to %s: %w", len(rows), batchID, r.table.URL(), err)

@@ -11,6 +11,7 @@ import (
 	"github.com/lakesink/lakesink/stream/kafka"
 	"github.com/lakesink/lakesink/stream/source"
 	"github.com/lakesink/lakesink/table"
+	"github.com/lakesink/lakesink/txlog"
 )
 
 // runGroup is a KafkaGroup run: one worker of a consumer group (or of a
@@ -55,7 +56,7 @@ func runGroup(ctx context.Context, o Options) (Summary, error) {
 		QueryID: "kafka-group-" + o.KafkaGroup, OutputMode: sink.Append, PartitionColumns: o.PartitionColumns,
 		TargetFileSizeBytes: o.TargetFileSizeBytes, Compression: o.Compression,
 		MergeSchema:         o.SchemaEvolution == source.SchemaEvolutionAddNewColumns,
-		OperationParameters: map[string]string{paramSourceURL: sourceURL},
+		OperationParameters: txlog.OperationParameters{paramSourceURL: sourceURL},
 	})
 	var im *metrics.Ingest
 	if o.Registerer != nil {

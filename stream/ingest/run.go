@@ -19,6 +19,7 @@ import (
 	"github.com/lakesink/lakesink/stream/kafka"
 	"github.com/lakesink/lakesink/stream/source"
 	"github.com/lakesink/lakesink/table"
+	"github.com/lakesink/lakesink/txlog"
 )
 
 // Run validates opts and runs the ingest they describe until the trigger
@@ -135,7 +136,7 @@ func runCheckpointed(ctx context.Context, o Options) (Summary, error) {
 			OutputMode: o.OutputMode, PartitionColumns: o.PartitionColumns,
 			MergeKeys: o.MergeKeys, SequenceBy: o.SequenceBy, DeleteWhen: o.DeleteWhen, LastRowWins: o.CDCFormat != "",
 			TargetFileSizeBytes: o.TargetFileSizeBytes, Compression: o.Compression, MergeSchema: evolution == source.SchemaEvolutionAddNewColumns,
-			OperationParameters: map[string]string{paramSourceURL: sourceURL},
+			OperationParameters: txlog.OperationParameters{paramSourceURL: sourceURL},
 			BatchParameters:     lazy.batchParameters(ctx),
 		}
 		if o.CDCFormat != "" && o.DeleteWhen == "" && sch != nil {

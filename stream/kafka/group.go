@@ -648,7 +648,7 @@ func (g *Group) commit(ctx context.Context, cl *kgo.Client, first time.Time) err
 		batch = &schema.Batch{Schema: g.src.schema, Rows: rows}
 	}
 	started := time.Now()
-	res, err := g.opts.Sink.AddTxnBatch(ctx, batch, txns, map[string]string{"kafkaGroup": g.opts.Group})
+	res, err := g.opts.Sink.AddTxnBatch(ctx, batch, txns, map[string]any{"kafkaGroup": g.opts.Group})
 	prog.CommitMs = time.Since(started).Milliseconds()
 	prog.DurationMs = time.Since(first).Milliseconds()
 	switch {
