@@ -3,6 +3,7 @@ package storage
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 )
 
@@ -52,6 +53,26 @@ func pathProblem(p string, isPrefix bool) error {
 				return fmt.Errorf("%q has a %q element", p, e)
 			}
 		}
+	}
+	return nil
+}
+
+// CheckLocalDir refuses a local location (a plain path or a file:// URL)
+// that does not exist or is not a directory, so that a typo does not read
+// as an empty folder. Object-store prefixes (s3://, mem://, ...) cannot be
+// told apart from empty ones and are not checked. The error names url; a
+// missing directory wraps the *fs.PathError (errors.Is(err, fs.ErrNotExist)).
+func CheckLocalDir(url string) error {
+	if strings.Contains(url, "://") && !strings.HasPrefix(url, "file://") {
+		return nil
+	}
+	p := strings.TrimPrefix(url, "file://")
+	fi, err := os.Stat(p)
+	if err != nil {
+		return fmt.Errorf("directory %s: %w", url, err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory (give a folder; globs are not supported)", url)
 	}
 	return nil
 }

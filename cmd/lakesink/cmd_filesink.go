@@ -54,7 +54,7 @@ EXIT STATUS
 }
 
 func runFileSinkLs(ctx context.Context, p *printer, dir string, opts filesink.Options) error {
-	if err := checkLocalDir(dir); err != nil {
+	if err := storage.CheckLocalDir(dir); err != nil {
 		return err
 	}
 	st, err := storage.Open(ctx, dir)
@@ -125,7 +125,7 @@ EXIT STATUS
 				}
 				opts.Retention = &d
 			}
-			if err := checkLocalDir(args[0]); err != nil {
+			if err := storage.CheckLocalDir(args[0]); err != nil {
 				return err
 			}
 			st, err := storage.Open(cmd.Context(), args[0])

@@ -6,14 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/sink"
 	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/stream"
@@ -287,8 +285,8 @@ func ingestOptions(o IngestOptions) (ingest.Options, error) {
 			return opts, err
 		}
 	}
-	if err := checkCDCFlags(o); err != nil {
-		return opts, err
+	if err := ingest.CheckCDC(o.CDCFormat, sink.OutputMode(o.OutputMode), o.DeleteWhen); err != nil {
+		return opts, cdcFlagError(err)
 	}
 	opts.Checkpoint, opts.Table, opts.FileSink = o.Checkpoint, o.Table, o.FileSink
 	opts.FileFormat, opts.PartitionColumns = o.FileFormat, o.PartitionBy
@@ -371,7 +369,7 @@ func ingestFlagError(err error) error {
 		return &hintError{err, fmt.Sprintf("--partition-by %s: table %s is partitioned by [%s]; a table's partitioning cannot change by writing to it",
 			strings.Join(pe.Want, ","), pe.Location, strings.Join(pe.Have, ","))}
 	}
-	return err
+	return cdcFlagError(err)
 }
 
 // ingestSchemaEvolution maps --merge-schema and --schema-evolution-mode to
@@ -397,48 +395,27 @@ func ingestSchemaEvolution(o IngestOptions) (source.SchemaEvolutionMode, error) 
 	return mode, nil
 }
 
-// cdcDecoding is how --cdc-format debezium reads events of rows with the
-// given schema: the envelope schema to decode, and the transform into change
-// rows. With --sequence-by ts_ms the event's ts_ms becomes a table column
-// (and is not expected inside after).
-func cdcDecoding(sch *schema.StructType, sequenceBy string) (*schema.StructType, *schema.StructType, func(*schema.Batch) (*schema.Batch, error)) {
-	row := sch
-	withTs := strings.EqualFold(sequenceBy, source.DebeziumTsColumn)
-	if i := row.FieldIndex(source.DebeziumTsColumn); withTs && i >= 0 {
-		row = &schema.StructType{Fields: slices.Delete(slices.Clone(row.Fields), i, i+1)}
-	}
-	return row, source.DebeziumSchema(row), func(b *schema.Batch) (*schema.Batch, error) { return source.DebeziumChanges(b, row, withTs) }
-}
-
-// checkCDC checks the update-mode flags that the sink cannot: --cdc-format
-// needs the row schema (--schema, or the table's) and update mode.
-func checkCDC(o IngestOptions, sch *schema.StructType) error {
-	if err := checkCDCFlags(o); err != nil || o.CDCFormat == "" {
+// cdcFlagError words ingest's CDC rule (ingest.CheckCDC, *ingest.CDCError)
+// with the CLI's flags; any other error is returned as it is.
+func cdcFlagError(err error) error {
+	var ce *ingest.CDCError
+	if !errors.As(err, &ce) {
 		return err
 	}
-	if sch == nil {
-		return fmt.Errorf("--cdc-format %s needs --schema (the schema of the events' after rows) or an existing --table", o.CDCFormat)
-	}
-	return nil
-}
-
-// checkCDCFlags is checkCDC without the schema, which ingest.Run checks
-// once it has read the table's.
-func checkCDCFlags(o IngestOptions) error {
-	switch o.CDCFormat {
-	case "":
-		return nil
-	case "debezium":
+	var msg string
+	switch ce.Problem {
+	case ingest.CDCUnsupportedFormat:
+		msg = fmt.Sprintf("--cdc-format %q: the supported format is %s", ce.Format, ingest.CDCDebezium)
+	case ingest.CDCNeedsUpdate:
+		msg = fmt.Sprintf("--cdc-format %s needs --output-mode update and --merge-key", ce.Format)
+	case ingest.CDCDeleteWhen:
+		msg = fmt.Sprintf("--delete-when: with --cdc-format %s deletes are the events with op 'd'", ce.Format)
+	case ingest.CDCNeedsSchema:
+		msg = fmt.Sprintf("--cdc-format %s needs --schema (the schema of the events' after rows) or an existing --table", ce.Format)
 	default:
-		return fmt.Errorf("--cdc-format %q: the supported format is debezium", o.CDCFormat)
+		return err
 	}
-	if o.OutputMode != string(sink.Update) {
-		return fmt.Errorf("--cdc-format %s needs --output-mode update and --merge-key", o.CDCFormat)
-	}
-	if o.DeleteWhen != "" {
-		return fmt.Errorf("--delete-when: with --cdc-format %s deletes are the events with op 'd'", o.CDCFormat)
-	}
-	return nil
+	return &hintError{err, msg}
 }
 
 // ingestHint adds what to do next to the two failures a new user meets
@@ -475,22 +452,4 @@ func ingestHint(err error, badRecordsPath, fileSink bool, checkpointURL string) 
 			"the planned files: put the file back (it may be fixed)", err, be.BatchID, be.BatchID, checkpointURL)}
 	}
 	return err
-}
-
-// checkLocalDir refuses a local directory that does not exist or is not a
-// directory (a typo would otherwise read as an empty one). Object-store
-// prefixes cannot be told apart from empty ones and are not checked.
-func checkLocalDir(url string) error {
-	if strings.Contains(url, "://") && !strings.HasPrefix(url, "file://") {
-		return nil
-	}
-	p := strings.TrimPrefix(url, "file://")
-	fi, err := os.Stat(p)
-	if err != nil {
-		return fmt.Errorf("directory %s: %w", url, err)
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("%s is not a directory (give a folder; globs are not supported)", url)
-	}
-	return nil
 }

@@ -13,7 +13,9 @@ import (
 	"github.com/lakesink/lakesink/compaction"
 	"github.com/lakesink/lakesink/expr"
 	"github.com/lakesink/lakesink/schema"
+	"github.com/lakesink/lakesink/sink"
 	"github.com/lakesink/lakesink/storage"
+	"github.com/lakesink/lakesink/stream/ingest"
 	"github.com/lakesink/lakesink/stream/source"
 	"github.com/lakesink/lakesink/table"
 )
@@ -120,11 +122,14 @@ func runMerge(ctx context.Context, p *printer, url string, o MergeOptions) error
 	var transform func(*schema.Batch) (*schema.Batch, error)
 	decodeSchema := sch
 	if o.CDCFormat != "" {
-		if err := checkCDC(IngestOptions{CDCFormat: o.CDCFormat, OutputMode: "update", DeleteWhen: o.DeleteWhen}, sch); err != nil {
-			return err
+		if err := ingest.CheckCDC(o.CDCFormat, sink.Update, o.DeleteWhen); err != nil {
+			return cdcFlagError(err)
+		}
+		if sch == nil {
+			return cdcFlagError(&ingest.CDCError{Format: o.CDCFormat, Problem: ingest.CDCNeedsSchema})
 		}
 		var row *schema.StructType
-		row, decodeSchema, transform = cdcDecoding(sch, o.SequenceBy)
+		row, decodeSchema, transform = source.DebeziumDecoding(sch, o.SequenceBy)
 		deleteWhen = source.DebeziumDeleteWhen(row)
 	}
 	evolve := o.Schema == "" && expr.ReadsColumnsOutside(deleteWhen, sch)

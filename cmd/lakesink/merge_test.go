@@ -160,3 +160,32 @@ func TestMergeCommandCreatesNothingOnBadInput(t *testing.T) {
 		t.Fatalf("input field the table lacks: %d %s, want a hint naming --schema and no schema evolution", code, stderr)
 	}
 }
+
+// TestCDCFlagsFollowTheLibraryRule: merge and ingest refuse the same
+// change-event flags by ingest.CheckCDC, worded with the CLI's flags.
+func TestCDCFlagsFollowTheLibraryRule(t *testing.T) {
+	dir := t.TempDir()
+	src := writeFile(t, filepath.Join(dir, "in", "e.json"), `{"op":"c","after":{"id":1}}`+"\n")
+	tbl := filepath.Join(dir, "t")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"merge delete-when", []string{"merge", tbl, "--source", src, "--merge-key", "id", "--cdc-format", "debezium", "--delete-when", "op = 'd'"},
+			"--delete-when: with --cdc-format debezium deletes are the events with op 'd'"},
+		{"merge unknown format", []string{"merge", tbl, "--source", src, "--merge-key", "id", "--cdc-format", "maxwell"},
+			`--cdc-format "maxwell": the supported format is debezium`},
+		{"merge no schema", []string{"merge", tbl, "--source", src, "--merge-key", "id", "--cdc-format", "debezium"},
+			"--cdc-format debezium needs --schema (the schema of the events' after rows) or an existing --table"},
+		{"ingest append", []string{"ingest", "--source", filepath.Join(dir, "in"), "--format", "json", "--checkpoint", filepath.Join(dir, "chk"),
+			"--table", tbl, "--cdc-format", "debezium"}, "--cdc-format debezium needs --output-mode update and --merge-key"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, stderr, code := runCLI(t, tc.args...)
+			if code != 1 || !strings.Contains(stderr, tc.want) {
+				t.Fatalf("exit %d, stderr %q; want 1 with %q", code, stderr, tc.want)
+			}
+		})
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/lakesink/lakesink/sink"
 )
 
 var (
@@ -109,3 +111,73 @@ func (e *PartitioningError) Error() string {
 
 // Unwrap returns ErrPartitioningChanged.
 func (e *PartitioningError) Unwrap() error { return ErrPartitioningChanged }
+
+// CDCProblem is what a CDCError found wrong.
+type CDCProblem int
+
+// The CDC rules (CheckCDC).
+const (
+	// CDCUnsupportedFormat: the format is not CDCDebezium.
+	CDCUnsupportedFormat CDCProblem = iota
+	// CDCNeedsUpdate: change events are merged by key, so the output mode
+	// must be update (with MergeKeys).
+	CDCNeedsUpdate
+	// CDCDeleteWhen: a DeleteWhen was given, but the deletes of change
+	// events are the events with op 'd'.
+	CDCDeleteWhen
+	// CDCNeedsSchema: no schema of the events' after rows (neither
+	// Options.Schema nor an existing table).
+	CDCNeedsSchema
+)
+
+// CDCError is a change-event input (Options.CDCFormat) whose options break
+// a rule of CheckCDC. It matches ErrInvalidOptions; the CLI words it with
+// its flags.
+type CDCError struct {
+	// Format is the Options.CDCFormat given.
+	Format string
+	// Problem is the rule broken.
+	Problem CDCProblem
+}
+
+func (e *CDCError) Error() string {
+	var msg string
+	switch e.Problem {
+	case CDCUnsupportedFormat:
+		msg = fmt.Sprintf("CDCFormat %q: the supported format is %s", e.Format, CDCDebezium)
+	case CDCNeedsUpdate:
+		msg = fmt.Sprintf("CDCFormat %s needs OutputMode update and MergeKeys", e.Format)
+	case CDCDeleteWhen:
+		msg = fmt.Sprintf("DeleteWhen: with CDCFormat %s deletes are the events with op 'd'", e.Format)
+	default:
+		msg = fmt.Sprintf("CDCFormat %s needs Schema (the schema of the events' after rows) or an existing Table", e.Format)
+	}
+	return ErrInvalidOptions.Error() + ": " + msg
+}
+
+// Is makes a *CDCError match ErrInvalidOptions.
+func (e *CDCError) Is(target error) bool { return target == ErrInvalidOptions }
+
+// CheckCDC is the one rule for change-event input, used by Options.Validate
+// and by `lakesink merge --cdc-format`: format is "" (no change events) or
+// CDCDebezium; with a format, mode is sink.Update and deleteWhen is empty
+// (the deletes are the events with op 'd'). Run also refuses change events
+// without a row schema (CDCNeedsSchema). Errors are *CDCError, joined when
+// both of the last two rules are broken.
+func CheckCDC(format string, mode sink.OutputMode, deleteWhen string) error {
+	switch format {
+	case "":
+		return nil
+	case CDCDebezium:
+	default:
+		return &CDCError{Format: format, Problem: CDCUnsupportedFormat}
+	}
+	var errs []error
+	if mode != sink.Update {
+		errs = append(errs, &CDCError{Format: format, Problem: CDCNeedsUpdate})
+	}
+	if deleteWhen != "" {
+		errs = append(errs, &CDCError{Format: format, Problem: CDCDeleteWhen})
+	}
+	return errors.Join(errs...)
+}

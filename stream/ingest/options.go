@@ -314,17 +314,8 @@ func (o Options) Validate() error {
 	if o.RecoverCheckpointFromTable && o.Table == "" {
 		errs = append(errs, fmt.Errorf("%w: %w: RecoverCheckpointFromTable needs Table (a Delta table)", ErrInvalidOptions, ErrCannotRecover))
 	}
-	switch o.CDCFormat {
-	case "":
-	case CDCDebezium:
-		if o.OutputMode != sink.Update {
-			bad("CDCFormat %s needs OutputMode update and MergeKeys", o.CDCFormat)
-		}
-		if o.DeleteWhen != "" {
-			bad("DeleteWhen: with CDCFormat %s deletes are the events with op 'd'", o.CDCFormat)
-		}
-	default:
-		bad("CDCFormat %q: the supported format is %s", o.CDCFormat, CDCDebezium)
+	if err := CheckCDC(o.CDCFormat, o.OutputMode, o.DeleteWhen); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

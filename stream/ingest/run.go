@@ -3,15 +3,12 @@ package ingest
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/lakesink/lakesink/expr"
 	"github.com/lakesink/lakesink/filesink"
 	"github.com/lakesink/lakesink/metrics"
-	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/sink"
 	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/stream"
@@ -59,8 +56,8 @@ func runCheckpointed(ctx context.Context, o Options) (Summary, error) {
 	sourceURL := kafka.SourceURL(kafka.Options{Brokers: o.Kafka.Brokers, Topics: o.Kafka.Topics, TopicPattern: o.Kafka.TopicPattern})
 	var srcStore storage.Store
 	if !kafkaIn {
-		if err := checkLocalDir(o.Source); err != nil {
-			return sum, err
+		if err := storage.CheckLocalDir(o.Source); err != nil {
+			return sum, fmt.Errorf("source %w", err) // "source directory X: ...", "source X is not a directory ..."
 		}
 		var err error
 		if srcStore, err = storage.Open(ctx, o.Source); err != nil {
@@ -176,9 +173,9 @@ func runCheckpointed(ctx context.Context, o Options) (Summary, error) {
 	srcOpts.Schema = sch
 	if o.CDCFormat != "" {
 		if sch == nil {
-			return sum, fmt.Errorf("%w: CDCFormat %s needs Schema (the schema of the events' after rows) or an existing Table", ErrInvalidOptions, o.CDCFormat)
+			return sum, &CDCError{Format: o.CDCFormat, Problem: CDCNeedsSchema}
 		}
-		_, srcOpts.Schema, lazy.transform = cdcDecoding(sch, o.SequenceBy)
+		_, srcOpts.Schema, lazy.transform = source.DebeziumDecoding(sch, o.SequenceBy)
 	}
 	srcOpts.SchemaEvolution = evolution
 	if o.Schema == nil && evolution == source.SchemaEvolutionFailOnNewColumns && o.CDCFormat == "" && expr.ReadsColumnsOutside(o.DeleteWhen, sch) {
@@ -317,19 +314,6 @@ func observeProgress(m *metrics.Ingest, pr stream.Progress) {
 	m.ObserveBatch(b)
 }
 
-// cdcDecoding is how Debezium events of rows with the given schema are read:
-// the row schema, the envelope schema to decode, and the transform into
-// change rows. With SequenceBy ts_ms the event's ts_ms becomes a table
-// column (and is not expected inside after).
-func cdcDecoding(sch *schema.StructType, sequenceBy string) (*schema.StructType, *schema.StructType, func(*schema.Batch) (*schema.Batch, error)) {
-	row := sch
-	withTs := strings.EqualFold(sequenceBy, source.DebeziumTsColumn)
-	if i := row.FieldIndex(source.DebeziumTsColumn); withTs && i >= 0 {
-		row = &schema.StructType{Fields: slices.Delete(slices.Clone(row.Fields), i, i+1)}
-	}
-	return row, source.DebeziumSchema(row), func(b *schema.Batch) (*schema.Batch, error) { return source.DebeziumChanges(b, row, withTs) }
-}
-
 // fileSinkFirstBatch returns the first batch id of the query: 0, unless the
 // checkpoint is fresh (no offsets yet) and the file sink's log already has
 // batches: then every new batch would be skipped as "already committed", so it
@@ -357,24 +341,6 @@ func fileSinkFirstBatch(ctx context.Context, chk, out storage.Store, opts filesi
 		return 0, &FileSinkAheadError{Dir: out.URL(), LatestBatchID: latest}
 	}
 	return latest + 1, nil
-}
-
-// checkLocalDir refuses a local source that does not exist or is not a
-// directory (a typo would otherwise read as "no new input"). Object-store
-// prefixes cannot be told apart from empty ones and are not checked.
-func checkLocalDir(url string) error {
-	if strings.Contains(url, "://") && !strings.HasPrefix(url, "file://") {
-		return nil
-	}
-	p := strings.TrimPrefix(url, "file://")
-	fi, err := os.Stat(p)
-	if err != nil {
-		return fmt.Errorf("source directory %s: %w", url, err)
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("source %s is not a directory (give a folder; globs are not supported)", url)
-	}
-	return nil
 }
 
 // checkFileSinkPartitioning refuses to append to a file-sink directory with

@@ -99,6 +99,23 @@ func DebeziumSchema(row *schema.StructType) *schema.StructType {
 	)}
 }
 
+// DebeziumDecoding is how Debezium change events of a table whose schema
+// is sch are read: row, the schema of the events' before and after rows;
+// envelope, DebeziumSchema(row), the schema to decode the events with; and
+// changes, DebeziumChanges over row, which turns a decoded batch into change
+// rows. When sequenceBy is DebeziumTsColumn (case-insensitively) the
+// event's ts_ms becomes that table column, so row is sch without it (it is
+// not expected inside after). It is the one rule for `lakesink merge
+// --cdc-format` and ingest's Options.CDCFormat.
+func DebeziumDecoding(sch *schema.StructType, sequenceBy string) (row, envelope *schema.StructType, changes func(*schema.Batch) (*schema.Batch, error)) {
+	row = sch
+	withTs := strings.EqualFold(sequenceBy, DebeziumTsColumn)
+	if i := row.FieldIndex(DebeziumTsColumn); withTs && i >= 0 {
+		row = &schema.StructType{Fields: slices.Delete(slices.Clone(row.Fields), i, i+1)}
+	}
+	return row, DebeziumSchema(row), func(b *schema.Batch) (*schema.Batch, error) { return DebeziumChanges(b, row, withTs) }
+}
+
 // The fields of Kafka Connect JsonConverter's envelope (schemas.enable=true).
 const (
 	debeziumConnectSchema  = "schema"
