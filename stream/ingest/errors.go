@@ -140,6 +140,7 @@ type CDCError struct {
 	Problem CDCProblem
 }
 
+// Error names the field at fault and the rule, as Options.Validate does.
 func (e *CDCError) Error() string {
 	var msg string
 	switch e.Problem {
