@@ -4,7 +4,7 @@ BIN     := bin/lakesink
 PKGS    := ./...
 export GOFLAGS ?= -buildvcs=false
 
-.PHONY: all build test test-short test-kafka kafka bench demo lint fuzz soak clean s3-server interop
+.PHONY: all build test test-short test-kafka kafka bench bench-engines demo lint fuzz soak clean s3-server interop
 
 all: build
 
@@ -75,6 +75,14 @@ soak: build
 	LAKESINK_BOMB_FULL=1 $(GO) test -count=1 -timeout 30m -run 'Bomb' ./txlog ./sink ./internal/parquetio
 	RAPID_CHECKS=100 $(GO) test -count=1 -timeout 30m -run '^TestModelReplayAndCommits$$' ./txlog
 	LAKESINK_CRASH_POINTS=all $(GO) test -count=1 -timeout 30m -run 'Crash' ./compaction
+
+# Whole processes of lakesink against delta-rs and Spark (issue 22, "Against
+# delta-rs"; tests/enginebench_test.go): about 25 minutes on 2 cores.
+bench-engines: build
+	./scripts/install-engines.sh
+	eval "$$(./scripts/install-engines.sh --env)" && LAKESINK_BENCH_ENGINES=1 \
+		$(GO) test -run '^$$' -bench 'BenchmarkAgainstDeltaRS' -benchtime 1x -timeout 60m ./tests 2>&1 | tee bin/bench-engines.out
+	@$(GO) run ./internal/benchtable < bin/bench-engines.out
 
 # The real engines against lakesink (interop/engines): Spark + Delta and
 # delta-rs, installed by scripts/install-engines.sh (cached outside the repo),
