@@ -108,6 +108,7 @@ func (s *Snapshot) plan(ctx context.Context, o ReadOptions) (*readPlan, error) {
 		p.want.Fields = append(p.want.Fields, f)
 	}
 	p.direct = p.pred == nil && len(p.partIdx) == 0 && slices.Equal(p.outIdx, p.wantIdx)
+	p.readOpts.ReuseChunkRows = true // records copies each row's slice out (readRowGroup)
 	switch s.mapping {
 	case MappingName:
 		p.readOpts.ByPhysicalName = true

@@ -29,6 +29,11 @@ type ReadOptions struct {
 	// ByFieldID matches by Parquet field_id = delta.columnMapping.id first
 	// (mode "id"), falling back to the physical name.
 	ByFieldID bool
+	// ReuseChunkRows makes RowGroupChunks hand back the same [][]any for
+	// every chunk of a row group (each row's values still have their own
+	// storage, so rows may be kept; the outer slice may not), for a caller
+	// that copies the rows out before asking for the next chunk.
+	ReuseChunkRows bool
 }
 
 // File is an open Parquet data file. Its footer is read at open; row groups

@@ -97,6 +97,8 @@ type rgReader struct {
 	curs    map[int]*cursor // columns assembled into records
 	left    int             // records not yet yielded
 	done    int             // records yielded
+	reuse   bool            // ReadOptions.ReuseChunkRows
+	out     [][]any         // the chunk slice handed back again when reuse
 }
 
 // CheckRead reports whether the file's columns can be read as want (nil:
@@ -142,6 +144,7 @@ func (f *File) openRowGroup(ctx context.Context, i int, want *schema.StructType,
 		streams: make(map[int]*colStream, len(cols)),
 		curs:    make(map[int]*cursor, len(cols)),
 		left:    int(rg.NumRows()),
+		reuse:   opts.ReuseChunkRows,
 	}
 	// Top-level primitive fields are decoded straight into the rows; the
 	// other columns into cursors for record assembly.
@@ -195,7 +198,15 @@ func (rd *rgReader) next(ctx context.Context, maxRows int) (_ [][]any, err error
 	}
 	nf := len(rd.plan.fields)
 	backing := make([]any, n*nf)
-	out := make([][]any, n)
+	var out [][]any
+	if rd.reuse && cap(rd.out) >= n {
+		out = rd.out[:n]
+	} else {
+		out = make([][]any, n)
+		if rd.reuse {
+			rd.out = out
+		}
+	}
 	for r := range out {
 		out[r] = backing[r*nf : (r+1)*nf : (r+1)*nf]
 	}

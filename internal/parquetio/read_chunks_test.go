@@ -107,6 +107,10 @@ func TestRowGroupChunksAllTypes(t *testing.T) {
 				t.Run(fmt.Sprintf("max %d", max), func(t *testing.T) {
 					got, chunks := collect(t, f, sch, ReadOptions{}, max)
 					assertRows(t, got, all, sch)
+					// Reused chunk slices: the rows kept from earlier chunks
+					// are intact.
+					reused, _ := collect(t, f, sch, ReadOptions{ReuseChunkRows: true}, max)
+					assertRows(t, reused, all, sch)
 					wantChunks := 0
 					for i := range f.NumRowGroups() {
 						rg := int(f.pf.RowGroups()[i].NumRows())
@@ -122,6 +126,25 @@ func TestRowGroupChunksAllTypes(t *testing.T) {
 				})
 			}
 		})
+	}
+}
+
+// TestRowGroupChunksReuse: with ReuseChunkRows every chunk of a row group
+// comes in the same [][]any (one allocation per row group, not per chunk).
+func TestRowGroupChunksReuse(t *testing.T) {
+	f := writeChunkFile(t, chunkRows(3000), WriteOptions{RowGroupSizeBytes: 1 << 30, TargetFileSizeBytes: 1 << 30})
+	for _, reuse := range []bool{false, true} {
+		var firsts []*[]any
+		for rows, err := range f.RowGroupChunks(context.Background(), 0, fullSchema(), ReadOptions{ReuseChunkRows: reuse}, 1000) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			firsts = append(firsts, &rows[0])
+		}
+		same := firsts[0] == firsts[1] && firsts[1] == firsts[2]
+		if len(firsts) != 3 || same != reuse {
+			t.Fatalf("reuse %v: %d chunks, same slice %v", reuse, len(firsts), same)
+		}
 	}
 }
 
