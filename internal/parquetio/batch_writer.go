@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/parquet-go/parquet-go"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/lakesink/lakesink/schema"
@@ -41,6 +42,15 @@ type BatchWriter struct {
 	// closeAtEnd closes each partition's file at the end of every write
 	// (WriteFiles: one write holds the whole batch).
 	closeAtEnd bool
+	// encodingsChosen: the first rows chose the PLAIN columns
+	// (choosePlainColumns), before any file was created.
+	encodingsChosen bool
+	// dictBudget and pageBudget: dictionaryBudget and pageBudget (tests
+	// lower them).
+	dictBudget, pageBudget int64
+	// pre shreds the rows of a partitioned write once, in row order, when
+	// the plan allows it (writePlan.preShreddable); nil otherwise.
+	pre *shredder
 }
 
 // openPart is one partition of a BatchWriter: its closed files and the file
@@ -79,9 +89,14 @@ func NewBatchWriter(store storage.Store, sch *schema.StructType, opts WriteOptio
 	if name == nil {
 		name = DeltaFileName
 	}
-	return &BatchWriter{store: store, lay: lay, name: name, parts: map[string]*openPart{},
-		workers: partitionWorkers(opts.Workers, lay.plan.numCols),
-		maxOpen: max(1, openFilesBudget/(max(lay.plan.numCols, 1)*columnBufferBytes))}, nil
+	w := &BatchWriter{store: store, lay: lay, name: name, parts: map[string]*openPart{},
+		workers:    partitionWorkers(opts.Workers, lay.plan.numCols),
+		maxOpen:    max(1, openFilesBudget/(max(lay.plan.numCols, 1)*columnBufferBytes)),
+		dictBudget: dictionaryBudget, pageBudget: pageBudget}
+	if len(lay.partIdx) > 0 && lay.plan.preShreddable() {
+		w.pre = newShredder(lay.plan)
+	}
+	return w, nil
 }
 
 // Write validates rows (each with one value per schema field) and writes
@@ -118,6 +133,12 @@ func (w *BatchWriter) write(ctx context.Context, rows [][]any, validate bool) er
 	if err != nil {
 		return err
 	}
+	if !w.encodingsChosen && len(rows) > 0 {
+		w.encodingsChosen = true
+		if plain := lay.choosePlainColumns(rows, groups); plain != nil {
+			lay.pschema = lay.withPlainColumns(plain)
+		}
+	}
 	targets := make([]*openPart, len(groups))
 	for gi, g := range groups {
 		p := w.parts[g.key]
@@ -128,11 +149,16 @@ func (w *BatchWriter) write(ctx context.Context, rows [][]any, validate bool) er
 		}
 		targets[gi] = p
 	}
+	var pre [][]parquet.Value
+	if len(groups) > 1 && w.pre != nil {
+		w.pre.preShred(lay, rows, lay.dataIdx)
+		pre = w.pre.cols
+	}
 	eg, gctx := errgroup.WithContext(ctx)
 	eg.SetLimit(w.workers)
 	for gi, g := range groups {
 		eg.Go(func() error {
-			if err := w.appendTo(gctx, ctx, targets[gi], rows, g.rows); err != nil {
+			if err := w.appendTo(gctx, ctx, targets[gi], rows, g.rows, pre); err != nil {
 				return err
 			}
 			if w.closeAtEnd && targets[gi].fw != nil {
@@ -141,7 +167,19 @@ func (w *BatchWriter) write(ctx context.Context, rows [][]any, validate bool) er
 			return nil
 		})
 	}
-	if err := eg.Wait(); err != nil {
+	err = eg.Wait()
+	if pre != nil {
+		for _, p := range targets {
+			if p.fw != nil {
+				p.fw.pre = nil
+			}
+		}
+		for c := range pre {
+			clear(pre[c]) // the strings of rows
+			pre[c] = pre[c][:0]
+		}
+	}
+	if err != nil {
 		return err
 	}
 	return w.bound(ctx)
@@ -151,7 +189,7 @@ func (w *BatchWriter) write(ctx context.Context, rows [][]any, validate bool) er
 // at the target size; the last file stays open. New files are created under
 // fileCtx (the Write call's: a store writer is bound to the ctx it was made
 // with, and this file may outlive ctx, the errgroup's).
-func (w *BatchWriter) appendTo(ctx, fileCtx context.Context, p *openPart, rows [][]any, rowIdx []int) error {
+func (w *BatchWriter) appendTo(ctx, fileCtx context.Context, p *openPart, rows [][]any, rowIdx []int, pre [][]parquet.Value) error {
 	lay := w.lay
 	n := len(rows)
 	if rowIdx != nil {
@@ -166,13 +204,15 @@ func (w *BatchWriter) appendTo(ctx, fileCtx context.Context, p *openPart, rows [
 			if p.dir != "" {
 				path = p.dir + "/" + path
 			}
-			fw, err := lay.newFileWriter(fileCtx, w.store, path)
+			dictMax, pageBytes := w.columnShares()
+			fw, err := lay.newFileWriterSized(fileCtx, w.store, path, dictMax, pageBytes)
 			if err != nil {
 				return err
 			}
 			fw.partValues = p.values
 			p.fw = fw
 		}
+		p.fw.pre = pre
 		took, err := p.fw.writeRange(rows, rowIdx, start, n, lay.dataIdx, lay.opts.TargetFileSizeBytes)
 		if err != nil {
 			return err
@@ -185,6 +225,35 @@ func (w *BatchWriter) appendTo(ctx, fileCtx context.Context, p *openPart, rows [
 		}
 	}
 	return nil
+}
+
+// dictionaryBudget and pageBudget bound what the columns of a BatchWriter's
+// open files hold together besides their encoded pages. parquet-go keeps a
+// column's dictionary, and the hash table that builds it (about twice its
+// size), until the file is closed, and each column buffers one data page of
+// values; a batch spread over many partitions holds them for every column
+// of every open file (229 airports of the 3M flights, 4 data columns: 86
+// MiB of int64 dictionaries and tables at 1 MiB each, 58 MiB of 64 KiB
+// pages). A new file's columns get an equal share of each budget among the
+// partitions seen so far: its dictionaries fall back to PLAIN past their
+// share (between minDictionaryBytes and parquet-mr's 1 MiB) and its pages
+// are cut at theirs (between minPageBytes and pageBufferSize), as
+// parquet-mr's MemoryManager shares its pool among open writers
+// (parquet.memory.pool.ratio). An unpartitioned batch keeps the full sizes.
+const (
+	dictionaryBudget   = 24 << 20
+	minDictionaryBytes = 16 << 10
+	pageBudget         = 16 << 20
+	minPageBytes       = 8 << 10
+)
+
+// columnShares is a new file's share of the dictionary and page budgets
+// per column.
+func (w *BatchWriter) columnShares() (dictMaxBytes, pageBytes int64) {
+	n := int64(max(len(w.parts), 1) * max(w.lay.plan.numCols, 1))
+	dictMaxBytes = min(max(w.dictBudget/n, minDictionaryBytes), dictionaryPageBytes)
+	pageBytes = min(max(w.pageBudget/n, minPageBytes), pageBufferSize)
+	return dictMaxBytes, pageBytes
 }
 
 func (w *BatchWriter) closeFile(ctx context.Context, p *openPart) error {

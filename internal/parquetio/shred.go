@@ -490,6 +490,18 @@ func (s *shredder) leafColumn(n *wnode, rows [][]any, fi int) bool {
 			col = append(col, parquet.Int64Value(x))
 			st.addInt(x)
 		}
+	case lkTimestampNTZ:
+		for _, row := range rows {
+			v := row[fi]
+			if v == nil {
+				col = append(col, null)
+				st.nulls++
+				continue
+			}
+			x := ntzWall(v.(time.Time)).UnixMicro()
+			col = append(col, parquet.Int64Value(x))
+			st.addInt(x)
+		}
 	default:
 		return false
 	}

@@ -1,0 +1,86 @@
+package parquetio
+
+import (
+	"unsafe"
+
+	"github.com/parquet-go/parquet-go"
+	"golang.org/x/sync/errgroup"
+)
+
+// Partitioned batches are shredded once, in row order, before their rows
+// are routed to the partitions' files: each file then copies its rows'
+// values out of the chunk's column arrays (a few MiB, cache-resident)
+// instead of reading each row's boxed values at scattered addresses, which
+// measured about 5x slower per value on the 3M flights by origin.
+
+// preShreddable reports whether every data field of the plan is a
+// top-level primitive with a fast path in leafColumn (strings, longs,
+// integers, doubles, timestamps with or without time zone): the fields whose shredded values and
+// statistics leafStats can recompute from the values alone.
+func (p *writePlan) preShreddable() bool {
+	if p.repeated {
+		return false
+	}
+	for _, f := range p.fields {
+		if f.kind != nkLeaf {
+			return false
+		}
+		switch f.leaf {
+		case lkString, lkLong, lkInt, lkDouble, lkTimestamp, lkTimestampNTZ:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// preShred shreds the data fields (idx: field j of the plan is row[idx[j]])
+// of every row into s.cols, one column array per leaf, the lanes of lay in
+// parallel; statistics are left to the files (leafStats).
+func (s *shredder) preShred(lay *layout, rows [][]any, idx []int) {
+	for c := range s.cols {
+		s.cols[c] = s.cols[c][:0]
+	}
+	shred := func(k int) {
+		for _, j := range lay.lanes[k] {
+			s.leafColumn(lay.plan.fields[j], rows, idx[j])
+		}
+	}
+	if len(lay.lanes) == 1 || len(rows) <= writeChunkRows {
+		for k := range lay.lanes {
+			shred(k)
+		}
+		return
+	}
+	var eg errgroup.Group
+	for k := range lay.lanes {
+		eg.Go(func() error { shred(k); return nil })
+	}
+	_ = eg.Wait()
+}
+
+// leafStats adds the values of leaf column n (shredded by leafColumn) to
+// its statistics, as leafColumn would have.
+func (s *shredder) leafStats(n *wnode, vals []parquet.Value) {
+	if n.stat < 0 {
+		return
+	}
+	st := &s.stats[n.stat]
+	for _, v := range vals {
+		if v.IsNull() {
+			st.nulls++
+			continue
+		}
+		switch n.leaf {
+		case lkString:
+			b := v.ByteArray()
+			st.addString(unsafe.String(unsafe.SliceData(b), len(b)))
+		case lkLong, lkTimestamp, lkTimestampNTZ:
+			st.addInt(v.Int64())
+		case lkInt:
+			st.addInt(int64(v.Int32()))
+		case lkDouble:
+			st.addFloat(v.Double())
+		}
+	}
+}
