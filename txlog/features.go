@@ -41,8 +41,11 @@ const (
 // preview name; Parquet files written before a type change are read in the
 // current type, widened value by value, and statistics of widened columns
 // are not used for skipping: PROTOCOL.md "Type Widening"). columnMapping and
-// deletionVectors are replayed correctly in the log, but rows of such
-// tables cannot be read yet: CheckReadSupported refuses them when active.
+// deletionVectors are replayed correctly in the log; CheckReadSupported
+// refuses them when active because it guards code that reads data files by
+// logical name and in full (OPTIMIZE's rewrite, for one). The reader
+// package reads such tables (and variantType) through its own rule,
+// reader.CheckReadable.
 var SupportedReaderFeatures = []string{FeatureTimestampNTZ, FeatureV2Checkpoint, FeatureVacuumProtocolCheck,
 	FeatureTypeWidening, FeatureTypeWideningPreview}
 
