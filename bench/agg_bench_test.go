@@ -4,20 +4,16 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	_ "github.com/duckdb/duckdb-go/v2"
 
+	"github.com/lakesink/lakesink/internal/testutil/benchproc"
 	"github.com/lakesink/lakesink/internal/testutil/corpus"
 	"github.com/lakesink/lakesink/reader"
 )
@@ -142,9 +138,9 @@ func BenchmarkAggregateVsDuckDB(b *testing.B) {
 		files = append(files, filepath.Join(tbl, filepath.FromSlash(f.Key)))
 	}
 	var answers [2]string
-	a := func() *exec.Cmd { return childCmd("lakesink-agg", tbl, &answers[0]) }
-	base := func() *exec.Cmd { return childCmd("duckdb-agg", strings.Join(files, "\n"), &answers[1]) }
-	abRun(b, fmt.Sprintf("count + sum(distance), 3M flights (%d file), lakesink reader vs DuckDB, both %d threads", len(files), runtime.GOMAXPROCS(0)),
+	a := func(int) *exec.Cmd { return childCmd("lakesink-agg", tbl, &answers[0]) }
+	base := func(int) *exec.Cmd { return childCmd("duckdb-agg", strings.Join(files, "\n"), &answers[1]) }
+	benchproc.AB(b, fmt.Sprintf("count + sum(distance), 3M flights (%d file), lakesink reader vs DuckDB, both %d threads", len(files), runtime.GOMAXPROCS(0)),
 		"DuckDB read_parquet of the same files", a, base)
 	if answers[0] != answers[1] || answers[0] == "" {
 		b.Fatalf("answers differ: lakesink %q, DuckDB %q", answers[0], answers[1])
@@ -182,73 +178,4 @@ type answerWriter struct{ s *string }
 func (w *answerWriter) Write(p []byte) (int, error) {
 	*w.s = strings.TrimSpace(string(p))
 	return len(p), nil
-}
-
-// procFigures is one finished process: wall time, CPU time, peak RSS.
-type procFigures struct {
-	wall, cpu time.Duration
-	maxRSS    int64 // bytes
-}
-
-func runProc(b *testing.B, cmd *exec.Cmd) procFigures {
-	b.Helper()
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if cmd.Stdout == nil {
-		cmd.Stdout = io.Discard
-	}
-	start := time.Now()
-	err := cmd.Run()
-	wall := time.Since(start)
-	if err != nil {
-		b.Fatalf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, stderr.String())
-	}
-	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	if !ok {
-		b.Fatal("no rusage")
-	}
-	return procFigures{wall: wall, cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), maxRSS: ru.Maxrss * 1024}
-}
-
-func median[T int64 | float64 | time.Duration](xs []T) T {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-// abRun alternates a (lakesink) and base, LAKESINK_BENCH_PAIRS times
-// (default 3), and prints the BENCHROW lines of figure (as tests'
-// cli_bench_test.go does): wall time with the median of the pairwise speed
-// ratios base/lakesink, peak RSS, CPU.
-func abRun(b *testing.B, figure, baseWhat string, a, base func() *exec.Cmd) {
-	b.Helper()
-	pairs := 3
-	if v, err := strconv.Atoi(os.Getenv("LAKESINK_BENCH_PAIRS")); err == nil && v > 0 {
-		pairs = v
-	}
-	var aw, bw, ac, bc []time.Duration
-	var ar, br []int64
-	var ratios []float64
-	for i := range pairs {
-		fa, fb := runProc(b, a()), runProc(b, base())
-		aw, bw = append(aw, fa.wall), append(bw, fb.wall)
-		ac, bc = append(ac, fa.cpu), append(bc, fb.cpu)
-		ar, br = append(ar, fa.maxRSS), append(br, fb.maxRSS)
-		ratios = append(ratios, fb.wall.Seconds()/fa.wall.Seconds())
-		b.Logf("%s pair %d: lakesink %v %.0f MiB, baseline %v %.0f MiB", figure, i, fa.wall.Round(time.Millisecond), float64(fa.maxRSS)/(1<<20),
-			fb.wall.Round(time.Millisecond), float64(fb.maxRSS)/(1<<20))
-	}
-	var load string
-	if data, err := os.ReadFile("/proc/loadavg"); err == nil {
-		load = strings.Join(strings.Fields(string(data))[:3], " ")
-	}
-	fmt.Printf("BENCHROW\t%s, wall (s; speed ratio baseline/lakesink, %d pairs, load %s)\t%.2f\t%.2f (%s)\t%.2fx\n",
-		figure, len(ratios), load, median(aw).Seconds(), median(bw).Seconds(), baseWhat, median(ratios))
-	fmt.Printf("BENCHROW\t%s, peak RSS (MiB)\t%.0f\t%.0f\t%.2f\n",
-		figure, float64(median(ar))/(1<<20), float64(median(br))/(1<<20), float64(median(ar))/float64(median(br)))
-	fmt.Printf("BENCHROW\t%s, CPU (user+sys s)\t%.2f\t%.2f\t%.2f\n",
-		figure, median(ac).Seconds(), median(bc).Seconds(), median(ac).Seconds()/median(bc).Seconds())
 }

@@ -16,7 +16,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -24,6 +23,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
 
+	"github.com/lakesink/lakesink/internal/testutil/benchproc"
 	"github.com/lakesink/lakesink/internal/testutil/corpus"
 )
 
@@ -32,7 +32,7 @@ import (
 // bin/lakesink run as a subprocess, against a baseline that is also a whole
 // process (this test binary re-executed, see baselineEnv) doing the same work
 // with raw parquet-go, measured in the same run: the two alternate, A B A B,
-// LAKESINK_BENCH_PAIRS pairs (default 3), and the medians are printed with
+// LAKESINK_BENCH_PAIRS pairs (default 3; internal/testutil/benchproc.AB), and the medians are printed with
 // the median of the pairwise ratios (so the ratio holds when the machine's
 // speed drifts). Each row names the goroutines either side uses: parquet-go's
 // reader and writer are one goroutine; lakesink's writer splits a file's
@@ -406,85 +406,6 @@ func appendJSONString(b, s []byte) []byte {
 	return append(b, '"')
 }
 
-// procFigures is one finished process: wall time, CPU time, peak RSS.
-type procFigures struct {
-	wall, cpu time.Duration
-	maxRSS    int64 // bytes
-}
-
-// runProc runs cmd to completion and measures it; setup (a fresh output
-// directory) runs before and is not timed.
-func runProc(b *testing.B, cmd *exec.Cmd) procFigures {
-	b.Helper()
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if cmd.Stdout == nil {
-		cmd.Stdout = io.Discard
-	}
-	start := time.Now()
-	err := cmd.Run()
-	wall := time.Since(start)
-	if err != nil {
-		b.Fatalf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, stderr.String())
-	}
-	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	if !ok {
-		b.Fatal("no rusage")
-	}
-	return procFigures{
-		wall:   wall,
-		cpu:    cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(),
-		maxRSS: ru.Maxrss * 1024, // Linux: KiB
-	}
-}
-
-func median[T int64 | float64 | time.Duration](xs []T) T {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-func benchPairs() int {
-	if v, err := strconv.Atoi(os.Getenv("LAKESINK_BENCH_PAIRS")); err == nil && v > 0 {
-		return v
-	}
-	return 3
-}
-
-// abRun alternates a (lakesink) and base (the baseline), pairs times, each
-// given a fresh run index for its output paths, and prints the BENCHROW
-// lines of figure: wall time, peak RSS, CPU time.
-func abRun(b *testing.B, figure, baseWhat string, a, base func(i int) *exec.Cmd) (procFigures, procFigures) {
-	b.Helper()
-	var aw, bw, ac, bc []time.Duration
-	var ar, br []int64
-	var ratios []float64
-	for i := range benchPairs() {
-		fa := runProc(b, a(i))
-		fb := runProc(b, base(i))
-		aw, bw = append(aw, fa.wall), append(bw, fb.wall)
-		ac, bc = append(ac, fa.cpu), append(bc, fb.cpu)
-		ar, br = append(ar, fa.maxRSS), append(br, fb.maxRSS)
-		ratios = append(ratios, fb.wall.Seconds()/fa.wall.Seconds())
-		b.Logf("%s pair %d: lakesink %v %.0f MiB, baseline %v %.0f MiB", figure, i, fa.wall.Round(time.Millisecond), float64(fa.maxRSS)/(1<<20),
-			fb.wall.Round(time.Millisecond), float64(fb.maxRSS)/(1<<20))
-	}
-	var load string
-	if data, err := os.ReadFile("/proc/loadavg"); err == nil {
-		load = strings.Join(strings.Fields(string(data))[:3], " ")
-	}
-	fmt.Printf("BENCHROW\t%s, wall (s; speed ratio baseline/lakesink, %d pairs, load %s)\t%.2f\t%.2f (%s)\t%.2fx\n",
-		figure, len(ratios), load, median(aw).Seconds(), median(bw).Seconds(), baseWhat, median(ratios))
-	fmt.Printf("BENCHROW\t%s, peak RSS (MiB)\t%.0f\t%.0f\t%.2f\n",
-		figure, float64(median(ar))/(1<<20), float64(median(br))/(1<<20), float64(median(ar))/float64(median(br)))
-	fmt.Printf("BENCHROW\t%s, CPU (user+sys s)\t%.2f\t%.2f\t%.2f\n",
-		figure, median(ac).Seconds(), median(bc).Seconds(), median(ac).Seconds()/median(bc).Seconds())
-	return procFigures{wall: median(aw), maxRSS: median(ar)}, procFigures{wall: median(bw), maxRSS: median(br)}
-}
-
 // baselineCmd re-executes this test binary as the baseline what.
 func baselineCmd(what, in, out string) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], "-test.run=^$", in, out)
@@ -533,7 +454,7 @@ func ingestCmd(src, dir string, extra ...string) *exec.Cmd {
 func BenchmarkCLIIngestParquet(b *testing.B) {
 	src, file := flights3M(b)
 	work := b.TempDir()
-	run := func(name string, extra ...string) procFigures {
+	run := func(name string, extra ...string) benchproc.Figures {
 		a := func(i int) *exec.Cmd {
 			return ingestCmd(src, filepath.Join(work, fmt.Sprintf("%s-%d", name, i)), extra...)
 		}
@@ -550,13 +471,12 @@ func BenchmarkCLIIngestParquet(b *testing.B) {
 			desc = "raw parquet-go read + rewrite split by origin, fsync"
 			fig = fmt.Sprintf("ingest --partition-by origin, 3M flights, lakesink %d lanes vs 1 goroutine", runtime.GOMAXPROCS(0))
 		}
-		la, _ := abRun(b, fig, desc, a, base)
-		return la
+		return benchproc.AB(b, fig, desc, a, base).Lakesink
 	}
 	plain := run("plain")
 	part := run("part", "--partition-by", "origin")
 	fmt.Printf("BENCHROW\tingest partitioned vs unpartitioned, wall (s; goal >= 0.8x)\t%.2f\t%.2f\t%.2fx\n",
-		part.wall.Seconds(), plain.wall.Seconds(), plain.wall.Seconds()/part.wall.Seconds())
+		part.Wall.Seconds(), plain.Wall.Seconds(), plain.Wall.Seconds()/part.Wall.Seconds())
 	size := func(dir string) int64 {
 		var n int64
 		filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
@@ -583,7 +503,7 @@ func BenchmarkCLIIngestParquet(b *testing.B) {
 func BenchmarkCLIScanNDJSON(b *testing.B) {
 	src, _ := flights3M(b)
 	dir := b.TempDir()
-	runProc(b, ingestCmd(src, dir))
+	benchproc.Run(b, ingestCmd(src, dir))
 	tbl := filepath.Join(dir, "t")
 	var aBytes, bBytes hashWriter
 	a := func(int) *exec.Cmd {
@@ -596,7 +516,7 @@ func BenchmarkCLIScanNDJSON(b *testing.B) {
 		cmd.Stdout = bBytes.reset()
 		return cmd
 	}
-	abRun(b, fmt.Sprintf("scan to NDJSON, 3M flights, both %d decoding goroutines + 1 printing", runtime.GOMAXPROCS(0)),
+	benchproc.AB(b, fmt.Sprintf("scan to NDJSON, 3M flights, both %d decoding goroutines + 1 printing", runtime.GOMAXPROCS(0)),
 		"raw parquet-go row read + per-type appender", a, base)
 	if sa, sb := aBytes.h.Sum(nil), bBytes.h.Sum(nil); !bytes.Equal(sa, sb) {
 		b.Fatalf("outputs differ: lakesink %d bytes (sha256 %x), baseline %d (%x)", aBytes.n, sa, bBytes.n, sb)

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/lakesink/lakesink/internal/testutil/benchproc"
 	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/table"
 )
@@ -18,7 +19,7 @@ import (
 // (deltalake) and Spark, from the virtualenv of scripts/install-engines.sh
 // ($LAKESINK_ENGINES_PYTHON, set by `eval "$(scripts/install-engines.sh
 // --env)"`; run by `make bench-engines`, which sets LAKESINK_BENCH_ENGINES=1),
-// alternated A B A B with abRun: interop/engines/py/bench.py is
+// alternated A B A B with benchproc.AB: interop/engines/py/bench.py is
 // the engines' side, one process per run (interpreter and, for Spark, JVM
 // start included, as a user runs them). Without the engines every row says
 // "skipped: engines absent". The ratio is the engine's wall time over
@@ -152,14 +153,14 @@ func BenchmarkAgainstDeltaRS(b *testing.B) {
 
 	b.Run("write3m", func(b *testing.B) {
 		src, file := flights3M(b)
-		abRun(b, figs[0], "delta-rs write_deltalake(pyarrow.parquet.read_table)",
+		benchproc.AB(b, figs[0], "delta-rs write_deltalake(pyarrow.parquet.read_table)",
 			func(i int) *exec.Cmd { return ingestCmd(src, dir("ls3m", i)) },
 			func(i int) *exec.Cmd { return pyCmd("write3m", file, filepath.Join(dir("rs3m", i), "t")) })
 	})
 
 	var appended string // the first N-commit table lakesink wrote
 	b.Run("appends", func(b *testing.B) {
-		abRun(b, figs[1], "delta-rs write_deltalake mode=append",
+		benchproc.AB(b, figs[1], "delta-rs write_deltalake mode=append",
 			func(i int) *exec.Cmd {
 				t := filepath.Join(dir("lsapp", i), "t")
 				if appended == "" {
@@ -183,7 +184,7 @@ func BenchmarkAgainstDeltaRS(b *testing.B) {
 		if appended == "" {
 			b.Skip("no appended table: run the appends sub-benchmark too")
 		}
-		abRun(b, figs[2], "delta-rs DeltaTable(path), version and file list",
+		benchproc.AB(b, figs[2], "delta-rs DeltaTable(path), version and file list",
 			func(int) *exec.Cmd { return exec.Command(lakesinkBin, "describe", "--json", appended) },
 			func(int) *exec.Cmd { return pyCmd("open", appended) })
 	})
@@ -192,7 +193,7 @@ func BenchmarkAgainstDeltaRS(b *testing.B) {
 		if appended == "" {
 			b.Skip("no appended table: run the appends sub-benchmark too")
 		}
-		abRun(b, figs[3], "delta-rs optimize.compact()",
+		benchproc.AB(b, figs[3], "delta-rs optimize.compact()",
 			func(i int) *exec.Cmd {
 				t := filepath.Join(dir("lscompact", i), "t")
 				copyDir(b, appended, t)
@@ -227,7 +228,7 @@ func BenchmarkAgainstDeltaRS(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		abRun(b, figs[4], "Spark 4.2 + Delta 4.4 readStream.json -> writeStream delta, availableNow",
+		benchproc.AB(b, figs[4], "Spark 4.2 + Delta 4.4 readStream.json -> writeStream delta, availableNow",
 			func(i int) *exec.Cmd {
 				d := dir("lsstream", i)
 				return exec.Command(lakesinkBin, "ingest", "--source", src, "--schema", schemaFile, "--timestamp-format", "2006/01/02 15:04",

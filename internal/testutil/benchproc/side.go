@@ -1,0 +1,48 @@
+package benchproc
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+)
+
+// sideEnv names the side a re-executed test binary runs (see Side).
+const sideEnv = "LAKESINK_BENCH_SIDE"
+
+// missingSide is a flag no test binary defines: Side passes it so that a
+// binary in which no Register call matched the side exits with "flag
+// provided but not defined" (status 2) instead of running nothing and
+// exiting 0.
+const missingSide = "-benchproc.side-not-registered"
+
+// Register declares the side name of a benchmark: a function run alone in a
+// fresh process of the test binary, started by Side(name, args...). Call it
+// from an init function of the test package. In a process started by
+// Side(name, ...), Register(name, fn) runs fn with the arguments, before any
+// test or TestMain, and exits: status 0 when fn returns nil, else 1 with the
+// error on stderr. Elsewhere it does nothing.
+func Register(name string, fn func(args []string) error) {
+	if os.Getenv(sideEnv) != name {
+		return
+	}
+	i := slices.Index(os.Args, "--")
+	if i < 0 {
+		fmt.Fprintf(os.Stderr, "side %s: no -- before its arguments\n", name)
+		os.Exit(1)
+	}
+	if err := fn(os.Args[i+1:]); err != nil {
+		fmt.Fprintf(os.Stderr, "side %s: %v\n", name, err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// Side is a command that re-executes this test binary (os.Args[0]) as the
+// side name registered with Register, with args. Set its Stdout to read what
+// the side prints; Run measures it.
+func Side(name string, args ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], append([]string{missingSide, "--"}, args...)...)
+	cmd.Env = append(os.Environ(), sideEnv+"="+name)
+	return cmd
+}
