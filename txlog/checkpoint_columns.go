@@ -28,8 +28,9 @@ type ckptAddColumns struct {
 	path, size, modTime, dataChange, stats, clustering, baseRowID, defaultRowCV leafCol
 	pvKey, pvValue, tagKey, tagValue                                            leafCol
 	dvStorage, dvPath, dvOffset, dvSize, dvCardinality                          leafCol
-	addDef                                                                      int // definition level at which the add group is present
-	pvDef, tagsDef                                                              int // ... the partitionValues / tags map is present (non-null)
+	addDef                                                                      int             // definition level at which the add group is present
+	pvDef, tagsDef                                                              int             // ... the partitionValues / tags map is present (non-null)
+	schema                                                                      *parquet.Schema // the schema the columns were looked up in (conventionalMapNames of the file's)
 	// others: one leaf of every other top-level group, with the definition
 	// level at which its group is present (a row holds that action).
 	others []leafCol
@@ -51,7 +52,7 @@ func lookupAddColumns(s *parquet.Schema) (c *ckptAddColumns, ok bool) {
 	if !found || add.Leaf() {
 		return nil, false
 	}
-	c = &ckptAddColumns{addDef: optLevel(add)}
+	c = &ckptAddColumns{addDef: optLevel(add), schema: s}
 	scalar := func(dst *leafCol, kind parquet.Kind, path ...string) bool {
 		*dst = leafCol{index: -1}
 		leaf, found := s.Lookup(append([]string{"add"}, path...)...)
@@ -547,7 +548,7 @@ func readCheckpointColumns(f *parquet.File, c *ckptAddColumns, check func() erro
 				return err
 			}
 			if gr == nil {
-				gr = parquet.NewGenericReader[ckptReadRow](f)
+				gr = ckptRowReader(f, c.schema)
 			}
 			if err := gr.SeekToRow(base + int64(r[0])); err != nil {
 				return err

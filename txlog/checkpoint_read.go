@@ -90,7 +90,9 @@ func (l *Log) readParquetActions(ctx context.Context, path string, version int64
 	if err != nil {
 		return corrupt(err)
 	}
-	if c, ok := lookupAddColumns(f.Schema()); ok {
+	// Maps are matched by position, not name (conventionalMapNames).
+	schema := conventionalMapNames(f.Schema())
+	if c, ok := lookupAddColumns(schema); ok {
 		var fnErr error
 		err := readCheckpointColumns(f, c, ctx.Err, func(a *Action) error {
 			fnErr = fn(a)
@@ -105,7 +107,25 @@ func (l *Log) readParquetActions(ctx context.Context, path string, version int64
 			return corrupt(err)
 		}
 	}
-	r := parquet.NewGenericReader[ckptReadRow](f)
+	return readCkptRows(ctx, ckptRowReader(f, schema), fn, corrupt)
+}
+
+// ckptRowReader reads f's rows under schema: f's own, or
+// conventionalMapNames of it (same leaf columns, other names).
+func ckptRowReader(f *parquet.File, schema *parquet.Schema) *parquet.GenericReader[ckptReadRow] {
+	if schema == f.Schema() {
+		return parquet.NewGenericReader[ckptReadRow](f)
+	}
+	rgs := make([]parquet.RowGroup, len(f.RowGroups()))
+	for i, rg := range f.RowGroups() {
+		rgs[i] = withSchema{rg, schema}
+	}
+	return parquet.NewGenericRowGroupReader[ckptReadRow](parquet.MultiRowGroup(rgs...))
+}
+
+// readCkptRows reads the actions of r row by row (the reader of any
+// checkpoint the column-wise path declines) and closes it.
+func readCkptRows(ctx context.Context, r *parquet.GenericReader[ckptReadRow], fn func(*Action) error, corrupt func(error) error) error {
 	defer r.Close()
 	for {
 		if err := ctx.Err(); err != nil {
