@@ -5,26 +5,33 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/parquet-go/parquet-go"
+	"golang.org/x/sync/errgroup"
 
+	"github.com/lakesink/lakesink/internal/testutil/benchproc"
 	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/table"
 )
 
 // Benchmarks (make bench): a scan of a 3M-row flights table (the 20k-row
 // sample of testdata/flights replicated 150 times, each replica shifted by
-// one year, partitioned by origin) with a selective partition filter and
-// with a stats-only filter, against a raw parquet-go read of every data file
-// of the same table in the same run (decode every row, apply the same
-// filter in Go: what a reader without Delta metadata must do); and the time
-// to open a snapshot of a 100k-file table.
+// one year, partitioned by origin) with a selective partition filter, with a
+// stats-only filter and with none, against a raw parquet-go read of every
+// data file of the same table in the same run (decode every row, apply the
+// same filter in Go: what a reader without Delta metadata must do), with the
+// same number of goroutines; and the time to open a snapshot of a 100k-file
+// table. Each side is a whole process (benchproc.AB), the two alternated.
 //
 // LAKESINK_BENCH_FLIGHT_ROWS overrides the row count (default 3,000,000).
 
@@ -141,113 +148,228 @@ func flightsTable(b *testing.B) (string, int) {
 	return flightsOnce.dir, flightsOnce.rows
 }
 
-// rawScan reads every data file of the table with parquet-go's row reader
-// and counts rows for which keep(row) holds.
-func rawScan(b *testing.B, dir string, keep func(parquet.Row, *parquet.Schema) bool) int {
-	b.Helper()
-	var n int
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".parquet") || strings.Contains(p, "_delta_log") {
-			return err
-		}
-		f, err := os.Open(p)
+// The benchmarks' two sides run as processes of this test binary
+// (benchproc.Side), one at a time, alternated; each prints its answer (a row
+// or file count) for the parent to compare.
+func init() {
+	benchproc.Register("reader-scan", func(args []string) error { // dir, where
+		ctx := context.Background()
+		snap, err := Open(ctx, args[0])
 		if err != nil {
 			return err
 		}
-		defer f.Close()
-		st, _ := f.Stat()
-		pf, err := parquet.OpenFile(f, st.Size())
-		if err != nil {
-			return err
-		}
-		buf := make([]parquet.Row, 1024)
-		for _, rg := range pf.RowGroups() {
-			rows := rg.Rows()
-			for {
-				k, err := rows.ReadRows(buf)
-				for _, r := range buf[:k] {
-					if keep(r, pf.Schema()) {
-						n++
-					}
-				}
-				if err != nil {
-					break
-				}
+		defer snap.Close()
+		n := 0
+		for _, err := range snap.Rows(ctx, ReadOptions{Where: args[1]}) {
+			if err != nil {
+				return err
 			}
-			rows.Close()
+			n++
 		}
+		fmt.Println(n)
 		return nil
 	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return n
+	benchproc.Register("raw-scan", func(args []string) error { // dir, case, date bound (µs)
+		bound, err := strconv.ParseInt(args[2], 10, 64)
+		if err != nil {
+			return err
+		}
+		keep := rawFilters(bound)[args[1]]
+		if keep == nil {
+			return fmt.Errorf("no raw filter %q", args[1])
+		}
+		n, err := rawScan(args[0], keep)
+		fmt.Println(n)
+		return err
+	})
+	benchproc.Register("reader-open", func(args []string) error { // dir
+		snap, err := Open(context.Background(), args[0])
+		if err != nil {
+			return err
+		}
+		fmt.Println(snap.Delta().NumFiles())
+		return snap.Close()
+	})
+	benchproc.Register("raw-open", func(args []string) error { // dir, commits
+		commits, err := strconv.Atoi(args[1])
+		if err != nil {
+			return err
+		}
+		n, err := rawDecodeLog(args[0], commits)
+		fmt.Println(n)
+		return err
+	})
 }
 
+// rawFilters are the raw scan's filters by case name, bound being the
+// stats-only case's date bound in microseconds.
+func rawFilters(bound int64) map[string]func(parquet.Row) bool {
+	return map[string]func(parquet.Row) bool{
+		// origin is not stored in the files (it is the partition
+		// directory); a raw reader must decode every row anyway.
+		"partition": func(parquet.Row) bool { return false },
+		"stats": func(r parquet.Row) bool {
+			for _, v := range r {
+				if v.Column() == 0 && !v.IsNull() {
+					return v.Int64() >= bound
+				}
+			}
+			return false
+		},
+		"full": func(parquet.Row) bool { return true },
+	}
+}
+
+// rawScan reads every data file of the table with parquet-go's row reader,
+// GOMAXPROCS files at once (the reader's default Workers), and counts rows
+// for which keep(row) holds.
+func rawScan(dir string, keep func(parquet.Row) bool) (int64, error) {
+	var files []string
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".parquet") && !strings.Contains(p, "_delta_log") {
+			files = append(files, p)
+		}
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	var n atomic.Int64
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for _, p := range files {
+		g.Go(func() error {
+			f, err := os.Open(p)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			st, err := f.Stat()
+			if err != nil {
+				return err
+			}
+			pf, err := parquet.OpenFile(f, st.Size())
+			if err != nil {
+				return err
+			}
+			buf := make([]parquet.Row, 1024)
+			var k int64
+			for _, rg := range pf.RowGroups() {
+				rows := rg.Rows()
+				for {
+					m, err := rows.ReadRows(buf)
+					for _, r := range buf[:m] {
+						if keep(r) {
+							k++
+						}
+					}
+					if err == io.EOF {
+						break
+					}
+					if err != nil {
+						rows.Close()
+						return err
+					}
+				}
+				rows.Close()
+			}
+			n.Add(k)
+			return nil
+		})
+	}
+	err = g.Wait()
+	return n.Load(), err
+}
+
+// answerOf runs cmd through benchproc's AB and keeps what it printed.
+func answerOf(cmd *exec.Cmd, answer *string) *exec.Cmd {
+	cmd.Stdout = answerWriter{answer}
+	return cmd
+}
+
+type answerWriter struct{ s *string }
+
+func (w answerWriter) Write(p []byte) (int, error) {
+	*w.s += string(p)
+	return len(p), nil
+}
+
+// BenchmarkScanFlights: for each filter, lakesink (reader.Open of the table
+// and Rows with the filter as ReadOptions.Where: partition pruning, stats
+// skipping, a Go value of every column of every row returned; Workers =
+// GOMAXPROCS files at once) against a raw parquet-go row read of every data
+// file of the same table (walked from the directory, no Delta log), the same
+// filter applied in Go, GOMAXPROCS files at once. Each side is a whole
+// process of this test binary, alternated (benchproc.AB): wall time and
+// peak RSS of the process. The filter rows show what pruning by partition
+// and stats saves; the full scan shows the cost of lakesink's rows.
 func BenchmarkScanFlights(b *testing.B) {
 	dir, total := flightsTable(b)
-	ctx := context.Background()
 	lastYear := time.Date(2001+(total/20000)-1, 1, 1, 0, 0, 0, 0, time.UTC)
 	cases := []struct {
-		name  string
-		where string
-		keep  func(r parquet.Row, s *parquet.Schema) bool
+		name, raw, where string
 	}{
-		{"partition filter origin=SFO", "origin = 'SFO'", func(r parquet.Row, s *parquet.Schema) bool {
-			// origin is not stored in the files (it is the partition
-			// directory); a raw reader must decode every row anyway.
-			return false
-		}},
-		{"stats-only filter date>=last year", fmt.Sprintf("date >= TIMESTAMP '%s'", lastYear.Format("2006-01-02 15:04:05")),
-			func(r parquet.Row, s *parquet.Schema) bool {
-				for _, v := range r {
-					if v.Column() == 0 && !v.IsNull() {
-						return v.Int64() >= lastYear.UnixMicro()
-					}
-				}
-				return false
-			}},
-		{"full scan", "", func(parquet.Row, *parquet.Schema) bool { return true }},
+		{"partition filter origin=SFO", "partition", "origin = 'SFO'"},
+		{"stats-only filter date>=last year", "stats", fmt.Sprintf("date >= TIMESTAMP '%s'", lastYear.Format("2006-01-02 15:04:05"))},
+		{"full scan", "full", ""},
 	}
+	procs := runtime.GOMAXPROCS(0)
 	for _, tc := range cases {
 		b.Run(tc.name, func(b *testing.B) {
-			var ours, raw time.Duration
-			var n int
+			var ours, raw string
 			for b.Loop() {
-				start := time.Now()
-				snap, err := Open(ctx, dir)
-				if err != nil {
-					b.Fatal(err)
-				}
-				n = 0
-				for _, err := range snap.Rows(ctx, ReadOptions{Where: tc.where}) {
-					if err != nil {
-						b.Fatal(err)
-					}
-					n++
-				}
-				snap.Close()
-				ours += time.Since(start)
-				start = time.Now()
-				rawScan(b, dir, tc.keep)
-				raw += time.Since(start)
+				ours, raw = "", ""
+				benchproc.AB(b, fmt.Sprintf("scan %dk flights, %s, lakesink %d workers vs raw %d goroutines", total/1000, tc.name, procs, procs),
+					"raw parquet-go row read of every file, filter in Go",
+					func(int) *exec.Cmd { return answerOf(benchproc.Side("reader-scan", dir, tc.where), &ours) },
+					func(int) *exec.Cmd {
+						return answerOf(benchproc.Side("raw-scan", dir, tc.raw, strconv.FormatInt(lastYear.UnixMicro(), 10)), &raw)
+					})
 			}
-			iters := time.Duration(max(b.N, 1))
-			ours, raw = ours/iters, raw/iters
+			n, _ := strconv.Atoi(strings.TrimSpace(ours))
 			b.ReportMetric(float64(n), "rows")
-			// The baseline reads every file on one goroutine, as a reader
-			// without the Delta log must (the filter rows show what pruning
-			// by partition and stats saves); lakesink reads Workers files
-			// at once and builds Go values of every row it returns.
-			fmt.Printf("BENCHROW\tscan %dk flights, %s (%d rows), lakesink %d workers vs 1 goroutine, time (lower is better)\t%v\t%v (raw parquet-go row read of every file)\t%.2f\n",
-				total/1000, tc.name, n, DefaultReadOptions().Workers, ours.Round(time.Millisecond), raw.Round(time.Millisecond), float64(ours)/float64(raw))
+			if tc.raw != "partition" && ours != raw {
+				b.Fatalf("rows: lakesink %q, raw %q", ours, raw)
+			}
+			if n == 0 {
+				b.Fatal("lakesink returned no rows")
+			}
 		})
 	}
 }
 
+// rawDecodeLog decodes every line of commits 0..commits-1 of dir's log into
+// generic maps, 8 files at once (txlog's default ReadConcurrency), and
+// returns the line count.
+func rawDecodeLog(dir string, commits int) (int64, error) {
+	var n atomic.Int64
+	var g errgroup.Group
+	g.SetLimit(8)
+	for c := range commits {
+		g.Go(func() error {
+			data, err := os.ReadFile(filepath.Join(dir, "_delta_log", fmt.Sprintf("%020d.json", c)))
+			if err != nil {
+				return err
+			}
+			for line := range strings.SplitSeq(strings.TrimSpace(string(data)), "\n") {
+				var m map[string]any
+				if err := json.Unmarshal([]byte(line), &m); err != nil {
+					return err
+				}
+				n.Add(1)
+			}
+			return nil
+		})
+	}
+	err := g.Wait()
+	return n.Load(), err
+}
+
 // BenchmarkOpenSnapshot100kFiles opens a table whose log adds 100,000 files
-// (10 commits of 10,000 add actions, no checkpoint), against the baseline of
-// decoding the same JSON lines into generic maps.
+// (10 commits of 10,000 add actions, no checkpoint): lakesink's reader.Open
+// (8 commit files read at once, the snapshot's file maps built) against
+// decoding the same JSON lines into generic maps, 8 files at once, nothing
+// kept. Each side a whole process of this test binary, alternated.
 func BenchmarkOpenSnapshot100kFiles(b *testing.B) {
 	dir := b.TempDir()
 	const commits, perCommit = 10, 10_000
@@ -268,40 +390,15 @@ func BenchmarkOpenSnapshot100kFiles(b *testing.B) {
 		logs = append(logs, sb.String())
 	}
 	writeLog(b, dir, logs...)
-	ctx := context.Background()
-	var ours, raw time.Duration
-	var files int
+	var files, lines string
 	for b.Loop() {
-		start := time.Now()
-		snap, err := Open(ctx, dir)
-		if err != nil {
-			b.Fatal(err)
-		}
-		files = snap.Delta().NumFiles()
-		snap.Close()
-		ours += time.Since(start)
-		start = time.Now()
-		n := 0
-		for c := range commits {
-			data, err := os.ReadFile(filepath.Join(dir, "_delta_log", fmt.Sprintf("%020d.json", c)))
-			if err != nil {
-				b.Fatal(err)
-			}
-			for line := range strings.SplitSeq(strings.TrimSpace(string(data)), "\n") {
-				var m map[string]any
-				if err := json.Unmarshal([]byte(line), &m); err != nil {
-					b.Fatal(err)
-				}
-				n++
-			}
-		}
-		raw += time.Since(start)
+		files, lines = "", ""
+		benchproc.AB(b, "open snapshot, 100k-file table (JSON log, 10 commits), both 8 files at once",
+			"json decode of the log into maps",
+			func(int) *exec.Cmd { return answerOf(benchproc.Side("reader-open", dir), &files) },
+			func(int) *exec.Cmd { return answerOf(benchproc.Side("raw-open", dir, strconv.Itoa(commits)), &lines) })
 	}
-	if files != commits*perCommit {
-		b.Fatalf("snapshot has %d files", files)
+	if want := strconv.Itoa(commits * perCommit); strings.TrimSpace(files) != want {
+		b.Fatalf("snapshot has %q files, want %s", files, want)
 	}
-	iters := time.Duration(max(b.N, 1))
-	ours, raw = ours/iters, raw/iters
-	fmt.Printf("BENCHROW\topen snapshot, 100k-file table (JSON log)\t%v\t%v (json decode of the log)\t%.2f\n",
-		ours.Round(time.Millisecond), raw.Round(time.Millisecond), float64(ours)/float64(raw))
 }

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -18,11 +17,19 @@ type Figures struct {
 	// Wall is the time from start to exit.
 	Wall time.Duration
 	// CPU is user + system time of the process (and of the children it
-	// waited for).
+	// waited for). Wall and CPU are measured by the launcher, around the
+	// process only.
 	CPU time.Duration
 	// MaxRSS is the peak resident set size in bytes (ru_maxrss; KiB on
 	// Linux, converted).
 	MaxRSS int64
+	// RSSFloor is the launcher's RSS when it started the process, in
+	// bytes: Linux counts it in MaxRSS when that is larger (see launch.go).
+	RSSFloor int64
+	// Work and WorkCPU are the wall and CPU (user+sys) time of the part of
+	// a side that it ran in Work, measured inside the process; zero when
+	// the process did not call Work (a CLI run, a side without setup).
+	Work, WorkCPU time.Duration
 }
 
 // MiB is MaxRSS in MiB.
@@ -31,7 +38,10 @@ func (f Figures) MiB() float64 { return float64(f.MaxRSS) / (1 << 20) }
 // Run runs cmd to completion and measures it; a failure (or a process that
 // exits non-zero) fails tb with the command's stderr. A nil cmd.Stdout is
 // discarded. Whatever the caller does before Run (building cmd, a fresh
-// output directory) is not timed.
+// output directory) is not timed. cmd is started from a small launcher
+// process (see launch.go: a child of the benchmark process itself would
+// inherit its RSS as a floor), so cmd itself is not run: its Path, Args,
+// Env, Dir and standard files are used, and its ProcessState stays nil.
 func Run(tb testing.TB, cmd *exec.Cmd) Figures {
 	tb.Helper()
 	var stderr strings.Builder
@@ -41,21 +51,37 @@ func Run(tb testing.TB, cmd *exec.Cmd) Figures {
 	if cmd.Stdout == nil {
 		cmd.Stdout = io.Discard
 	}
-	start := time.Now()
-	err := cmd.Run()
-	wall := time.Since(start)
+	out, err := os.CreateTemp("", "benchproc-launch-*")
 	if err != nil {
+		tb.Fatal(err)
+	}
+	out.Close()
+	defer os.Remove(out.Name())
+	l, err := launcherCmd(cmd, out.Name())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := l.Run(); err != nil {
 		tb.Fatalf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, stderr.String())
 	}
-	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	if !ok {
-		tb.Fatal("no rusage")
+	data, err := os.ReadFile(out.Name())
+	if err != nil {
+		tb.Fatal(err)
 	}
-	return Figures{
-		Wall:   wall,
-		CPU:    cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(),
-		MaxRSS: ru.Maxrss * 1024, // Linux: KiB
+	var f Figures
+	if _, err := fmt.Sscan(string(data), &f.Wall, &f.CPU, &f.MaxRSS, &f.RSSFloor); err != nil {
+		tb.Fatalf("%s: launcher figures %q: %v", strings.Join(cmd.Args, " "), data, err)
 	}
+	if path := workFileOf(cmd); path != "" {
+		data, err := os.ReadFile(path)
+		os.Remove(path)
+		if err == nil && len(data) > 0 {
+			if _, err := fmt.Sscan(string(data), &f.Work, &f.WorkCPU); err != nil {
+				tb.Fatalf("%s: work figures %q: %v", strings.Join(cmd.Args, " "), data, err)
+			}
+		}
+	}
+	return f
 }
 
 // Pairs is the number of A/B pairs a benchmark runs:
@@ -117,7 +143,13 @@ type Result struct {
 //	<figure>, peak RSS (MiB)
 //	<figure>, CPU (user+sys s)
 //
-// and returns the medians.
+// and returns the medians. When both sides are Side processes that timed
+// their work with Work (their input built in the process first, untimed),
+// the wall and CPU rows are those of the work, and say so:
+//
+//	<figure>, wall of the work (s, in-process setup untimed; speed ratio ...)
+//	<figure>, peak RSS of the whole process (MiB)
+//	<figure>, CPU of the work (user+sys s)
 func AB(b testing.TB, figure, baseWhat string, a, base func(i int) *exec.Cmd) Result {
 	b.Helper()
 	var la, ba []Figures
@@ -127,16 +159,29 @@ func AB(b testing.TB, figure, baseWhat string, a, base func(i int) *exec.Cmd) Re
 		fb := Run(b, base(i))
 		la, ba = append(la, fa), append(ba, fb)
 		ratios = append(ratios, fb.Wall.Seconds()/fa.Wall.Seconds())
-		b.Logf("%s pair %d: lakesink %v %.0f MiB, baseline %v %.0f MiB", figure, i,
-			fa.Wall.Round(time.Millisecond), fa.MiB(), fb.Wall.Round(time.Millisecond), fb.MiB())
+		b.Logf("%s pair %d: lakesink %v (work %v) %.0f MiB, baseline %v (work %v) %.0f MiB", figure, i,
+			fa.Wall.Round(time.Millisecond), fa.Work.Round(time.Millisecond), fa.MiB(),
+			fb.Wall.Round(time.Millisecond), fb.Work.Round(time.Millisecond), fb.MiB())
+	}
+	work := !slices.ContainsFunc(append(slices.Clone(la), ba...), func(f Figures) bool { return f.Work <= 0 })
+	if work {
+		for i := range la {
+			la[i].Wall, la[i].CPU = la[i].Work, la[i].WorkCPU
+			ba[i].Wall, ba[i].CPU = ba[i].Work, ba[i].WorkCPU
+			ratios[i] = ba[i].Wall.Seconds() / la[i].Wall.Seconds()
+		}
 	}
 	r := Result{Lakesink: medians(la), Baseline: medians(ba), Speed: Median(ratios), Pairs: len(ratios), Load: Load()}
-	fmt.Printf("BENCHROW\t%s, wall (s; speed ratio baseline/lakesink, %d pairs, load %s)\t%.2f\t%.2f (%s)\t%.2fx\n",
-		figure, r.Pairs, r.Load, r.Lakesink.Wall.Seconds(), r.Baseline.Wall.Seconds(), baseWhat, r.Speed)
-	fmt.Printf("BENCHROW\t%s, peak RSS (MiB)\t%.0f\t%.0f\t%.2f\n",
-		figure, r.Lakesink.MiB(), r.Baseline.MiB(), float64(r.Lakesink.MaxRSS)/float64(r.Baseline.MaxRSS))
-	fmt.Printf("BENCHROW\t%s, CPU (user+sys s)\t%.2f\t%.2f\t%.2f\n",
-		figure, r.Lakesink.CPU.Seconds(), r.Baseline.CPU.Seconds(), r.Lakesink.CPU.Seconds()/r.Baseline.CPU.Seconds())
+	wall, rss, cpu := "wall (s; ", "peak RSS (MiB)", "CPU (user+sys s)"
+	if work {
+		wall, rss, cpu = "wall of the work (s, in-process setup untimed; ", "peak RSS of the whole process (MiB)", "CPU of the work (user+sys s)"
+	}
+	fmt.Printf("BENCHROW\t%s, %sspeed ratio baseline/lakesink, %d pairs, load %s)\t%.2f\t%.2f (%s)\t%.2fx\n",
+		figure, wall, r.Pairs, r.Load, r.Lakesink.Wall.Seconds(), r.Baseline.Wall.Seconds(), baseWhat, r.Speed)
+	fmt.Printf("BENCHROW\t%s, %s\t%.0f\t%.0f\t%.2f\n",
+		figure, rss, r.Lakesink.MiB(), r.Baseline.MiB(), float64(r.Lakesink.MaxRSS)/float64(r.Baseline.MaxRSS))
+	fmt.Printf("BENCHROW\t%s, %s\t%.2f\t%.2f\t%.2f\n",
+		figure, cpu, r.Lakesink.CPU.Seconds(), r.Baseline.CPU.Seconds(), r.Lakesink.CPU.Seconds()/r.Baseline.CPU.Seconds())
 	return r
 }
 

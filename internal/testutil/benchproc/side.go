@@ -4,7 +4,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
+	"strings"
+	"syscall"
+	"time"
 )
 
 // sideEnv names the side a re-executed test binary runs (see Side).
@@ -38,11 +42,56 @@ func Register(name string, fn func(args []string) error) {
 	os.Exit(0)
 }
 
+// workEnv names the file a Side process's Work writes its figures to.
+const workEnv = "LAKESINK_BENCH_WORK_FILE"
+
+// Work runs fn, the measured part of a side (what comes before it in the
+// side, as building its input in memory, is setup), and records its wall
+// and CPU time (getrusage of the process, user+sys) for Run
+// (Figures.Work, Figures.WorkCPU). Call it once per side, from the
+// function given to Register. Outside a Side process it just runs fn.
+func Work(fn func() error) error {
+	runtime.GC() // the setup's garbage is not the work's
+	cpu0 := cpuTime()
+	start := time.Now()
+	err := fn()
+	wall, cpu := time.Since(start), cpuTime()-cpu0
+	if err != nil {
+		return err
+	}
+	if path := os.Getenv(workEnv); path != "" {
+		return os.WriteFile(path, fmt.Appendf(nil, "%d %d\n", int64(wall), int64(cpu)), 0o644)
+	}
+	return nil
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// workFileOf is the work file named in cmd's environment ("" if none).
+func workFileOf(cmd *exec.Cmd) string {
+	for _, kv := range cmd.Env {
+		if v, ok := strings.CutPrefix(kv, workEnv+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
 // Side is a command that re-executes this test binary (os.Args[0]) as the
 // side name registered with Register, with args. Set its Stdout to read what
 // the side prints; Run measures it.
 func Side(name string, args ...string) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], append([]string{missingSide, "--"}, args...)...)
 	cmd.Env = append(os.Environ(), sideEnv+"="+name)
+	if f, err := os.CreateTemp("", "benchproc-work-*"); err == nil {
+		f.Close()
+		cmd.Env = append(cmd.Env, workEnv+"="+f.Name())
+	}
 	return cmd
 }
