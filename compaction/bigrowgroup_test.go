@@ -42,7 +42,7 @@ func bigRowGroupTable(tb testing.TB) *table.Table {
 	}
 	var files []parquetio.WrittenFile
 	fw, err := parquetio.NewFileWriter(ctx, st, parquetio.DeltaFileName(0, ".snappy"), flightsSchema(),
-		parquetio.WriteOptions{RowGroupSizeBytes: 1 << 40, TargetFileSizeBytes: 1 << 40})
+		parquetio.WriteOptions{RowGroupSizeBytes: 1 << 40, RowGroupRows: -1, TargetFileSizeBytes: 1 << 40})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -45,7 +45,13 @@ type WriteOptions struct {
 	// yet paged), so a row group holds about this many compressed bytes, as
 	// with parquet-mr's parquet.block.size. Default (0) 128 MiB.
 	RowGroupSizeBytes int64
-	// RowGroupRows caps the rows of a row group. Default (0) no cap.
+	// RowGroupRows caps the rows of a row group, so that a file of many
+	// rows has row groups that readers can split between tasks and that a
+	// writer holds in memory one at a time. Default (0) 1,048,576
+	// (1024 * 1024), the row cap of arrow-rs's parquet writer
+	// (DEFAULT_MAX_ROW_GROUP_SIZE in parquet/src/file/properties.rs), which
+	// delta-rs writes with, and of pyarrow's write_table (apache/arrow#34281);
+	// parquet-mr caps by bytes only (RowGroupSizeBytes). -1: no cap.
 	RowGroupRows int64
 	// Compression is "snappy" (default), "zstd", "gzip", "lz4" (LZ4_RAW) or
 	// "none"/"uncompressed".
@@ -78,6 +84,7 @@ type WriteOptions struct {
 const (
 	defaultTargetFileSize = 128 << 20
 	defaultRowGroupSize   = 128 << 20
+	defaultRowGroupRows   = 1 << 20
 	defaultIndexedCols    = 32
 )
 
@@ -86,6 +93,7 @@ func DefaultWriteOptions() WriteOptions {
 	return WriteOptions{
 		TargetFileSizeBytes: defaultTargetFileSize,
 		RowGroupSizeBytes:   defaultRowGroupSize,
+		RowGroupRows:        defaultRowGroupRows,
 		Compression:         "snappy",
 		NumIndexedCols:      defaultIndexedCols,
 	}
@@ -100,8 +108,8 @@ func (o WriteOptions) Validate() error {
 	if o.RowGroupSizeBytes < 0 {
 		errs = append(errs, fmt.Errorf("%w: RowGroupSizeBytes %d < 0", ErrOptions, o.RowGroupSizeBytes))
 	}
-	if o.RowGroupRows < 0 {
-		errs = append(errs, fmt.Errorf("%w: RowGroupRows %d < 0", ErrOptions, o.RowGroupRows))
+	if o.RowGroupRows < -1 {
+		errs = append(errs, fmt.Errorf("%w: RowGroupRows %d < -1", ErrOptions, o.RowGroupRows))
 	}
 	if o.NumIndexedCols < -1 {
 		errs = append(errs, fmt.Errorf("%w: NumIndexedCols %d < -1", ErrOptions, o.NumIndexedCols))
@@ -128,6 +136,9 @@ func (o WriteOptions) withDefaults() WriteOptions {
 	}
 	if o.RowGroupSizeBytes == 0 {
 		o.RowGroupSizeBytes = defaultRowGroupSize
+	}
+	if o.RowGroupRows == 0 {
+		o.RowGroupRows = defaultRowGroupRows
 	}
 	if o.NumIndexedCols == 0 {
 		o.NumIndexedCols = defaultIndexedCols

@@ -9,6 +9,7 @@ import (
 	"math/big"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -602,5 +603,49 @@ func TestWriteFilesFailureLeavesNothing(t *testing.T) {
 	}
 	if ks := st2.keys(); len(ks) != 0 || st2.openWriters() != 0 {
 		t.Fatalf("cancelled write left %v, %d open writers", ks, st2.openWriters())
+	}
+}
+
+// TestDefaultRowGroupsAreBounded: with the default options a file of more
+// than 1,048,576 rows (arrow-rs's and delta-rs's row cap) is cut into row
+// groups of at most that many rows, so readers can split it; the 3M
+// flights of an ingest were one row group before. -1 lifts the cap.
+func TestDefaultRowGroupsAreBounded(t *testing.T) {
+	sch := &schema.StructType{Fields: []schema.StructField{{Name: "id", Type: schema.TypeLong}}}
+	const n = defaultRowGroupRows + 5000
+	chunk := make([][]any, 1<<16)
+	for i := range chunk {
+		chunk[i] = []any{int64(i % 1000)}
+	}
+	ctx := context.Background()
+	for _, tc := range []struct {
+		rowCap int64
+		want   []int64
+	}{{0, []int64{defaultRowGroupRows, 5000}}, {-1, []int64{n}}} {
+		st := newMemStore()
+		bw, err := NewBatchWriter(st, sch, WriteOptions{RowGroupRows: tc.rowCap})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for left := n; left > 0; left -= len(chunk) {
+			if err := bw.Write(ctx, chunk[:min(left, len(chunk))]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		files, err := bw.Close(ctx)
+		if err != nil || len(files) != 1 {
+			t.Fatalf("files %v, %v", files, err)
+		}
+		f, err := OpenFile(ctx, st, files[0].Path, files[0].Size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []int64
+		for _, rg := range f.pf.RowGroups() {
+			got = append(got, rg.NumRows())
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("RowGroupRows %d: row groups of %v rows, want %v", tc.rowCap, got, tc.want)
+		}
 	}
 }
