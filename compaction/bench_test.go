@@ -1,20 +1,23 @@
 package compaction
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
-	"sync"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/parquet-go/parquet-go"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/lakesink/lakesink/internal/parquetio"
+	"github.com/lakesink/lakesink/internal/testutil/benchproc"
 	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/table"
@@ -27,11 +30,11 @@ const (
 )
 
 // benchTable writes a flights-shaped table of benchFiles small files
-// (partitioned by origin) with ONE commit, in a local directory.
-func benchTable(b *testing.B) (*table.Table, storage.Store, *txlog.Snapshot) {
+// (partitioned by origin) with ONE commit, in the local directory dir.
+func benchTable(b *testing.B, dir string) (*table.Table, storage.Store, *txlog.Snapshot) {
 	b.Helper()
 	ctx := context.Background()
-	st, err := storage.Open(ctx, b.TempDir())
+	st, err := storage.Open(ctx, dir)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -70,104 +73,112 @@ func benchTable(b *testing.B) (*table.Table, storage.Store, *txlog.Snapshot) {
 	return tb, st, snap
 }
 
-// heapSampler records the peak HeapInuse while it runs.
-type heapSampler struct {
-	peak atomic.Uint64
-	stop chan struct{}
-	wg   sync.WaitGroup
-}
-
-func startSampler() *heapSampler {
-	runtime.GC()
-	h := &heapSampler{stop: make(chan struct{})}
-	h.wg.Add(1)
-	go func() {
-		defer h.wg.Done()
-		t := time.NewTicker(5 * time.Millisecond)
-		defer t.Stop()
-		var ms runtime.MemStats
-		for {
-			runtime.ReadMemStats(&ms)
-			if ms.HeapInuse > h.peak.Load() {
-				h.peak.Store(ms.HeapInuse)
-			}
-			select {
-			case <-h.stop:
-				return
-			case <-t.C:
-			}
+// The OPTIMIZE benchmarks' sides run as processes of this test binary
+// (benchproc.Side), alternated by benchproc.AB; each prints the rows it
+// copied.
+func init() {
+	benchproc.Register("optimize", func(args []string) error { // table dir
+		ctx := context.Background()
+		t, err := table.Open(ctx, args[0])
+		if err != nil {
+			return err
 		}
-	}()
-	return h
-}
-
-func (h *heapSampler) done() float64 {
-	close(h.stop)
-	h.wg.Wait()
-	return float64(h.peak.Load()) / (1 << 20)
-}
-
-// baselineRewrite is a raw parquet-go read+write of the same files: per
-// partition, every input's rows copied into one snappy output file, no
-// conversion to Go values, no statistics, no log. Partitions run in parallel
-// with as many workers as Execute uses by default (GOMAXPROCS), so the ratio
-// compares like with like.
-func baselineRewrite(ctx context.Context, st storage.Store, snap *txlog.Snapshot) (int64, error) {
-	byPart := map[string][]*txlog.Add{}
-	var parts []string
-	for _, a := range snap.Files() {
-		p := parquetio.PartitionPath([]string{"origin"}, a.PartitionValues)
-		if byPart[p] == nil {
-			parts = append(parts, p)
+		defer t.Close()
+		snap, err := t.Snapshot(ctx)
+		if err != nil {
+			return err
 		}
-		byPart[p] = append(byPart[p], a)
+		plan, err := NewPlan(snap, PlanOptions{})
+		if err != nil {
+			return err
+		}
+		res, err := Execute(ctx, t, plan, ExecOptions{})
+		if err != nil {
+			return err
+		}
+		fmt.Println(res.NumRows)
+		return nil
+	})
+	benchproc.Register("raw-rewrite", func(args []string) error { // table dir
+		n, err := rawRewrite(args[0])
+		fmt.Println(n)
+		return err
+	})
+}
+
+// rawRewrite is OPTIMIZE's baseline: the data files of the table at dir
+// (walked from the directory, _delta_log excluded: the bench tables have
+// one commit and no removes), grouped by directory (partition), each group's
+// rows copied by parquet-go's row reader and writer (snappy, the input's
+// schema) into one new file of the group's directory, fsynced; no Go values,
+// no statistics, no commit. GOMAXPROCS groups at once, as Execute's default
+// workers.
+func rawRewrite(dir string) (int64, error) {
+	groups := map[string][]string{}
+	var dirs []string
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".parquet") || strings.Contains(p, "_delta_log") {
+			return err
+		}
+		pd := filepath.Dir(p)
+		if groups[pd] == nil {
+			dirs = append(dirs, pd)
+		}
+		groups[pd] = append(groups[pd], p)
+		return nil
+	})
+	if err != nil {
+		return 0, err
 	}
 	var rows atomic.Int64
-	g, gctx := errgroup.WithContext(ctx)
+	var g errgroup.Group
 	g.SetLimit(runtime.GOMAXPROCS(0))
-	for i, part := range parts {
+	for _, pd := range dirs {
 		g.Go(func() error {
-			n, err := baselinePartition(gctx, st, snap, fmt.Sprintf("%s/baseline-%d.parquet", part, i), byPart[part])
+			n, err := rawRewriteGroup(filepath.Join(pd, "baseline.parquet"), groups[pd])
 			rows.Add(n)
 			return err
 		})
 	}
-	err := g.Wait()
+	err = g.Wait()
 	return rows.Load(), err
 }
 
-func baselinePartition(ctx context.Context, st storage.Store, snap *txlog.Snapshot, out string, files []*txlog.Add) (int64, error) {
-	w, err := st.NewWriter(ctx, out)
+func rawRewriteGroup(out string, files []string) (int64, error) {
+	of, err := os.Create(out)
 	if err != nil {
 		return 0, err
 	}
-	defer w.Abort()
+	defer of.Close()
 	var pw *parquet.Writer
 	var rows int64
 	buf := make([]parquet.Row, 1024)
-	for _, a := range files {
-		key, err := snap.FileKey(a.Path)
+	for _, p := range files {
+		f, err := os.Open(p)
 		if err != nil {
 			return 0, err
 		}
-		data, err := st.Read(ctx, key)
+		st, err := f.Stat()
 		if err != nil {
+			f.Close()
 			return 0, err
 		}
-		f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+		pf, err := parquet.OpenFile(f, st.Size())
 		if err != nil {
+			f.Close()
 			return 0, err
 		}
 		if pw == nil {
-			pw = parquet.NewWriter(w, f.Schema(), parquet.Compression(&parquet.Snappy))
+			pw = parquet.NewWriter(of, pf.Schema(), parquet.Compression(&parquet.Snappy))
 		}
-		for _, rg := range f.RowGroups() {
+		for _, rg := range pf.RowGroups() {
 			rr := rg.Rows()
 			for {
 				n, err := rr.ReadRows(buf)
 				if n > 0 {
 					if _, werr := pw.WriteRows(buf[:n]); werr != nil {
 						rr.Close()
+						f.Close()
 						return 0, werr
 					}
 					rows += int64(n)
@@ -177,83 +188,92 @@ func baselinePartition(ctx context.Context, st storage.Store, snap *txlog.Snapsh
 				}
 				if err != nil {
 					rr.Close()
+					f.Close()
 					return 0, err
 				}
 			}
 			rr.Close()
 		}
+		f.Close()
 	}
 	if err := pw.Close(); err != nil {
 		return 0, err
 	}
-	return rows, w.Close()
+	return rows, of.Sync()
 }
 
-// BenchmarkOptimizeFlights compacts a 2,000-small-file flights-shaped table
-// and compares its throughput with a raw parquet-go read+write of the same
-// files in the same run. It prints BENCHROW lines for `make bench`.
-func BenchmarkOptimizeFlights(b *testing.B) {
-	ctx := context.Background()
-	var lsDur, baseDur time.Duration
-	var lsPeak, basePeak float64
-	var bytesIn int64
-	for b.Loop() {
-		b.StopTimer()
-		tb, st, snap := benchTable(b)
-		bytesIn = snap.SizeInBytes()
-		b.SetBytes(bytesIn)
-		// The baseline runs before and after lakesink on the same files (the
-		// compaction leaves its inputs in place until VACUUM); its faster run
-		// counts, so the ratio is conservative under noisy neighbours.
-		var bestBase time.Duration
-		baseline := func() {
-			h := startSampler()
-			start := time.Now()
-			rows, err := baselineRewrite(ctx, st, snap)
-			d := time.Since(start)
-			basePeak = max(basePeak, h.done())
-			if err != nil {
-				b.Fatal(err)
-			}
-			if rows != benchFiles*benchRowsPerFile {
-				b.Fatalf("baseline copied %d rows", rows)
-			}
-			if bestBase == 0 || d < bestBase {
-				bestBase = d
-			}
-		}
-		baseline()
-		b.StartTimer()
-		h := startSampler()
-		start := time.Now()
-		plan, err := NewPlan(snap, PlanOptions{})
+// copyTree copies the regular files under src to dst (a fresh table for
+// each measured run: OPTIMIZE commits, the baseline adds files).
+func copyTree(tb testing.TB, src, dst string) {
+	tb.Helper()
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
-			b.Fatal(err)
+			return err
 		}
-		res, err := Execute(ctx, tb, plan, ExecOptions{})
-		lsDur += time.Since(start)
-		lsPeak = max(lsPeak, h.done())
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		data, err := os.ReadFile(p)
 		if err != nil {
-			b.Fatal(err)
+			return err
 		}
-		b.StopTimer()
-		baseline()
-		baseDur += bestBase
-		b.StartTimer()
-		if res.NumRemovedFiles != benchFiles || res.NumRows != benchFiles*benchRowsPerFile {
-			b.Fatalf("result %+v", res)
-		}
+		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
+	})
+	if err != nil {
+		tb.Fatal(err)
 	}
-	mb := float64(bytesIn) / (1 << 20) * float64(b.N)
-	lsTP, baseTP := mb/lsDur.Seconds(), mb/baseDur.Seconds()
-	b.ReportMetric(lsPeak, "peak-heap-MiB")
-	b.ReportMetric(lsTP/baseTP, "ratio")
-	// Baseline (baselineRewrite): raw parquet-go row read + rewrite of the
-	// same files into one file per partition, as many partitions at once as
-	// Execute's default workers (GOMAXPROCS); no Go values, no stats, no
-	// commit. Peak heap is HeapInuse sampled every 5 ms in this process (a
-	// library call: the process also holds the benchmark's table state).
+}
+
+// abOptimize alternates OPTIMIZE of a copy of the table at src and the raw
+// rewrite of another copy (benchproc.AB, whole processes) and checks both
+// copied want rows.
+func abOptimize(b *testing.B, src, figure string, want int64) {
+	b.Helper()
+	work := b.TempDir()
+	var ours, raw string
+	fresh := func(kind string, i int) string {
+		d := filepath.Join(work, fmt.Sprintf("%s-%d", kind, i))
+		copyTree(b, src, d)
+		return d
+	}
+	benchproc.AB(b, figure, "raw parquet-go row read + rewrite per partition, fsync",
+		func(i int) *exec.Cmd {
+			cmd := benchproc.Side("optimize", fresh("ls", i))
+			cmd.Stdout = answer(&ours)
+			return cmd
+		},
+		func(i int) *exec.Cmd {
+			cmd := benchproc.Side("raw-rewrite", fresh("raw", i))
+			cmd.Stdout = answer(&raw)
+			return cmd
+		})
+	if w := strconv.FormatInt(want, 10); strings.TrimSpace(ours) != w || strings.TrimSpace(raw) != w {
+		b.Fatalf("rows copied: OPTIMIZE %q, baseline %q, want %s", ours, raw, w)
+	}
+}
+
+// answer is a writer keeping the last thing a side printed.
+func answer(s *string) io.Writer { return answerWriter{s} }
+
+type answerWriter struct{ s *string }
+
+func (w answerWriter) Write(p []byte) (int, error) { *w.s = string(p); return len(p), nil }
+
+// BenchmarkOptimizeFlights: OPTIMIZE (NewPlan + Execute: Execute's default
+// GOMAXPROCS workers, one output per origin partition, the rows decoded to
+// Go values and written with stats, ONE commit) of a 2,000-small-file
+// flights-shaped table, opened from local disk, against rawRewrite of the
+// same files (GOMAXPROCS partitions at once), each a whole process of this
+// test binary on its own copy of the table, alternated: wall, peak RSS, CPU.
+func BenchmarkOptimizeFlights(b *testing.B) {
+	src := filepath.Join(b.TempDir(), "t")
+	tb, _, snap := benchTable(b, src)
+	b.SetBytes(snap.SizeInBytes())
+	tb.Close()
 	procs := runtime.GOMAXPROCS(0)
-	b.Logf("BENCHROW\tOPTIMIZE 2,000 small files, throughput (MiB/s), %d workers vs raw parquet-go %d workers\t%.1f\t%.1f (raw read + rewrite)\t%.2f", procs, procs, lsTP, baseTP, lsTP/baseTP)
-	b.Logf("BENCHROW\tOPTIMIZE 2,000 small files, peak heap in use (MiB)\t%.1f\t%.1f\t%.2f", lsPeak, basePeak, lsPeak/basePeak)
+	for b.Loop() {
+		abOptimize(b, src, fmt.Sprintf("OPTIMIZE 2,000 small files (%.1f MiB, 3 partitions), lakesink %d workers vs raw %d goroutines",
+			float64(snap.SizeInBytes())/(1<<20), procs, procs), benchFiles*benchRowsPerFile)
+	}
 }

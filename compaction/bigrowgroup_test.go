@@ -2,7 +2,13 @@ package compaction
 
 import (
 	"context"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/lakesink/lakesink/internal/parquetio"
 	"github.com/lakesink/lakesink/schema"
@@ -23,8 +29,14 @@ const (
 // writes with 128 MiB row groups) plus bigRGSmall small files.
 func bigRowGroupTable(tb testing.TB) *table.Table {
 	tb.Helper()
+	return bigRowGroupTableAt(tb, tb.TempDir())
+}
+
+// bigRowGroupTableAt is bigRowGroupTable in the local directory dir.
+func bigRowGroupTableAt(tb testing.TB, dir string) *table.Table {
+	tb.Helper()
 	ctx := context.Background()
-	st, err := storage.Open(ctx, tb.TempDir())
+	st, err := storage.Open(ctx, dir)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -124,15 +136,54 @@ func TestOptimizeBigRowGroupMemory(t *testing.T) {
 	}
 }
 
-// BenchmarkOptimizeBigRowGroup prints the BENCHROW for `make bench`.
+// BenchmarkOptimizeBigRowGroup: OPTIMIZE of bigRowGroupTable (one file of
+// one 2M-record row group + 3 small files, unpartitioned: one output file,
+// so one worker) against rawRewrite of the same files (one group: one
+// goroutine), each a whole process on its own copy, alternated; the peak RSS
+// row is issue 7's figure (goal: < 256 MiB; TestOptimizeBigRowGroupMemory
+// asserts the heap bound).
 func BenchmarkOptimizeBigRowGroup(b *testing.B) {
-	var peak float64
+	src := filepath.Join(b.TempDir(), "t")
+	bigRowGroupTableAt(b, src).Close()
 	for b.Loop() {
-		b.StopTimer()
-		t := bigRowGroupTable(b)
-		b.StartTimer()
-		peak = max(peak, optimizeBigRowGroup(b, t))
+		abOptimize(b, src, fmt.Sprintf("OPTIMIZE one 2M-row row group + 3 small files (peak RSS goal < %d MiB), both 1 output file", peakTargetMiB),
+			bigRGRows+bigRGSmall*bigRGSmallN)
 	}
-	b.ReportMetric(peak, "peak-heap-MiB")
-	b.Logf("BENCHROW\tcompaction peak heap MiB, one 2M-row row group\t%.1f\t%d (target)\t%.2f", peak, peakTargetMiB, peak/peakTargetMiB)
+}
+
+// heapSampler records the peak HeapInuse while it runs.
+type heapSampler struct {
+	peak atomic.Uint64
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+func startSampler() *heapSampler {
+	runtime.GC()
+	h := &heapSampler{stop: make(chan struct{})}
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		var ms runtime.MemStats
+		for {
+			runtime.ReadMemStats(&ms)
+			if ms.HeapInuse > h.peak.Load() {
+				h.peak.Store(ms.HeapInuse)
+			}
+			select {
+			case <-h.stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return h
+}
+
+func (h *heapSampler) done() float64 {
+	close(h.stop)
+	h.wg.Wait()
+	return float64(h.peak.Load()) / (1 << 20)
 }
