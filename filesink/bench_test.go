@@ -3,50 +3,68 @@ package filesink
 import (
 	"context"
 	"fmt"
-	"io"
-	"runtime"
-	"runtime/debug"
-	"sync"
-	"sync/atomic"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/lakesink/lakesink/internal/testutil/benchproc"
 	"github.com/lakesink/lakesink/storage"
 )
 
-// discardWriterStore keeps sources in memory but discards what NewWriter and
-// PutIfAbsent of a compaction file receive (counting bytes), so that the
-// memory measured is the compaction's, not the test store's copy of its output.
-type discardWriterStore struct {
-	*memStore
-	written atomic.Int64
-}
-
-type countingWriter struct {
-	n *atomic.Int64
-}
-
-func (w countingWriter) Write(p []byte) (int, error) { w.n.Add(int64(len(p))); return len(p), nil }
-func (w countingWriter) Close() error                { return nil }
-func (w countingWriter) Abort() error                { return nil }
-
-func (s *discardWriterStore) NewWriter(ctx context.Context, path string) (storage.Writer, error) {
-	return countingWriter{&s.written}, nil
-}
-
-func (s *discardWriterStore) PutIfAbsent(ctx context.Context, path string, data []byte) error {
-	if path == batchFileKey(19, true) {
-		s.written.Add(int64(len(data)))
+// The compaction benchmark's sides run as processes of this test binary
+// (benchproc.Side): "filesink-compact" compacts the log of the sink
+// directory args[0] into 19.compact with Options.MaxInMemoryCompactBytes =
+// args[1] and prints the entries written.
+func init() {
+	benchproc.Register("filesink-compact", func(args []string) error {
+		maxInMem, err := strconv.ParseInt(args[1], 10, 64)
+		if err != nil {
+			return err
+		}
+		ctx := context.Background()
+		st, err := storage.Open(ctx, args[0])
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		o := DefaultOptions()
+		o.MaxInMemoryCompactBytes = maxInMem
+		o.DeleteExpiredLog = false
+		l, err := NewLog(st, o)
+		if err != nil {
+			return err
+		}
+		ls, err := l.list(ctx)
+		if err != nil {
+			return err
+		}
+		res, err := l.compact(ctx, ls, 19, 10, nil, false)
+		if err != nil {
+			return err
+		}
+		fmt.Println(res.EntriesWritten)
 		return nil
-	}
-	return s.memStore.PutIfAbsent(ctx, path, data)
+	})
 }
 
-// buildBigLog writes 9.compact with n entries and empty batches 10..18.
-func buildBigLog(b *testing.B, n int) *memStore {
+// buildBigLog writes, under the local directory dir, a file-sink log of
+// 9.compact with n entries and empty batches 10..18.
+func buildBigLog(b *testing.B, dir string, n int) {
 	b.Helper()
-	m := newMemStore(b, "file:///out", nil)
-	w, _ := m.NewWriter(context.Background(), batchFileKey(9, true))
+	ctx := context.Background()
+	st, err := storage.Open(ctx, dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	w, err := st.NewWriter(ctx, batchFileKey(9, true))
+	if err != nil {
+		b.Fatal(err)
+	}
 	enc := newLogEncoder(w)
 	mod := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
 	for i := 0; i < n; i++ {
@@ -63,113 +81,74 @@ func buildBigLog(b *testing.B, n int) *memStore {
 		b.Fatal(err)
 	}
 	for id := int64(10); id < 19; id++ {
-		m.putAt(batchFileKey(id, false), []byte("v1"), time.Unix(0, 0))
-	}
-	return m
-}
-
-// peakHeap samples HeapInuse while fn runs and returns the peak growth. The
-// GC runs at GOGC=10 meanwhile, so that garbage (bounded by 10% of the live
-// heap, which holds the test store's copy of the log) does not hide the live
-// memory of the compaction.
-func peakHeap(fn func()) uint64 {
-	defer debug.SetGCPercent(debug.SetGCPercent(10))
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	base := ms.HeapInuse
-	var peak atomic.Uint64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(5 * time.Millisecond)
-		defer t.Stop()
-		for {
-			var s runtime.MemStats
-			runtime.ReadMemStats(&s)
-			if s.HeapInuse > base && s.HeapInuse-base > peak.Load() {
-				peak.Store(s.HeapInuse - base)
-			}
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-			}
+		if err := st.PutIfAbsent(ctx, batchFileKey(id, false), []byte("v1")); err != nil {
+			b.Fatal(err)
 		}
-	}()
-	fn()
-	close(stop)
-	wg.Wait()
-	return peak.Load()
+	}
 }
 
-// BenchmarkCompaction1M compacts a log of 1,000,000 entries (a 9.compact
-// file plus nine batches) into 19.compact, streamed and, as the baseline,
-// built in memory, and logs time and peak heap growth of each.
+// linkTree hard-links (or copies) every file under src into dst: a fresh
+// log per run, each compaction creating its own 19.compact.
+func linkTree(b *testing.B, src, dst string) {
+	b.Helper()
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		if os.Link(p, filepath.Join(dst, rel)) == nil {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkCompaction1M compacts a file-sink log of 1,000,000 entries (a
+// 9.compact file plus nine empty batches, on local disk) into 19.compact,
+// streamed (the default for a file this large: entries copied line by line
+// behind a claim) against lakesink's in-memory compaction of the same log
+// (every entry held, then one PutIfAbsent: what Spark's FileStreamSinkLog
+// does), each a whole process of this test binary on its own hard-linked
+// copy of the log, alternated (benchproc.AB): wall, peak RSS, CPU. Both run
+// on one goroutine.
 func BenchmarkCompaction1M(b *testing.B) {
 	const n = 1_000_000
 	if testing.Short() {
 		b.Skip("1,000,000-entry compaction skipped in -short mode")
 	}
-	m := buildBigLog(b, n)
-	run := func(b *testing.B, maxInMem int64) (time.Duration, uint64, int64) {
-		s := &discardWriterStore{memStore: m}
-		o := DefaultOptions()
-		o.MaxInMemoryCompactBytes = maxInMem
-		o.DeleteExpiredLog = false
-		l, err := NewLog(s, o)
-		if err != nil {
-			b.Fatal(err)
+	src := filepath.Join(b.TempDir(), "out")
+	buildBigLog(b, src, n)
+	work := b.TempDir()
+	for b.Loop() {
+		var streamed, inMem string
+		side := func(kind string, maxInMem int64, answer *string) func(int) *exec.Cmd {
+			return func(i int) *exec.Cmd {
+				d := filepath.Join(work, fmt.Sprintf("%s-%d", kind, i))
+				linkTree(b, src, d)
+				cmd := benchproc.Side("filesink-compact", d, strconv.FormatInt(maxInMem, 10))
+				cmd.Stdout = answerWriter{answer}
+				return cmd
+			}
 		}
-		ls, err := l.list(context.Background())
-		if err != nil {
-			b.Fatal(err)
+		benchproc.AB(b, "filesink log compaction, 1M entries, streamed vs in memory, both 1 goroutine",
+			"lakesink's in-memory compaction, as Spark's",
+			side("streamed", 0, &streamed), side("inmem", 1<<40, &inMem))
+		if w := strconv.Itoa(n); strings.TrimSpace(streamed) != w || strings.TrimSpace(inMem) != w {
+			b.Fatalf("entries written: streamed %q, in memory %q, want %s", streamed, inMem, w)
 		}
-		// Timed run at the default GOGC, then a second run for peak memory.
-		start := time.Now()
-		res, err := l.compact(context.Background(), ls, 19, 10, nil, false)
-		elapsed := time.Since(start)
-		if err != nil {
-			b.Fatal(err)
-		}
-		written := s.written.Swap(0)
-		peak := peakHeap(func() {
-			_, err = l.compact(context.Background(), ls, 19, 10, nil, false)
-		})
-		if err != nil {
-			b.Fatal(err)
-		}
-		s.written.Store(written)
-		if res.EntriesWritten != n {
-			b.Fatalf("compaction wrote %d entries, want %d", res.EntriesWritten, n)
-		}
-		b.SetBytes(s.written.Load())
-		return elapsed, peak, s.written.Load()
-	}
-	var streamT, memT time.Duration
-	var streamPeak, memPeak uint64
-	b.Run("streamed", func(b *testing.B) {
-		b.ReportAllocs()
-		for i := 0; i < b.N; i++ {
-			streamT, streamPeak, _ = run(b, 0)
-		}
-		b.ReportMetric(float64(streamPeak)/(1<<20), "peak-heap-MiB")
-	})
-	b.Run("in-memory-baseline", func(b *testing.B) {
-		b.ReportAllocs()
-		for i := 0; i < b.N; i++ {
-			memT, memPeak, _ = run(b, 1<<40)
-		}
-		b.ReportMetric(float64(memPeak)/(1<<20), "peak-heap-MiB")
-	})
-	if streamT > 0 && memT > 0 {
-		b.Logf("BENCHROW\tfilesink compaction 1M entries, time (s)\t%.2f\t%.2f\t%.2f",
-			streamT.Seconds(), memT.Seconds(), streamT.Seconds()/memT.Seconds())
-		b.Logf("BENCHROW\tfilesink compaction 1M entries, peak heap (MiB)\t%.1f\t%.1f\t%.3f",
-			float64(streamPeak)/(1<<20), float64(memPeak)/(1<<20), float64(streamPeak)/float64(max(memPeak, 1)))
 	}
 }
 
-var _ io.Writer = countingWriter{}
+type answerWriter struct{ s *string }
+
+func (w answerWriter) Write(p []byte) (int, error) { *w.s = string(p); return len(p), nil }
