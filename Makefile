@@ -41,11 +41,16 @@ test-short:
 # Benchmarks of every package and of the bench/ module (the rows against
 # DuckDB: cgo, kept out of the main module; its first build links DuckDB's
 # static library), then one summary table (figure, lakesink, baseline,
-# ratio) collected from the "BENCHROW" lines the benchmarks print.
+# ratio) collected from the "BENCHROW" lines the benchmarks print, headed by
+# the machine and date; bin/bench.md is the same table in Markdown (the
+# README's "Benchmarks" section). Lakesink and each baseline run as whole
+# processes, alternated (internal/testutil/benchproc); packages run one at a
+# time (-p 1) so that no two benchmarks share the machine.
 bench: build
-	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m $(PKGS) 2>&1 | tee bin/bench.out
+	$(GO) test -p 1 -run '^$$' -bench . -benchtime 1x -timeout 30m $(PKGS) 2>&1 | tee bin/bench.out
 	cd bench && LAKESINK_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m . 2>&1 | tee -a ../bin/bench.out
 	@$(GO) run ./internal/benchtable < bin/bench.out
+	@$(GO) run ./internal/benchtable -md < bin/bench.out > bin/bench.md && echo "Markdown table: bin/bench.md"
 
 demo: build
 	./scripts/demo.sh
