@@ -338,7 +338,9 @@ func TestUsageErrorsNameTheCommand(t *testing.T) {
 		{"nested command", []string{"filesink", "ls"}, "filesink ls: accepts 1 arg(s), received 0 (usage: lakesink filesink ls DIR [flags])"},
 		{"no table to maintain", []string{"maintain", "--once"}, "maintain: requires at least 1 arg(s), only received 0 (usage: lakesink maintain URL... [flags])"},
 		{"misspelt flag", []string{"scan", "t", "--limt", "3"}, "lakesink: scan: unknown flag: --limt (see lakesink scan --help)"},
-		{"bad flag value", []string{"history", "t", "--limit", "x"}, "history: invalid argument \"x\" for \"--limit\""},
+		{"bad flag value", []string{"history", "t", "--limit", "x"}, "history: invalid argument \"x\" for \"--limit\" flag: not an integer (see lakesink history --help)"},
+		{"huge flag value", []string{"scan", "t", "--limit", "99999999999999999999"}, "scan: invalid argument \"99999999999999999999\" for \"--limit\" flag: out of range (see"},
+		{"bad trigger", []string{"ingest", "--source", "s", "--checkpoint", "c", "--table", "t", "--trigger", "sometimes"}, "lakesink: --trigger \"sometimes\": want available-now, once or interval=<duration>"},
 		{"root flag", []string{"--badflag"}, "lakesink: unknown flag: --badflag (see lakesink --help)"},
 		// Negative counts are named by their flag, not by a library's option
 		// field ("MaxBins -1 < 0", "Limit -1 is negative").

@@ -53,9 +53,9 @@ type IngestOptions struct {
 
 // AddFlags registers the flags.
 func (o *IngestOptions) AddFlags(f *pflag.FlagSet) {
-	f.StringVar(&o.Source, "source", "", "directory URL of input files (required)")
+	f.StringVar(&o.Source, "source", "", "directory URL of input files (required, except with --format kafka)")
 	f.StringVar(&o.Format, "format", "json", "input format: json (NDJSON or a JSON array), csv (with header), parquet, kafka, or delta (--source is a Delta table; its new data files)")
-	f.StringVar(&o.Checkpoint, "checkpoint", "", "checkpoint directory URL (Spark layout: metadata, offsets/, commits/, sources/) (required)")
+	f.StringVar(&o.Checkpoint, "checkpoint", "", "checkpoint directory URL (Spark layout: metadata, offsets/, commits/, sources/) (required, except with --kafka-group)")
 	f.StringVar(&o.Table, "table", "", "Delta table URL to write (created at the first batch if absent)")
 	f.StringVar(&o.FileSink, "file-sink", "", "Spark file-sink directory URL to write instead of a Delta table")
 	f.StringVar(&o.FileFormat, "file-format", "parquet", "file-sink data format: parquet or json")
@@ -240,7 +240,9 @@ func ingestOptions(o IngestOptions) (ingest.Options, error) {
 	}
 	trig, err := stream.ParseTrigger(o.Trigger)
 	if err != nil {
-		return opts, err
+		// Named by the flag, as --output-mode above (the library's error
+		// names its option, "trigger").
+		return opts, fmt.Errorf("--trigger %q: want available-now, once or interval=<duration> (e.g. interval=30s)", o.Trigger)
 	}
 	opts.Trigger = trig
 	if o.TargetFileSize != "" {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -68,7 +69,7 @@ EXIT STATUS
 	// Usage errors name the command and its usage line (cobra's read
 	// "accepts 1 arg(s), received 0" and "unknown flag: --limt" alone).
 	r.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return fmt.Errorf("%s%w (see %s --help)", subcommandPrefix(c), err, c.CommandPath())
+		return fmt.Errorf("%s%w (see %s --help)", subcommandPrefix(c), plainFlagValueError(err), c.CommandPath())
 	})
 	withUsageInArgErrors(r.Command)
 	withNotATable(r.Command)
@@ -117,4 +118,29 @@ func subcommandPrefix(c *cobra.Command) string {
 		return ""
 	}
 	return strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" ") + ": "
+}
+
+// plainFlagValueError rewrites pflag's `invalid argument "abc" for "--limit"
+// flag: strconv.ParseInt: parsing "abc": invalid syntax` as `invalid
+// argument "abc" for "--limit" flag: not an integer`: the strconv part
+// names a Go function and repeats the value. Other errors are returned as
+// they are.
+func plainFlagValueError(err error) error {
+	msg := err.Error()
+	i := strings.Index(msg, ": strconv.")
+	if i < 0 {
+		return err
+	}
+	what := "not a valid value"
+	switch rest := msg[i:]; {
+	case strings.Contains(rest, "value out of range"):
+		what = "out of range"
+	case strings.HasPrefix(rest, ": strconv.ParseInt"), strings.HasPrefix(rest, ": strconv.ParseUint"), strings.HasPrefix(rest, ": strconv.Atoi"):
+		what = "not an integer"
+	case strings.HasPrefix(rest, ": strconv.ParseFloat"):
+		what = "not a number"
+	case strings.HasPrefix(rest, ": strconv.ParseBool"):
+		what = "want true or false"
+	}
+	return errors.New(msg[:i] + ": " + what)
 }
