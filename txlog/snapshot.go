@@ -49,6 +49,9 @@ type Snapshot struct {
 	crc checksumState
 	// props are metadata.configuration parsed once.
 	props TableProperties
+	// tip is the commit file of version as the snapshot read it (zero:
+	// not read), for Log.Update to tell it from another table's.
+	tip commitFileID
 }
 
 // fileKey is the primary key of a logical file: the decoded path relative
@@ -489,6 +492,7 @@ func (l *Log) replay(ctx context.Context, seg *segment) (*Snapshot, error) {
 	var modTime time.Time
 	if seg.last != nil {
 		modTime = seg.last.info.ModTime
+		r.s.tip = commitFileIDOf(seg.last.info)
 	} else if seg.checkpoint != nil {
 		modTime = seg.checkpoint.files[0].info.ModTime
 	}

@@ -178,6 +178,7 @@ func (t *Transaction) postCommitSnapshot(ctx context.Context, version int64, dat
 	if s, err = s.advance(version, acts, p, fi.ModTime); err != nil {
 		return nil
 	}
+	s.tip = commitFileIDOf(fi)
 	return s
 }
 

@@ -27,19 +27,27 @@ const maxIncrementalCommits = 32
 // versions oldest first (PROTOCOL.md, "Metadata Cleanup"), so while it is
 // there every later commit is too, and a missing successor means snap is
 // the latest. When it has gone (snap older than delta.logRetentionDuration),
-// when more than a few dozen commits follow, or when snap is nil, Update
-// loads the latest snapshot as Snapshot does. The newest .crc of the
+// when its size or modification time (to the second) is not the one snap
+// read (the table was deleted and created again at its path), when more
+// than a few dozen commits follow, or when snap is nil, Update loads the
+// latest snapshot as Snapshot does. The newest .crc of the
 // commits read is checked as a full load checks it (unless
 // Options.SkipChecksumValidation). Errors are those of Snapshot.
 func (l *Log) Update(ctx context.Context, snap *Snapshot) (*Snapshot, error) {
 	if snap == nil {
 		return l.Snapshot(ctx)
 	}
-	if _, err := l.store.Stat(ctx, CommitPath(snap.version)); err != nil {
+	fi, err := l.store.Stat(ctx, CommitPath(snap.version))
+	if err != nil {
 		if errors.Is(err, storage.ErrNotFound) {
 			return l.Snapshot(ctx)
 		}
 		return nil, err // a *storage.PathError naming the commit
+	}
+	if !snap.tip.matches(fi) {
+		// Another file than the one snap read: the table was deleted and
+		// created again at its path (its later commits are not snap's).
+		return l.Snapshot(ctx)
 	}
 	cur := snap
 	for n := 0; ; n++ {
@@ -66,6 +74,7 @@ func (l *Log) Update(ctx context.Context, snap *Snapshot) (*Snapshot, error) {
 		if cur, err = cur.advance(v, acts, p, fi.ModTime); err != nil {
 			return nil, err
 		}
+		cur.tip = commitFileIDOf(fi)
 	}
 	if cur != snap && !l.opts.SkipChecksumValidation {
 		cf, err := l.readChecksum(ctx, cur.version)
@@ -79,6 +88,28 @@ func (l *Log) Update(ctx context.Context, snap *Snapshot) (*Snapshot, error) {
 		}
 	}
 	return cur, nil
+}
+
+// commitFileID identifies a commit file by its size and modification time
+// to the second (S3 answers a Stat, HEAD, in whole seconds and a listing
+// in milliseconds), as Delta's LogSegment compares
+// lastCommitFileModificationTimestamp: a table deleted and created again
+// at the same path has the same version numbers but other commit files.
+// The zero value is a commit file not read (a snapshot built from a
+// checkpoint alone).
+type commitFileID struct {
+	known   bool
+	size    int64
+	modTime int64 // Unix seconds
+}
+
+func commitFileIDOf(fi storage.FileInfo) commitFileID {
+	return commitFileID{known: true, size: fi.Size, modTime: fi.ModTime.Unix()}
+}
+
+// matches reports fi to be the commit file id was taken from.
+func (id commitFileID) matches(fi storage.FileInfo) bool {
+	return id.known && id == commitFileIDOf(fi)
 }
 
 // emptySnapshot is the state before version 0: no protocol, metadata or

@@ -3,9 +3,12 @@ package txlog
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 
+	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/storage/faultstore"
 )
 
@@ -197,5 +200,67 @@ func TestUpdateAfterCleanupReloads(t *testing.T) {
 	up, err := l.Update(ctx, old)
 	if err != nil || up.Version() != 29 {
 		t.Fatalf("update from 5 after cleanup: %v, %v; want version 29", up, err)
+	}
+}
+
+// TestUpdateSeesATableRecreatedAtItsPath: a long-lived writer holds the
+// snapshot of version 3; the table is deleted (rm -r) and created again at
+// the same path. Whether the new table is behind, level with or past
+// version 3, Update returns the new table's state, never the old table's
+// files with the new table's commits applied over them (a checkpoint of
+// that mixed state would reference the deleted table's files).
+func TestUpdateSeesATableRecreatedAtItsPath(t *testing.T) {
+	for _, newVersions := range []int{2, 4, 7} {
+		t.Run(fmt.Sprintf("recreated with %d versions", newVersions), func(t *testing.T) {
+			ctx := context.Background()
+			dir := t.TempDir()
+			st, err := storage.Open(ctx, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			l := newTestLog(t, st, Options{DisableAutoCheckpoint: true})
+			held := createTable(t, l)
+			for i := range 3 {
+				tx := l.Begin(held)
+				tx.Add(addAction(fmt.Sprintf("old%d", i), true))
+				if _, err := tx.Commit(ctx, "WRITE", nil, nil); err != nil {
+					t.Fatal(err)
+				}
+				held = tx.PostCommitSnapshot()
+			}
+			if held.Version() != 3 {
+				t.Fatalf("held version %d", held.Version())
+			}
+			if err := os.RemoveAll(filepath.Join(dir, LogDir)); err != nil {
+				t.Fatal(err)
+			}
+			other := newTestLog(t, st, Options{DisableAutoCheckpoint: true})
+			s := createTable(t, other)
+			for i := 1; i < newVersions; i++ {
+				mustCommit(t, other, s, addAction(fmt.Sprintf("new%d", i), true))
+				if s, err = other.Snapshot(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := other.Snapshot(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			up, err := l.Update(ctx, held)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameSnapshot(t, "update after recreate", up, want)
+			// And again from a snapshot a full load built (its commit
+			// file's identity comes from the listing, not a Stat).
+			loaded, err := l.Snapshot(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if again, err := l.Update(ctx, loaded); err != nil || again != loaded {
+				t.Fatalf("update of a fresh load: %v, %v; want the same snapshot", again, err)
+			}
+		})
 	}
 }
