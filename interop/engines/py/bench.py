@@ -7,8 +7,11 @@ virtualenv of scripts/install-engines.sh:
   python bench.py appends N TABLE         N write_deltalake appends of one row each (mode="append")
   python bench.py open TABLE              DeltaTable(TABLE): replay the log, print version and file count
   python bench.py compact TABLE           DeltaTable(TABLE).optimize.compact()
-  python bench.py stream SRC TABLE CHK    Spark Structured Streaming: the NDJSON files of SRC into the
-                                          Delta table TABLE, trigger availableNow (JVM start included)
+  python bench.py stream SRC SCHEMA TABLE CHK
+                                          Spark Structured Streaming: the NDJSON files of SRC (schema:
+                                          the Delta schema JSON file SCHEMA) into the Delta table TABLE,
+                                          trigger availableNow, then stop and wait for the JVM to exit
+                                          (JVM start and exit included)
 
 Each prints one line of JSON (what it did) to stdout; the Go side checks
 the tables both sides wrote, untimed.
@@ -52,8 +55,21 @@ def compact(table):
     return {"filesRemoved": m.get("numFilesRemoved"), "filesAdded": m.get("numFilesAdded")}
 
 
-def stream(src, table, chk):
+def stream(src, schema_file, table, chk):
+    import time
+
+    from pyspark import SparkContext
     from pyspark.sql import SparkSession
+    from pyspark.sql.types import StructType
+
+    t0 = time.monotonic()
+    phases = {}
+
+    def phase(what):
+        # Where the wall time went (JVM start, the query, stop, JVM exit):
+        # seconds since the start, in the answer and on stderr.
+        phases[what] = round(time.monotonic() - t0, 2)
+        print(f"stream {phases[what]:7.2f}s {what}", file=sys.stderr, flush=True)
 
     spark = (
         SparkSession.builder.master("local[2]")
@@ -66,9 +82,15 @@ def stream(src, table, chk):
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")
-    schema = spark.read.json(src).schema
+    phase("SparkSession up")
+    # The schema lakesink ingest is given (--schema, --timestamp-format):
+    # a file stream source needs one, and the same one makes both tables
+    # alike (date a timestamp, not a string a batch inference job found).
+    with open(schema_file) as f:
+        schema = StructType.fromJson(json.load(f))
     q = (
         spark.readStream.schema(schema)
+        .option("timestampFormat", "yyyy/MM/dd HH:mm")
         .json(src)
         .writeStream.format("delta")
         .option("checkpointLocation", chk)
@@ -76,9 +98,21 @@ def stream(src, table, chk):
         .start(table)
     )
     q.awaitTermination()
+    phase("query done (availableNow)")
     progress = [p["numInputRows"] for p in q.recentProgress]
+    gateway = SparkContext._gateway
     spark.stop()
-    return {"batches": len(progress), "rows": sum(progress)}
+    phase("SparkSession stopped")
+    # The JVM pyspark started exits when its stdin closes (as it would when
+    # this process exits); waiting for it here makes its exit part of the
+    # run and its CPU time and peak RSS part of this process's children,
+    # which the Go side's wait4 reports (else they'd be left out).
+    proc = gateway.proc
+    gateway.shutdown()
+    proc.stdin.close()
+    rc = proc.wait()
+    phase(f"JVM exited ({rc})")
+    return {"batches": len(progress), "rows": sum(progress), "phases": phases}
 
 
 def main():
