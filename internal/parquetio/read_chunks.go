@@ -260,6 +260,10 @@ type colStream struct {
 	buf   []parquet.Value
 	i, n  int // buf[i:n] not yet consumed
 	eof   bool
+	// typed: the column is read page by page into typed vectors
+	// (readTyped), at ps, instead of through vr and buf.
+	typed bool
+	ps    pageState
 }
 
 // more reports whether a value is pending, reading pages as needed. Values

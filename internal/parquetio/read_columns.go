@@ -1,0 +1,569 @@
+package parquetio
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"iter"
+	"slices"
+	"unsafe"
+
+	"github.com/lakesink/lakesink/schema"
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/deprecated"
+	"github.com/parquet-go/parquet-go/format"
+)
+
+// VectorKind is how a Vector holds the values of a Delta type (KindOf).
+type VectorKind uint8
+
+const (
+	// VecAny holds values in Vector.Any, in the Batch representation.
+	VecAny VectorKind = iota
+	// VecInt64 holds long, integer, short and byte values in Vector.Int64.
+	VecInt64
+	// VecFloat64 holds double and float values in Vector.Float64 (float
+	// values widened, exactly).
+	VecFloat64
+	// VecString holds string values in Vector.String.
+	VecString
+	// VecBool holds boolean values in Vector.Bool.
+	VecBool
+)
+
+// KindOf is the VectorKind of Delta type t.
+func KindOf(t schema.DataType) VectorKind {
+	switch t {
+	case schema.TypeLong, schema.TypeInteger, schema.TypeShort, schema.TypeByte:
+		return VecInt64
+	case schema.TypeDouble, schema.TypeFloat:
+		return VecFloat64
+	case schema.TypeString:
+		return VecString
+	case schema.TypeBoolean:
+		return VecBool
+	}
+	return VecAny
+}
+
+// Vector is Len consecutive values of one column: the slice of its Kind
+// holds them (Len elements), Null[i] marks a null (its slot is the zero
+// value; Null is nil when no value is null).
+type Vector struct {
+	Kind    VectorKind
+	Len     int
+	Null    []bool
+	Int64   []int64
+	Float64 []float64
+	String  []string
+	Bool    []bool
+	Any     []any
+}
+
+// NewVector is a Vector of n zero (not null) values of kind.
+func NewVector(kind VectorKind, n int) Vector {
+	v := Vector{Kind: kind, Len: n}
+	switch kind {
+	case VecInt64:
+		v.Int64 = make([]int64, n)
+	case VecFloat64:
+		v.Float64 = make([]float64, n)
+	case VecString:
+		v.String = make([]string, n)
+	case VecBool:
+		v.Bool = make([]bool, n)
+	default:
+		v.Any = make([]any, n)
+	}
+	return v
+}
+
+// SetNull marks value i null.
+func (v *Vector) SetNull(i int) {
+	if v.Null == nil {
+		v.Null = make([]bool, v.Len)
+	}
+	v.Null[i] = true
+}
+
+// Set stores x (the Batch representation of a value of the vector's type;
+// nil: null) as value i. A typed vector given a value of another Go type
+// panics: the caller converts.
+func (v *Vector) Set(i int, x any) {
+	if x == nil {
+		v.SetNull(i)
+		return
+	}
+	switch v.Kind {
+	case VecInt64:
+		switch x := x.(type) {
+		case int64:
+			v.Int64[i] = x
+		case int32:
+			v.Int64[i] = int64(x)
+		case int16:
+			v.Int64[i] = int64(x)
+		case int8:
+			v.Int64[i] = int64(x)
+		default:
+			panic(fmt.Sprintf("parquetio: %T in an integer vector", x))
+		}
+	case VecFloat64:
+		switch x := x.(type) {
+		case float64:
+			v.Float64[i] = x
+		case float32:
+			v.Float64[i] = float64(x)
+		default:
+			panic(fmt.Sprintf("parquetio: %T in a floating-point vector", x))
+		}
+	case VecString:
+		v.String[i] = x.(string)
+	case VecBool:
+		v.Bool[i] = x.(bool)
+	default:
+		v.Any[i] = x
+	}
+}
+
+// Value is value i in the Batch representation of Delta type t (the
+// vector's kind is KindOf(t)): nil for null, int32 for integer, float32
+// for float, ...
+func (v *Vector) Value(i int, t schema.DataType) any {
+	if v.Null != nil && v.Null[i] {
+		return nil
+	}
+	switch v.Kind {
+	case VecInt64:
+		x := v.Int64[i]
+		switch t {
+		case schema.TypeInteger:
+			return int32(x)
+		case schema.TypeShort:
+			return int16(x)
+		case schema.TypeByte:
+			return int8(x)
+		}
+		return x
+	case VecFloat64:
+		if t == schema.TypeFloat {
+			return float32(v.Float64[i])
+		}
+		return v.Float64[i]
+	case VecString:
+		return v.String[i]
+	case VecBool:
+		return v.Bool[i]
+	}
+	return v.Any[i]
+}
+
+// Take keeps the values at rows (ascending indexes into the vector), in
+// place.
+func (v *Vector) Take(rows []int32) {
+	switch v.Kind {
+	case VecInt64:
+		v.Int64 = take(v.Int64, rows)
+	case VecFloat64:
+		v.Float64 = take(v.Float64, rows)
+	case VecString:
+		v.String = take(v.String, rows)
+	case VecBool:
+		v.Bool = take(v.Bool, rows)
+	default:
+		v.Any = take(v.Any, rows)
+	}
+	if v.Null != nil {
+		v.Null = take(v.Null, rows)
+		if !slices.Contains(v.Null, true) {
+			v.Null = nil
+		}
+	}
+	v.Len = len(rows)
+}
+
+func take[T any](s []T, rows []int32) []T {
+	for k, r := range rows {
+		s[k] = s[r]
+	}
+	clear(s[len(rows):]) // keep no dropped value alive
+	return s[:len(rows)]
+}
+
+// RowGroupColumns decodes row group i like RowGroupChunks, but into
+// columns: each chunk is one Vector per field of want (KindOf its type),
+// of at most maxRows values (maxRows <= 0: the whole row group). Top-level
+// long, integer, short, byte, double, float and string columns are decoded
+// page by page into their typed slices (dictionary pages by index into the
+// dictionary, strings of one page or dictionary sharing one allocation),
+// without a boxed value per row; other columns hold the values
+// RowGroupChunks gives. Fields are matched, converted (type widening) and
+// checked as ReadRowGroup does; a field the file lacks is all null. Each
+// chunk has its own vectors. Errors as ReadRowGroup. The File must not be
+// used for another read until the iteration ends.
+func (f *File) RowGroupColumns(ctx context.Context, i int, want *schema.StructType, opts ReadOptions, maxRows int) iter.Seq2[[]Vector, error] {
+	return func(yield func([]Vector, error) bool) {
+		rd, err := f.openRowGroup(ctx, i, want, opts)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		defer rd.close()
+		for {
+			vecs, err := rd.nextColumns(ctx, maxRows)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			if vecs == nil {
+				return
+			}
+			if !yield(vecs, nil) {
+				return
+			}
+		}
+	}
+}
+
+// nextColumns is next for RowGroupColumns; nil when the row group is
+// exhausted.
+func (rd *rgReader) nextColumns(ctx context.Context, maxRows int) (_ []Vector, err error) {
+	f := rd.f
+	defer recoverCorrupt(f.path, &err)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if rd.left == 0 {
+		for _, c := range rd.cols {
+			if ok, err := rd.streams[c].pending(); err != nil {
+				return nil, rd.colErr(c, err)
+			} else if ok {
+				return nil, rd.colErr(c, fmt.Errorf("%w: more values than the row group's %d rows", ErrCorruptFile, rd.done))
+			}
+		}
+		return nil, nil
+	}
+	n := rd.left
+	if maxRows > 0 && maxRows < n {
+		n = maxRows
+	}
+	vecs := make([]Vector, len(rd.plan.fields))
+	for j, fn := range rd.plan.fields {
+		vecs[j] = NewVector(KindOf(rd.want.Fields[j].Type), n)
+		if fn.missing {
+			vecs[j].Null = make([]bool, n)
+			for r := range n {
+				vecs[j].Null[r] = true
+			}
+		}
+	}
+	for _, c := range rd.cols {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		s, leaf, conv := rd.streams[c], f.leaves[c], rd.plan.convs[c]
+		var err error
+		if j, ok := rd.flat[c]; ok {
+			v := &vecs[j]
+			if tc, ok := typedConv(rd.want.Fields[j].Type, leaf); ok {
+				s.typed = true
+				err = s.readTyped(leaf, tc, v, rd.done)
+			} else {
+				err = s.readFlatVector(leaf, conv, v, rd.done)
+			}
+		} else {
+			err = s.readRecords(leaf, conv, rd.curs[c], n)
+		}
+		if err != nil {
+			return nil, rd.colErr(c, err)
+		}
+	}
+	if len(rd.curs) > 0 {
+		for r := range n {
+			if r%4096 == 0 {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+			}
+			for j, fn := range rd.plan.fields {
+				if fn.missing {
+					continue
+				}
+				if fn.kind == nkLeaf {
+					if _, ok := rd.flat[fn.col]; ok {
+						continue
+					}
+				}
+				v, err := assemble(fn, rd.curs)
+				if err != nil {
+					return nil, fmt.Errorf("%w: %s: row group %d, row %d, field %s: %v", ErrCorruptFile, f.path, rd.rg, rd.done+r, rd.want.Fields[j].Name, err)
+				}
+				vecs[j].Set(r, v)
+			}
+		}
+	}
+	rd.left -= n
+	rd.done += n
+	return vecs, nil
+}
+
+// readFlatVector is readFlat into a Vector (columns without a typed page
+// path: boolean, fixed-length strings, and the VecAny types).
+func (s *colStream) readFlatVector(leaf *fnode, conv convFunc, v *Vector, base int) error {
+	for r := 0; r < v.Len; {
+		ok, err := s.more()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("%w: %d values for at least %d rows", ErrCorruptFile, base+r, base+v.Len)
+		}
+		m := min(s.n-s.i, v.Len-r)
+		for _, pv := range s.buf[s.i : s.i+m] {
+			if pv.DefinitionLevel() == leaf.def && !pv.IsNull() {
+				x, cerr := conv(pv)
+				if cerr != nil {
+					return cerr
+				}
+				v.Set(r, x)
+			} else {
+				v.SetNull(r)
+			}
+			r++
+		}
+		s.i += m
+	}
+	return nil
+}
+
+// typedPath is how a column's pages decode into a typed vector.
+type typedPath struct {
+	phys     format.Type
+	unsigned bool // INT32 annotated UINT_32, read as long
+}
+
+// typedConv reports whether leaf, read as Delta type want, has a typed page
+// path: the physical types whose page data parquet-go exposes as Go slices
+// (INT32, INT64, FLOAT, DOUBLE, BYTE_ARRAY), with the conversions of
+// converter (which already accepted the pair).
+func typedConv(want schema.DataType, leaf *fnode) (typedPath, bool) {
+	phys, ok := leaf.el.Type.Get()
+	if !ok {
+		return typedPath{}, false
+	}
+	tp := typedPath{phys: phys}
+	switch KindOf(want) {
+	case VecInt64:
+		switch phys {
+		case format.Int64:
+			return tp, want == schema.TypeLong
+		case format.Int32:
+			if want == schema.TypeLong {
+				ct, ok := leaf.el.ConvertedType.Get()
+				tp.unsigned = ok && ct == deprecated.Uint32
+			}
+			return tp, true
+		}
+	case VecFloat64:
+		switch phys {
+		case format.Double:
+			return tp, want == schema.TypeDouble
+		case format.Float:
+			return tp, true
+		case format.Int32:
+			return tp, want == schema.TypeDouble
+		}
+	case VecString:
+		return tp, phys == format.ByteArray
+	}
+	return typedPath{}, false
+}
+
+// pageState is the typed reader's position in its current page.
+type pageState struct {
+	page parquet.Page
+	defs []byte // definition levels; nil: every value is present
+	nlev int    // levels (rows) in the page
+	lvl  int    // next level
+	val  int    // next non-null value
+	// strs: the current page's (or dictionary's) strings, cut from one
+	// allocation; dict is the dictionary they were cut from.
+	strs     []string
+	dict     parquet.Dictionary
+	dictStrs []string
+}
+
+// pending reports whether the column has a value left (typed or not).
+func (s *colStream) pending() (bool, error) {
+	if !s.typed {
+		return s.more()
+	}
+	for s.ps.page == nil || s.ps.lvl >= s.ps.nlev {
+		if s.eof {
+			return false, nil
+		}
+		if err := s.nextPage(); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+func (s *colStream) nextPage() error {
+	page, err := s.pages.ReadPage()
+	if err == io.EOF {
+		s.eof = true
+		s.ps.page = nil
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%w: read page: %v", ErrCorruptFile, err)
+	}
+	s.ps.page = page
+	s.ps.nlev = int(page.NumValues())
+	s.ps.defs = page.DefinitionLevels()
+	if len(s.ps.defs) == 0 {
+		s.ps.defs = nil
+	} else if len(s.ps.defs) != s.ps.nlev {
+		return fmt.Errorf("%w: %d definition levels for %d values", ErrCorruptFile, len(s.ps.defs), s.ps.nlev)
+	}
+	s.ps.lvl, s.ps.val = 0, 0
+	s.ps.strs = nil
+	return nil
+}
+
+// readTyped decodes the next v.Len values of a non-repeated top-level
+// column straight from its pages' data into v; base is the index of v's
+// first value in the row group.
+func (s *colStream) readTyped(leaf *fnode, tp typedPath, v *Vector, base int) error {
+	maxDef := byte(leaf.def)
+	for r := 0; r < v.Len; {
+		ok, err := s.pending()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("%w: %d values for at least %d rows", ErrCorruptFile, base+r, base+v.Len)
+		}
+		ps := &s.ps
+		m := min(ps.nlev-ps.lvl, v.Len-r)
+		var defs []byte
+		if ps.defs != nil {
+			defs = ps.defs[ps.lvl : ps.lvl+m]
+			for k, d := range defs {
+				if d != maxDef {
+					v.SetNull(r + k)
+				}
+			}
+		}
+		data := ps.page.Data()
+		var idx []int32
+		if d := ps.page.Dictionary(); d != nil {
+			idx = data.Int32()
+			if tp.phys == format.ByteArray {
+				if ps.dict != d {
+					dd := d.Page().Data()
+					ps.dict, ps.dictStrs = d, cutStrings(dd.ByteArray())
+				}
+				ps.strs = ps.dictStrs
+			}
+			data = d.Page().Data()
+		}
+		switch tp.phys {
+		case format.Int64:
+			ps.val = fillNum(v.Int64[r:r+m], defs, maxDef, data.Int64(), idx, ps.val)
+		case format.Int32:
+			src := data.Int32()
+			if tp.unsigned {
+				ps.val = fillNum(v.Int64[r:r+m], defs, maxDef, unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(src))), len(src)), idx, ps.val)
+			} else if v.Kind == VecFloat64 {
+				ps.val = fillNum(v.Float64[r:r+m], defs, maxDef, src, idx, ps.val)
+			} else {
+				ps.val = fillNum(v.Int64[r:r+m], defs, maxDef, src, idx, ps.val)
+			}
+		case format.Float:
+			ps.val = fillNum(v.Float64[r:r+m], defs, maxDef, data.Float(), idx, ps.val)
+		case format.Double:
+			ps.val = fillNum(v.Float64[r:r+m], defs, maxDef, data.Double(), idx, ps.val)
+		case format.ByteArray:
+			if ps.strs == nil {
+				ps.strs = cutStrings(data.ByteArray())
+			}
+			ps.val = fillStr(v.String[r:r+m], defs, maxDef, ps.strs, idx, ps.val)
+		}
+		ps.lvl += m
+		r += m
+	}
+	return nil
+}
+
+// fillNum writes the present values of dst (defs[k] == maxDef, or every
+// one when defs is nil) from src, in order from the val-th non-null value,
+// by dictionary index when idx is not nil; it returns the next val. An
+// index outside src panics (recovered as ErrCorruptFile).
+func fillNum[D int64 | float64, S int32 | uint32 | int64 | float32 | float64](dst []D, defs []byte, maxDef byte, src []S, idx []int32, val int) int {
+	switch {
+	case defs == nil && idx == nil:
+		for k, x := range src[val : val+len(dst)] {
+			dst[k] = D(x)
+		}
+		return val + len(dst)
+	case defs == nil:
+		for k, i := range idx[val : val+len(dst)] {
+			dst[k] = D(src[i])
+		}
+		return val + len(dst)
+	}
+	for k, d := range defs {
+		if d != maxDef {
+			continue
+		}
+		i := val
+		if idx != nil {
+			i = int(idx[val])
+		}
+		dst[k] = D(src[i])
+		val++
+	}
+	return val
+}
+
+// fillStr is fillNum for strings.
+func fillStr(dst []string, defs []byte, maxDef byte, src []string, idx []int32, val int) int {
+	switch {
+	case defs == nil && idx == nil:
+		copy(dst, src[val:val+len(dst)])
+		return val + len(dst)
+	case defs == nil:
+		for k, i := range idx[val : val+len(dst)] {
+			dst[k] = src[i]
+		}
+		return val + len(dst)
+	}
+	for k, d := range defs {
+		if d != maxDef {
+			continue
+		}
+		i := val
+		if idx != nil {
+			i = int(idx[val])
+		}
+		dst[k] = src[i]
+		val++
+	}
+	return val
+}
+
+// cutStrings is the values of a BYTE_ARRAY page (data, offsets: n+1 of
+// them) as strings cut from one copy of data.
+func cutStrings(data []byte, offsets []uint32) []string {
+	if len(offsets) == 0 {
+		return nil
+	}
+	all := string(data)
+	strs := make([]string, len(offsets)-1)
+	for i := range strs {
+		strs[i] = all[offsets[i]:offsets[i+1]]
+	}
+	return strs
+}

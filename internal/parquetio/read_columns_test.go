@@ -1,0 +1,188 @@
+package parquetio
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/lakesink/lakesink/schema"
+	"github.com/parquet-go/parquet-go"
+)
+
+// columnRows reads every row group with RowGroupColumns and turns the
+// vectors back into rows (Vector.Value), checking the chunk sizes and that
+// typed columns come in typed vectors.
+func columnRows(t *testing.T, f *File, want *schema.StructType, opts ReadOptions, max int) [][]any {
+	t.Helper()
+	var all [][]any
+	for rg := range f.NumRowGroups() {
+		got := 0
+		for vecs, err := range f.RowGroupColumns(context.Background(), rg, want, opts, max) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(vecs) != len(want.Fields) {
+				t.Fatalf("%d vectors for %d fields", len(vecs), len(want.Fields))
+			}
+			n := vecs[0].Len
+			if n == 0 || (max > 0 && n > max) {
+				t.Fatalf("chunk of %d rows (max %d)", n, max)
+			}
+			for j, v := range vecs {
+				if v.Kind != KindOf(want.Fields[j].Type) || v.Len != n || (v.Null != nil && len(v.Null) != n) {
+					t.Fatalf("field %s: vector kind %d, %d values (%d nulls slots), want kind %d, %d values", want.Fields[j].Name, v.Kind, v.Len, len(v.Null), KindOf(want.Fields[j].Type), n)
+				}
+			}
+			for r := range n {
+				row := make([]any, len(vecs))
+				for j := range vecs {
+					row[j] = vecs[j].Value(r, want.Fields[j].Type)
+				}
+				all = append(all, row)
+			}
+			got += n
+		}
+		if int64(got) != f.RowGroupNumRows(rg) {
+			t.Fatalf("row group %d: %d rows, want %d", rg, got, f.RowGroupNumRows(rg))
+		}
+	}
+	return all
+}
+
+// TestRowGroupColumnsMatchRows: the columnar read gives the values of the
+// row read, for every type (typed page paths, dictionary and plain pages,
+// nulls, nested columns in VecAny), at chunk sizes that cut pages, with
+// projections and missing columns.
+func TestRowGroupColumnsMatchRows(t *testing.T) {
+	const n = 10_007
+	rows := chunkRows(n)
+	sch := fullSchema()
+	for _, c := range []struct {
+		name string
+		opts WriteOptions
+	}{
+		{"one row group", WriteOptions{RowGroupSizeBytes: 1 << 30, TargetFileSizeBytes: 1 << 30}},
+		{"several row groups", WriteOptions{RowGroupRows: 3000, TargetFileSizeBytes: 1 << 30}},
+		{"zstd", WriteOptions{RowGroupSizeBytes: 1 << 30, TargetFileSizeBytes: 1 << 30, Compression: "zstd"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := writeChunkFile(t, rows, c.opts)
+			all, err := f.ReadAll(context.Background(), sch, ReadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			assertRows(t, all, rows, sch)
+			for _, max := range []int{1, 7, 1000, 4096, 0} {
+				t.Run(fmt.Sprintf("max %d", max), func(t *testing.T) {
+					assertRows(t, columnRows(t, f, sch, ReadOptions{}, max), all, sch)
+				})
+			}
+			// Projection: reordered, a nested field, absent columns of a
+			// typed and of an untyped kind.
+			want := &schema.StructType{Fields: []schema.StructField{
+				sch.Fields[18], sch.Fields[1], {Name: "absent_long", Type: schema.TypeLong, Nullable: true},
+				sch.Fields[0], {Name: "absent_array", Type: &schema.ArrayType{ElementType: schema.TypeLong}, Nullable: true},
+			}}
+			exp, err := f.ReadAll(context.Background(), want, ReadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			assertRows(t, columnRows(t, f, want, ReadOptions{}, 333), exp, want)
+		})
+	}
+}
+
+// TestRowGroupColumnsFixtures: engine-written files (Spark via DAT) read
+// the same in columns as in rows.
+func TestRowGroupColumnsFixtures(t *testing.T) {
+	for _, name := range []string{"all_primitive_types", "nested_types"} {
+		sch, _ := logInfo(t, "testdata/dat/"+name+".json")
+		f := openFixture(t, "testdata/dat/"+name+".parquet")
+		all, err := f.ReadAll(context.Background(), sch, ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		assertRows(t, columnRows(t, f, sch, ReadOptions{}, 2), all, sch)
+	}
+}
+
+// TestRowGroupColumnsSmallPages: chunks and pages cut each other at every
+// offset; optional and required columns, dictionary and plain pages, and
+// type widening (int -> long, int and float -> double).
+func TestRowGroupColumnsSmallPages(t *testing.T) {
+	type row struct {
+		L   *int64   `parquet:"l,optional"`
+		LP  *int64   `parquet:"lp,optional,plain"`
+		R   int64    `parquet:"r"`
+		I   *int32   `parquet:"i,optional,dict"`
+		D   *float64 `parquet:"d,optional"`
+		F   *float32 `parquet:"f,optional"`
+		S   *string  `parquet:"s,optional,dict"`
+		SP  *string  `parquet:"sp,optional,plain"`
+		RS  string   `parquet:"rs"`
+		Bol *bool    `parquet:"bo,optional"`
+	}
+	const n = 5000
+	var buf bytes.Buffer
+	w := parquet.NewGenericWriter[row](&buf, parquet.PageBufferSize(256))
+	for i := range n {
+		r := row{R: int64(i), RS: fmt.Sprint("r", i%37)}
+		if i%3 != 0 {
+			l, i32, d, f, s, b := int64(i*7), int32(i%50), float64(i)/4, float32(i)/8, fmt.Sprint("s", i%23), i%2 == 0
+			r.L, r.LP, r.I, r.D, r.F, r.S, r.SP, r.Bol = &l, &l, &i32, &d, &f, &s, &s, &b
+		}
+		if _, err := w.Write([]row{r}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st := newMemStore()
+	if err := st.Put(context.Background(), "p.parquet", buf.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	f, err := OpenFile(context.Background(), st, "p.parquet", int64(buf.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pages := f.pf.Metadata().RowGroups[0].Columns[0].MetaData.NumValues; pages != n {
+		t.Fatalf("%d values", pages)
+	}
+	sch := &schema.StructType{Fields: []schema.StructField{
+		{Name: "l", Type: schema.TypeLong, Nullable: true},
+		{Name: "lp", Type: schema.TypeLong, Nullable: true},
+		{Name: "r", Type: schema.TypeLong},
+		{Name: "i", Type: schema.TypeInteger, Nullable: true},
+		{Name: "d", Type: schema.TypeDouble, Nullable: true},
+		{Name: "f", Type: schema.TypeFloat, Nullable: true},
+		{Name: "s", Type: schema.TypeString, Nullable: true},
+		{Name: "sp", Type: schema.TypeString, Nullable: true},
+		{Name: "rs", Type: schema.TypeString},
+		{Name: "bo", Type: schema.TypeBoolean, Nullable: true},
+	}}
+	// Type widening: int -> long, int -> double, float -> double.
+	widened := &schema.StructType{Fields: []schema.StructField{
+		{Name: "i", Type: schema.TypeLong, Nullable: true},
+		{Name: "d", Type: schema.TypeDouble, Nullable: true},
+		{Name: "f", Type: schema.TypeDouble, Nullable: true},
+	}}
+	wideInt := &schema.StructType{Fields: []schema.StructField{{Name: "i", Type: schema.TypeDouble, Nullable: true}}}
+	all, err := f.ReadAll(context.Background(), sch, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != n || all[1][0] != int64(7) || all[0][0] != nil || all[4][6] != "s4" {
+		t.Fatalf("rows read: %d, %v, %v", len(all), all[0], all[4])
+	}
+	for _, want := range []*schema.StructType{sch, widened, wideInt} {
+		all, err := f.ReadAll(context.Background(), want, ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, max := range []int{1, 5, 97, 0} {
+			assertRows(t, columnRows(t, f, want, ReadOptions{}, max), all, want)
+		}
+	}
+}
