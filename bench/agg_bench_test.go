@@ -38,9 +38,10 @@ func init() {
 
 // runChild is one measured process; it prints "count sum":
 //
-//   - "lakesink-agg": reader.Open of the table, Rows with Columns
-//     ["distance"] (only that column is fetched and decoded), count and
-//     sum of the non-null values; ReadOptions.Workers = GOMAXPROCS.
+//   - "lakesink-agg": reader.Open of the table, Snapshot.Batches with
+//     Columns ["distance"] (only that column is fetched and decoded, into
+//     int64 slices), count and sum of the non-null values;
+//     ReadOptions.Workers = GOMAXPROCS.
 //   - "duckdb-agg": DuckDB (in-memory database, threads = GOMAXPROCS),
 //     SELECT count(*), sum(distance) FROM read_parquet([the snapshot's
 //     live data files]): the same files, no Delta log.
@@ -56,13 +57,16 @@ func runChild(what, arg string) (string, error) {
 		var n, sum int64
 		ro := reader.DefaultReadOptions()
 		ro.Columns = []string{"distance"}
-		for rec, err := range snap.Rows(ctx, ro) {
+		for b, err := range snap.Batches(ctx, ro) {
 			if err != nil {
 				return "", err
 			}
-			n++
-			if d, ok := rec.Values[0].(int64); ok {
-				sum += d
+			n += int64(b.Len)
+			d := &b.Columns[0] // distance: long, in Int64
+			for i, x := range d.Int64 {
+				if !d.IsNull(i) {
+					sum += x
+				}
 			}
 		}
 		return fmt.Sprint(n, " ", sum), nil

@@ -1,6 +1,7 @@
 // Package reader reads consistent snapshots of Delta tables and Spark
 // file-sink directories: the live files (pruned by partition values and
-// statistics) and their rows, as dynamic records or typed Go structs.
+// statistics) and their rows, as dynamic records, typed Go structs, or
+// columnar batches.
 //
 // Lifecycle:
 //
@@ -10,6 +11,12 @@
 //	files, err := snap.Files(ctx, pred)                 // pred from snap.Predicate("country = 'NL'")
 //	for rec, err := range snap.Rows(ctx, reader.ReadOptions{Columns: []string{"id", "country"}, Where: "id > 10"}) { ... }
 //	for v, err := range reader.Rows[Event](ctx, snap, reader.ReadOptions{}) { ... }
+//	for b, err := range snap.Batches(ctx, reader.ReadOptions{Columns: []string{"distance"}}) { ... } // b.Columns[0].Int64
+//
+// Rows and Batches are two forms of one read (same plan, files, order and
+// parallelism): Rows boxes each value in a Record, Batches decodes
+// top-level numeric, string and boolean columns into typed slices with a
+// null flag per row, for scans and aggregates that touch every value.
 //
 // A snapshot never changes once opened (DESIGN.md, "Readers see only
 // committed snapshots"). The predicate language and its evaluation live in
@@ -39,7 +46,8 @@
 // for CSV and table output. testdata/conformance.md lists which interop
 // tables read correctly.
 //
-// Concurrency: a *Snapshot is safe for concurrent use. Rows reads up to
+// Concurrency: a *Snapshot is safe for concurrent use. Rows (and Batches)
+// read up to
 // ReadOptions.Workers files at once (errgroup.SetLimit) and emits records in
 // snapshot file order, one row group at a time per file, so memory stays
 // bounded; stopping an iteration cancels and waits for every reader

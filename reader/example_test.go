@@ -91,3 +91,44 @@ func ExampleOpenTable() {
 	// Output:
 	// version 1: FR ids [2 3]
 }
+
+// Aggregate a column without a boxed value per row: Batches decodes the
+// projected long column into int64 slices, with a null flag per row.
+func ExampleSnapshot_Batches() {
+	ctx := context.Background()
+	const url = "mem://example-reader-batches/events"
+	b, _ := schema.FromStructs([]event{{1, "NL"}, {2, "FR"}, {3, "FR"}})
+	t, err := table.Create(ctx, url, table.CreateOptions{Schema: b.Schema})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer t.Close()
+	if _, err := t.Write(ctx, b, table.WriteOptions{}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	snap, err := reader.Open(ctx, url)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer snap.Close()
+	var n, sum int64
+	for b, err := range snap.Batches(ctx, reader.ReadOptions{Columns: []string{"id"}, Where: "country = 'FR'"}) {
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		n += int64(b.Len)
+		ids := &b.Columns[0]
+		for i, id := range ids.Int64 {
+			if !ids.IsNull(i) {
+				sum += id
+			}
+		}
+	}
+	fmt.Printf("count %d, sum(id) %d\n", n, sum)
+	// Output:
+	// count 2, sum(id) 5
+}

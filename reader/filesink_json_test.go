@@ -89,6 +89,9 @@ func TestFileSinkJSONReadThroughLog(t *testing.T) {
 			if err != nil || len(recs) != 1 {
 				t.Fatalf("where: %d rows, %v; want 1 (id 9)", len(recs), err)
 			}
+			if n := assertBatchesMatchRows(t, snap); n != len(want) {
+				t.Fatalf("batches: %d rows, want %d", n, len(want))
+			}
 		})
 	}
 }

@@ -76,6 +76,9 @@ func TestFileSinkDirectory(t *testing.T) {
 			if !slices.Equal(got, want) {
 				t.Fatalf("got %d rows (first %v), want %d (first %v)", len(got), got[:min(3, len(got))], len(want), want[:3])
 			}
+			if n := assertBatchesMatchRows(t, snap); n != len(want) { // Parquet files, path partitions
+				t.Fatalf("batches: %d rows, want %d", n, len(want))
+			}
 			// Partition pruning works on path-derived values too.
 			pred, err := snap.Predicate("year = 2021 AND country = 'a b/c'")
 			if err != nil {

@@ -51,6 +51,8 @@ type readPlan struct {
 	// projection reads exactly the output columns, in order, with no
 	// partition column and no predicate).
 	direct bool
+	// columnar: the read yields Batches (readRowGroupColumns), not records.
+	columnar bool
 	// free takes back the record slices run has yielded every record of
 	// (records are yielded by value: the slice is free once they are), for
 	// the readers to fill again; nil outside run.
@@ -177,7 +179,24 @@ func (s *Snapshot) Rows(ctx context.Context, o ReadOptions) iter.Seq2[Record, er
 			yield(Record{}, err)
 			return
 		}
-		p.run(ctx, o.workers(), o.Limit, yield)
+		var n int64
+		p.run(ctx, o.workers(), func(c chunk) bool {
+			for _, r := range c.recs {
+				if !yield(r, nil) {
+					return false
+				}
+				n++
+				if o.Limit > 0 && n >= o.Limit {
+					return false
+				}
+			}
+			clear(c.recs) // keep no chunk's values alive through the slice
+			select {
+			case p.free <- c.recs:
+			default:
+			}
+			return true
+		}, func(err error) { yield(Record{}, err) })
 	}
 }
 
@@ -189,8 +208,15 @@ const (
 	chunkBudgetBytes = 4 << 20
 )
 
-// chunkStream carries one row group's records, chunk by chunk, in order.
-type chunkStream chan []Record
+// chunk is one piece of a row group's surviving rows: records (Rows) or a
+// batch (Batches).
+type chunk struct {
+	recs  []Record
+	batch *Batch
+}
+
+// chunkStream carries one row group's chunks, in order.
+type chunkStream chan chunk
 
 // run reads the plan's files in parallel and yields records in file order.
 //
@@ -202,7 +228,10 @@ type chunkStream chan []Record
 // goroutine (with its own parquetio.File) instead of reading it itself, so
 // one big file is still read by several workers. Streams are consumed in
 // order, each holds at most one chunk ahead, so memory stays bounded.
-func (p *readPlan) run(ctx context.Context, workers int, limit int64, yield func(Record, error) bool) {
+//
+// consume gets every chunk in order (false: stop); fail gets the error that
+// ended the read, if any.
+func (p *readPlan) run(ctx context.Context, workers int, consume func(chunk) bool, fail func(error)) {
 	if len(p.files) == 0 {
 		return
 	}
@@ -239,9 +268,9 @@ func (p *readPlan) run(ctx context.Context, workers int, limit int64, yield func
 		cancel()
 		return g.Wait()
 	}
-	// fail reports the error that stopped the readers: a reader's error, or
-	// the caller's cancellation.
-	fail := func() {
+	// stopped reports the error that stopped the readers: a reader's
+	// error, or the caller's cancellation.
+	stopped := func() {
 		err := finish()
 		if err == nil {
 			err = parent.Err()
@@ -249,26 +278,25 @@ func (p *readPlan) run(ctx context.Context, workers int, limit int64, yield func
 		if err == nil {
 			err = context.Cause(gctx)
 		}
-		yield(Record{}, err)
+		fail(err)
 	}
 	// next receives from c; !ok when c is closed, stop when the read failed
 	// or was cancelled.
-	next := func(c <-chan []Record) (recs []Record, ok, stop bool) {
+	next := func(c <-chan chunk) (ch chunk, ok, stop bool) {
 		select {
-		case recs, ok = <-c:
+		case ch, ok = <-c:
 		case <-gctx.Done():
-			return nil, false, true
+			return chunk{}, false, true
 		}
-		return recs, ok, !ok && gctx.Err() != nil
+		return ch, ok, !ok && gctx.Err() != nil
 	}
-	var n int64
 	for {
 		var streams chan chunkStream
 		var ok bool
 		select {
 		case streams, ok = <-files:
 		case <-gctx.Done():
-			fail()
+			stopped()
 			return
 		}
 		if !ok {
@@ -279,46 +307,34 @@ func (p *readPlan) run(ctx context.Context, workers int, limit int64, yield func
 			select {
 			case s, ok = <-streams:
 			case <-gctx.Done():
-				fail()
+				stopped()
 				return
 			}
 			if !ok {
 				break
 			}
 			for {
-				recs, ok, stop := next(s)
+				ch, ok, stop := next(s)
 				if stop {
-					fail() // a reader stopped on an error
+					stopped() // a reader stopped on an error
 					return
 				}
 				if !ok {
 					break
 				}
-				for _, r := range recs {
-					if !yield(r, nil) {
-						finish()
-						return
-					}
-					n++
-					if limit > 0 && n >= limit {
-						finish()
-						return
-					}
-				}
-				clear(recs) // keep no chunk's values alive through the slice
-				select {
-				case p.free <- recs:
-				default:
+				if !consume(ch) {
+					finish()
+					return
 				}
 			}
 		}
 		if gctx.Err() != nil {
-			fail()
+			stopped()
 			return
 		}
 	}
 	if err := finish(); err != nil {
-		yield(Record{}, err)
+		fail(err)
 	}
 }
 
@@ -373,7 +389,7 @@ func (p *readPlan) readFile(ctx context.Context, f *File, emit func([]Record) bo
 	defer of.close()
 	var base int64
 	for rg := range of.numRowGroups() {
-		n, ok, err := p.readRowGroup(ctx, of, of.pf, rg, base, emit)
+		n, ok, err := p.readRowGroup(ctx, of, of.pf, rg, base, func(c chunk) bool { return emit(c.recs) })
 		if err != nil || !ok {
 			return err
 		}
@@ -401,9 +417,9 @@ func (p *readPlan) readFileParallel(ctx context.Context, g *errgroup.Group, toke
 		case <-ctx.Done():
 			return nil
 		}
-		emit := func(recs []Record) bool {
+		emit := func(c chunk) bool {
 			select {
-			case s <- recs:
+			case s <- c:
 				return true
 			case <-ctx.Done():
 				return false
@@ -451,7 +467,10 @@ func (p *readPlan) readFileParallel(ctx context.Context, g *errgroup.Group, toke
 // readRowGroup reads row group rg of of through pf (of.pf or a clone of it),
 // whose first row has index base in the file; it returns the row group's
 // row count and false when emit stopped it.
-func (p *readPlan) readRowGroup(ctx context.Context, of *openedFile, pf *parquetio.File, rg int, base int64, emit func([]Record) bool) (int64, bool, error) {
+func (p *readPlan) readRowGroup(ctx context.Context, of *openedFile, pf *parquetio.File, rg int, base int64, emit func(chunk) bool) (int64, bool, error) {
+	if p.columnar {
+		return p.readRowGroupColumns(ctx, of, pf, rg, base, emit)
+	}
 	s := p.s
 	var chunks iter.Seq2[[][]any, error]
 	if pf == nil {
@@ -470,7 +489,7 @@ func (p *readPlan) readRowGroup(ctx context.Context, of *openedFile, pf *parquet
 		}
 		recs := p.records(rows, idx, of, full)
 		idx += int64(len(rows))
-		if len(recs) > 0 && !emit(recs) {
+		if len(recs) > 0 && !emit(chunk{recs: recs}) {
 			return idx - base, false, nil
 		}
 	}

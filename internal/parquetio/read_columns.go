@@ -87,13 +87,14 @@ func (v *Vector) SetNull(i int) {
 }
 
 // Set stores x (the Batch representation of a value of the vector's type;
-// nil: null) as value i. A typed vector given a value of another Go type
-// panics: the caller converts.
-func (v *Vector) Set(i int, x any) {
+// nil: null) as value i. A value of a Go type the vector's kind does not
+// hold is an error wrapping ErrUnsupported.
+func (v *Vector) Set(i int, x any) error {
 	if x == nil {
 		v.SetNull(i)
-		return
+		return nil
 	}
+	ok := true
 	switch v.Kind {
 	case VecInt64:
 		switch x := x.(type) {
@@ -106,7 +107,7 @@ func (v *Vector) Set(i int, x any) {
 		case int8:
 			v.Int64[i] = int64(x)
 		default:
-			panic(fmt.Sprintf("parquetio: %T in an integer vector", x))
+			ok = false
 		}
 	case VecFloat64:
 		switch x := x.(type) {
@@ -115,15 +116,19 @@ func (v *Vector) Set(i int, x any) {
 		case float32:
 			v.Float64[i] = float64(x)
 		default:
-			panic(fmt.Sprintf("parquetio: %T in a floating-point vector", x))
+			ok = false
 		}
 	case VecString:
-		v.String[i] = x.(string)
+		v.String[i], ok = x.(string)
 	case VecBool:
-		v.Bool[i] = x.(bool)
+		v.Bool[i], ok = x.(bool)
 	default:
 		v.Any[i] = x
 	}
+	if !ok {
+		return fmt.Errorf("%w: a value of Go type %T in a column of kind %d", ErrUnsupported, x, v.Kind)
+	}
+	return nil
 }
 
 // Value is value i in the Batch representation of Delta type t (the
@@ -190,9 +195,16 @@ func take[T any](s []T, rows []int32) []T {
 	return s[:len(rows)]
 }
 
+// ColumnChunk is Rows consecutive rows of a row group as columns:
+// Vectors[j] holds field j of the read's want schema (Rows values each).
+type ColumnChunk struct {
+	Rows    int
+	Vectors []Vector
+}
+
 // RowGroupColumns decodes row group i like RowGroupChunks, but into
 // columns: each chunk is one Vector per field of want (KindOf its type),
-// of at most maxRows values (maxRows <= 0: the whole row group). Top-level
+// of at most maxRows rows (maxRows <= 0: the whole row group). Top-level
 // long, integer, short, byte, double, float and string columns are decoded
 // page by page into their typed slices (dictionary pages by index into the
 // dictionary, strings of one page or dictionary sharing one allocation),
@@ -201,47 +213,47 @@ func take[T any](s []T, rows []int32) []T {
 // checked as ReadRowGroup does; a field the file lacks is all null. Each
 // chunk has its own vectors. Errors as ReadRowGroup. The File must not be
 // used for another read until the iteration ends.
-func (f *File) RowGroupColumns(ctx context.Context, i int, want *schema.StructType, opts ReadOptions, maxRows int) iter.Seq2[[]Vector, error] {
-	return func(yield func([]Vector, error) bool) {
+func (f *File) RowGroupColumns(ctx context.Context, i int, want *schema.StructType, opts ReadOptions, maxRows int) iter.Seq2[ColumnChunk, error] {
+	return func(yield func(ColumnChunk, error) bool) {
 		rd, err := f.openRowGroup(ctx, i, want, opts)
 		if err != nil {
-			yield(nil, err)
+			yield(ColumnChunk{}, err)
 			return
 		}
 		defer rd.close()
 		for {
-			vecs, err := rd.nextColumns(ctx, maxRows)
+			c, err := rd.nextColumns(ctx, maxRows)
 			if err != nil {
-				yield(nil, err)
+				yield(ColumnChunk{}, err)
 				return
 			}
-			if vecs == nil {
+			if c.Rows == 0 {
 				return
 			}
-			if !yield(vecs, nil) {
+			if !yield(c, nil) {
 				return
 			}
 		}
 	}
 }
 
-// nextColumns is next for RowGroupColumns; nil when the row group is
+// nextColumns is next for RowGroupColumns; no rows when the row group is
 // exhausted.
-func (rd *rgReader) nextColumns(ctx context.Context, maxRows int) (_ []Vector, err error) {
+func (rd *rgReader) nextColumns(ctx context.Context, maxRows int) (_ ColumnChunk, err error) {
 	f := rd.f
 	defer recoverCorrupt(f.path, &err)
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return ColumnChunk{}, err
 	}
 	if rd.left == 0 {
 		for _, c := range rd.cols {
 			if ok, err := rd.streams[c].pending(); err != nil {
-				return nil, rd.colErr(c, err)
+				return ColumnChunk{}, rd.colErr(c, err)
 			} else if ok {
-				return nil, rd.colErr(c, fmt.Errorf("%w: more values than the row group's %d rows", ErrCorruptFile, rd.done))
+				return ColumnChunk{}, rd.colErr(c, fmt.Errorf("%w: more values than the row group's %d rows", ErrCorruptFile, rd.done))
 			}
 		}
-		return nil, nil
+		return ColumnChunk{}, nil
 	}
 	n := rd.left
 	if maxRows > 0 && maxRows < n {
@@ -259,7 +271,7 @@ func (rd *rgReader) nextColumns(ctx context.Context, maxRows int) (_ []Vector, e
 	}
 	for _, c := range rd.cols {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return ColumnChunk{}, err
 		}
 		s, leaf, conv := rd.streams[c], f.leaves[c], rd.plan.convs[c]
 		var err error
@@ -275,14 +287,14 @@ func (rd *rgReader) nextColumns(ctx context.Context, maxRows int) (_ []Vector, e
 			err = s.readRecords(leaf, conv, rd.curs[c], n)
 		}
 		if err != nil {
-			return nil, rd.colErr(c, err)
+			return ColumnChunk{}, rd.colErr(c, err)
 		}
 	}
 	if len(rd.curs) > 0 {
 		for r := range n {
 			if r%4096 == 0 {
 				if err := ctx.Err(); err != nil {
-					return nil, err
+					return ColumnChunk{}, err
 				}
 			}
 			for j, fn := range rd.plan.fields {
@@ -296,15 +308,17 @@ func (rd *rgReader) nextColumns(ctx context.Context, maxRows int) (_ []Vector, e
 				}
 				v, err := assemble(fn, rd.curs)
 				if err != nil {
-					return nil, fmt.Errorf("%w: %s: row group %d, row %d, field %s: %v", ErrCorruptFile, f.path, rd.rg, rd.done+r, rd.want.Fields[j].Name, err)
+					return ColumnChunk{}, fmt.Errorf("%w: %s: row group %d, row %d, field %s: %v", ErrCorruptFile, f.path, rd.rg, rd.done+r, rd.want.Fields[j].Name, err)
 				}
-				vecs[j].Set(r, v)
+				if err := vecs[j].Set(r, v); err != nil {
+					return ColumnChunk{}, fmt.Errorf("%s: row group %d, row %d, field %s: %w", f.path, rd.rg, rd.done+r, rd.want.Fields[j].Name, err)
+				}
 			}
 		}
 	}
 	rd.left -= n
 	rd.done += n
-	return vecs, nil
+	return ColumnChunk{Rows: n, Vectors: vecs}, nil
 }
 
 // readFlatVector is readFlat into a Vector (columns without a typed page
@@ -325,7 +339,9 @@ func (s *colStream) readFlatVector(leaf *fnode, conv convFunc, v *Vector, base i
 				if cerr != nil {
 					return cerr
 				}
-				v.Set(r, x)
+				if err := v.Set(r, x); err != nil {
+					return err
+				}
 			} else {
 				v.SetNull(r)
 			}

@@ -18,14 +18,15 @@ func columnRows(t *testing.T, f *File, want *schema.StructType, opts ReadOptions
 	var all [][]any
 	for rg := range f.NumRowGroups() {
 		got := 0
-		for vecs, err := range f.RowGroupColumns(context.Background(), rg, want, opts, max) {
+		for c, err := range f.RowGroupColumns(context.Background(), rg, want, opts, max) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			vecs := c.Vectors
 			if len(vecs) != len(want.Fields) {
 				t.Fatalf("%d vectors for %d fields", len(vecs), len(want.Fields))
 			}
-			n := vecs[0].Len
+			n := c.Rows
 			if n == 0 || (max > 0 && n > max) {
 				t.Fatalf("chunk of %d rows (max %d)", n, max)
 			}
