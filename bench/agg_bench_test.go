@@ -13,6 +13,7 @@ import (
 
 	_ "github.com/duckdb/duckdb-go/v2"
 
+	"github.com/lakesink/lakesink/internal/parquetio"
 	"github.com/lakesink/lakesink/internal/testutil/benchproc"
 	"github.com/lakesink/lakesink/internal/testutil/corpus"
 	"github.com/lakesink/lakesink/reader"
@@ -132,15 +133,24 @@ func BenchmarkAggregateVsDuckDB(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	defer snap.Close()
 	live, err := snap.Files(context.Background(), nil)
-	snap.Close()
 	if err != nil {
 		b.Fatal(err)
 	}
 	var files []string
+	rowGroups := 0
 	for _, f := range live {
 		files = append(files, filepath.Join(tbl, filepath.FromSlash(f.Key)))
+		pf, err := parquetio.OpenFile(context.Background(), snap.Store(), f.Key, f.Size)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rowGroups += pf.NumRowGroups()
+		pf.Close()
 	}
+	// Row groups are what both readers parallelise over.
+	b.Logf("%d data files, %d row groups", len(files), rowGroups)
 	var answers [2]string
 	a := func(int) *exec.Cmd { return childCmd("lakesink-agg", tbl, &answers[0]) }
 	base := func(int) *exec.Cmd { return childCmd("duckdb-agg", strings.Join(files, "\n"), &answers[1]) }
