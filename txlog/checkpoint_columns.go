@@ -1,10 +1,13 @@
 package txlog
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strings"
+	"sync"
 
 	"github.com/parquet-go/parquet-go"
 )
@@ -176,11 +179,15 @@ var errCkptShape = errors.New("checkpoint column does not match the row count")
 
 // readColumn calls fn for every value of column col in row group rg, with
 // the 0-based row it belongs to (a value with repetition level 0 starts a
-// row).
+// row). fn copies what it keeps of a byte array value: each page goes
+// back to parquet-go's buffer pool once read (parquet.Release), so that a
+// checkpoint's pages are not garbage the size of the decompressed file.
 func readColumn(rg parquet.RowGroup, col int, fn func(row int, v parquet.Value) error) error {
 	pages := rg.ColumnChunks()[col].Pages()
 	defer pages.Close()
-	buf := make([]parquet.Value, 1024)
+	bp := valueBufs.Get().(*[]parquet.Value)
+	defer valueBufs.Put(bp)
+	buf := *bp
 	row := -1
 	for {
 		p, err := pages.ReadPage()
@@ -190,29 +197,41 @@ func readColumn(rg parquet.RowGroup, col int, fn func(row int, v parquet.Value) 
 		if err != nil {
 			return err
 		}
-		vr := p.Values()
-		for {
-			n, err := vr.ReadValues(buf)
-			for _, v := range buf[:n] {
-				if v.RepetitionLevel() == 0 {
-					row++
+		err = func() error {
+			defer parquet.Release(p)
+			vr := p.Values()
+			for {
+				n, err := vr.ReadValues(buf)
+				for _, v := range buf[:n] {
+					if v.RepetitionLevel() == 0 {
+						row++
+					}
+					if row < 0 {
+						return errCkptShape
+					}
+					if err := fn(row, v); err != nil {
+						return err
+					}
 				}
-				if row < 0 {
-					return errCkptShape
+				if errors.Is(err, io.EOF) {
+					return nil
 				}
-				if err := fn(row, v); err != nil {
+				if err != nil {
 					return err
 				}
 			}
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				return err
-			}
+		}()
+		if err != nil {
+			return err
 		}
 	}
 }
+
+// valueBufs are readColumn's value buffers.
+var valueBufs = sync.Pool{New: func() any {
+	b := make([]parquet.Value, 1024)
+	return &b
+}}
 
 // stringArena copies byte arrays into large shared strings, so that a
 // row group's paths and stats cost a few allocations instead of one each.
@@ -239,10 +258,11 @@ func (a *stringArena) str(b []byte) string {
 	return a.sb.String()[start:]
 }
 
-// readAddsColumnWise decodes the add rows of row group rg. rows[i] is
+// readAddsColumnWise decodes the add rows of row group rg. pure[i] is
 // true when row i holds only an add with a non-empty path (the adds of
-// the other rows are left to the generic reader).
-func readAddsColumnWise(rg parquet.RowGroup, c *ckptAddColumns) (adds []Add, pure []bool, err error) {
+// the other rows are left to the generic reader). The partitionValues
+// maps come from intern.
+func readAddsColumnWise(rg parquet.RowGroup, c *ckptAddColumns, intern *mapInterner) (adds []Add, pure []bool, err error) {
 	n := int(rg.NumRows())
 	adds = make([]Add, n)
 	pure = make([]bool, n)
@@ -336,11 +356,11 @@ func readAddsColumnWise(rg parquet.RowGroup, c *ckptAddColumns) (adds []Add, pur
 		return nil, nil, err
 	}
 	// partitionValues: {} when null or empty, as toAction normalizes.
-	pvs, err := readStringMaps(rg, c.pvKey, c.pvValue, c.pvDef, n, pure, &arena, true)
+	pvs, err := readStringMaps(rg, c.pvKey, c.pvValue, c.pvDef, n, pure, &arena, intern)
 	if err != nil {
 		return nil, nil, err
 	}
-	tags, err := readStringMaps(rg, c.tagKey, c.tagValue, c.tagsDef, n, pure, &arena, false)
+	tags, err := readStringMaps(rg, c.tagKey, c.tagValue, c.tagsDef, n, pure, &arena, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -351,7 +371,7 @@ func readAddsColumnWise(rg parquet.RowGroup, c *ckptAddColumns) (adds []Add, pur
 		if pvs != nil && pvs[i] != nil {
 			adds[i].PartitionValues = pvs[i]
 		} else {
-			adds[i].PartitionValues = map[string]*string{}
+			adds[i].PartitionValues = intern.empty
 		}
 		if tags != nil && tags[i] != nil {
 			adds[i].Tags = strMap(tags[i])
@@ -409,44 +429,107 @@ func readDVColumns(rg parquet.RowGroup, c *ckptAddColumns, adds []Add, pure []bo
 	return nil
 }
 
+// mapInterner shares the partitionValues maps of a checkpoint's adds:
+// the files of one partition have the same entries, so each distinct set
+// of entries is one map (and one string per value) for all of them, not
+// one map per add. The maps are shared by the adds of a Snapshot, which
+// callers must not modify.
+type mapInterner struct {
+	maps  map[string]map[string]*string // by the entries' encoding (sig)
+	bytes int                           // the encodings' sizes, bounded by maxInternedBytes
+	empty map[string]*string
+}
+
+// maxInternedBytes bounds the encodings an interner keeps; past it, new
+// sets of entries get maps of their own (a table with mostly distinct
+// partition values gains nothing from sharing).
+const maxInternedBytes = 4 << 20
+
+func newMapInterner() *mapInterner {
+	return &mapInterner{maps: map[string]map[string]*string{}, empty: map[string]*string{}}
+}
+
+// mapEntry is one entry of a map being read: its key and, in sig, the
+// value's bytes at [off, off+n) (null: a null value).
+type mapEntry struct {
+	key    string
+	off, n int
+	null   bool
+}
+
+// lookup returns the shared map of the entries encoded in sig, building
+// it (with values copied into arena) when new.
+func (in *mapInterner) lookup(sig []byte, ents []mapEntry, arena *stringArena) map[string]*string {
+	if len(ents) == 0 {
+		return in.empty
+	}
+	if m, ok := in.maps[string(sig)]; ok {
+		return m
+	}
+	m := buildMap(sig, ents, arena)
+	if in.bytes+len(sig) <= maxInternedBytes {
+		in.maps[string(sig)] = m
+		in.bytes += len(sig)
+	}
+	return m
+}
+
+func buildMap(sig []byte, ents []mapEntry, arena *stringArena) map[string]*string {
+	m := make(map[string]*string, len(ents))
+	for _, e := range ents {
+		if e.null {
+			m[e.key] = nil
+			continue
+		}
+		v := arena.str(sig[e.off : e.off+e.n])
+		m[e.key] = &v
+	}
+	return m
+}
+
 // readStringMaps reads a map<string,string> column pair: out[i] is row
 // i's map, nil when the map is null (empty when empty, as the
 // GenericReader reconstructs them). The key and value columns have the
 // same levels; entries are read in lockstep. A null value is a nil
-// *string. Duplicate keys: the last wins. shareKeys interns the keys
-// (partition column names repeat on every row).
-func readStringMaps(rg parquet.RowGroup, key, value leafCol, mapDef, n int, pure []bool, arena *stringArena, shareKeys bool) ([]map[string]*string, error) {
+// *string. Duplicate keys: the last wins. With an interner, the keys are
+// shared and so are maps of the same entries (partitionValues).
+func readStringMaps(rg parquet.RowGroup, key, value leafCol, mapDef, n int, pure []bool, arena *stringArena, intern *mapInterner) ([]map[string]*string, error) {
 	if key.index < 0 {
 		return nil, nil
 	}
-	type entry struct {
-		row   int
-		key   string
-		entry bool
+	if n > math.MaxInt32 {
+		return nil, errCkptShape
 	}
-	var entries []entry
-	keys := map[string]string{}
+	// One entry per value of the key column: the row (-1-row for a null
+	// map or a row left to the generic reader) and the key, an index into
+	// keyStrs (-1: an empty map, a row with no entry).
+	type entry struct {
+		row, key int32
+	}
+	entries := make([]entry, 0, n)
+	var keyStrs []string
+	keys := map[string]int32{}
 	if err := readColumn(rg, key.index, func(row int, v parquet.Value) error {
 		if row >= n {
 			return errCkptShape
 		}
-		e := entry{row: row}
+		e := entry{row: int32(row), key: -1}
 		if pure[row] && v.DefinitionLevel() >= mapDef {
 			if v.DefinitionLevel() == key.maxDef {
 				b := v.ByteArray()
-				k, ok := keys[string(b)]
+				ki, ok := keys[string(b)]
 				if !ok {
-					k = strings.Clone(string(b))
-					if shareKeys && len(keys) < 1024 {
-						keys[k] = k
+					ki = int32(len(keyStrs))
+					k := strings.Clone(string(b))
+					keyStrs = append(keyStrs, k)
+					if intern != nil && len(keys) < 1024 {
+						keys[k] = ki
 					}
 				}
-				e.key, e.entry = k, true
-			} else {
-				e.key = "" // an empty map: a row with no entry
+				e.key = ki
 			}
 		} else {
-			e.row = -1 - row // null map or a row left to the generic reader
+			e.row = int32(-1 - row)
 		}
 		entries = append(entries, e)
 		return nil
@@ -454,6 +537,23 @@ func readStringMaps(rg parquet.RowGroup, key, value leafCol, mapDef, n int, pure
 		return nil, err
 	}
 	out := make([]map[string]*string, n)
+	// The entries of the row being read (cur), encoded in sig: each key's
+	// length and bytes, then 0 for a null value or 1, the length and the
+	// bytes.
+	cur := -1
+	var sig []byte
+	var ents []mapEntry
+	flush := func() {
+		if cur < 0 {
+			return
+		}
+		if intern != nil {
+			out[cur] = intern.lookup(sig, ents, arena)
+		} else {
+			out[cur] = buildMap(sig, ents, arena)
+		}
+		cur, sig, ents = -1, sig[:0], ents[:0]
+	}
 	i := 0
 	if err := readColumn(rg, value.index, func(row int, v parquet.Value) error {
 		if i >= len(entries) {
@@ -462,32 +562,39 @@ func readStringMaps(rg parquet.RowGroup, key, value leafCol, mapDef, n int, pure
 		e := entries[i]
 		i++
 		if e.row < 0 {
-			if -1-e.row != row {
+			if int(-1-e.row) != row {
 				return errCkptShape
 			}
 			return nil
 		}
-		if e.row != row {
+		if int(e.row) != row {
 			return errCkptShape
 		}
-		m := out[row]
-		if m == nil {
-			m = make(map[string]*string, 1)
-			out[row] = m
+		if row != cur {
+			flush()
+			cur = row
 		}
-		if !e.entry {
+		if e.key < 0 {
 			return nil
 		}
+		k := keyStrs[e.key]
+		sig = binary.AppendUvarint(sig, uint64(len(k)))
+		sig = append(sig, k...)
 		if v.DefinitionLevel() == value.maxDef {
-			s := arena.str(v.ByteArray())
-			m[e.key] = &s
+			b := v.ByteArray()
+			sig = append(sig, 1)
+			sig = binary.AppendUvarint(sig, uint64(len(b)))
+			ents = append(ents, mapEntry{key: k, off: len(sig), n: len(b)})
+			sig = append(sig, b...)
 		} else {
-			m[e.key] = nil
+			sig = append(sig, 0)
+			ents = append(ents, mapEntry{key: k, null: true})
 		}
 		return nil
 	}); err != nil {
 		return nil, err
 	}
+	flush()
 	if i != len(entries) {
 		return nil, errCkptShape
 	}
@@ -514,8 +621,9 @@ func ckptRowRanges(pure []bool) [][2]int {
 
 // readCheckpointColumns streams the actions of checkpoint file f into fn,
 // in row order: pure add rows decoded column-wise, the other rows through
-// a GenericReader seeking to them. corrupt wraps data errors.
-func readCheckpointColumns(f *parquet.File, c *ckptAddColumns, check func() error, fn func(*Action) error) error {
+// a GenericReader seeking to them; partitionValues maps are shared through
+// intern. corrupt wraps data errors.
+func readCheckpointColumns(f *parquet.File, c *ckptAddColumns, intern *mapInterner, check func() error, fn func(*Action) error) error {
 	var gr *parquet.GenericReader[ckptReadRow]
 	defer func() {
 		if gr != nil {
@@ -524,11 +632,12 @@ func readCheckpointColumns(f *parquet.File, c *ckptAddColumns, check func() erro
 	}()
 	buf := make([]ckptReadRow, 256)
 	base := int64(0)
+	var act Action
 	for _, rg := range f.RowGroups() {
 		if err := check(); err != nil {
 			return err
 		}
-		adds, pure, err := readAddsColumnWise(rg, c)
+		adds, pure, err := readAddsColumnWise(rg, c, intern)
 		if err != nil {
 			return fmt.Errorf("read add columns: %w", err)
 		}
@@ -536,7 +645,9 @@ func readCheckpointColumns(f *parquet.File, c *ckptAddColumns, check func() erro
 		emitAdds := func(to int) error {
 			for ; next < to; next++ {
 				if pure[next] {
-					if err := fn(&Action{Add: &adds[next]}); err != nil {
+					// One Action for every add: fn keeps a.Add, not a.
+					act = Action{Add: &adds[next]}
+					if err := fn(&act); err != nil {
 						return err
 					}
 				}

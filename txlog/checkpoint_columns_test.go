@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -55,7 +56,7 @@ func checkColumnsAgree(t *testing.T, name string, data []byte) bool {
 	}
 	want := readCkptGeneric(t, f)
 	var got []Action
-	if err := readCheckpointColumns(f, c, func() error { return nil }, func(a *Action) error {
+	if err := readCheckpointColumns(f, c, newMapInterner(), func() error { return nil }, func(a *Action) error {
 		got = append(got, *a)
 		return nil
 	}); err != nil {
@@ -187,8 +188,8 @@ func TestCheckpointColumnsMixedRows(t *testing.T) {
 }
 
 // TestSortedFilesMergeAfterCheckpoint checks the merge of the
-// checkpoint's ordered keys with the commits after it (replayer.sortedFiles)
-// against a sort of every live key: adds before, between and after the
+// checkpoint's ordered set with the commits after it (replayer.files):
+// the keys strictly ascending, each holding its add: adds before, between and after the
 // checkpoint's paths, a checkpoint file removed, one removed and added
 // again, one re-added with a deletion vector (a second key).
 func TestSortedFilesMergeAfterCheckpoint(t *testing.T) {
@@ -219,11 +220,24 @@ func TestSortedFilesMergeAfterCheckpoint(t *testing.T) {
 	if got.CheckpointVersion() != 19 {
 		t.Fatalf("loaded from checkpoint %d", got.CheckpointVersion())
 	}
-	wantAdds, wantKeys := got.sortFiles()
-	if !reflect.DeepEqual(got.sorted, wantAdds) || !reflect.DeepEqual(got.sortedKeys, wantKeys) {
-		t.Fatalf("merged order %v, want %v", got.sortedKeys, wantKeys)
+	var keys []fileKey
+	for k, a := range got.files.all() {
+		p, err := resolvePath(got.root, a.Path)
+		if err != nil || p != k.path || a.DeletionVector.UniqueID() != k.dvID {
+			t.Fatalf("key %v holds the add of %s", k, a.Path)
+		}
+		keys = append(keys, k)
 	}
-	if len(wantKeys) != len(live)-1+4 {
-		t.Fatalf("%d live files, want %d", len(wantKeys), len(live)-1+4)
+	if !slices.IsSortedFunc(keys, compareKeys) || len(slices.CompactFunc(slices.Clone(keys), func(a, b fileKey) bool { return a == b })) != len(keys) {
+		t.Fatalf("merged order %v", keys)
+	}
+	if len(keys) != len(live)-1+4 || got.NumFiles() != len(keys) || len(got.Files()) != len(keys) {
+		t.Fatalf("%d live files, want %d", len(keys), len(live)-1+4)
+	}
+	if a, ok := got.File("a-first.parquet"); !ok || a.Size != 3 {
+		t.Fatalf("File(a-first.parquet) = %v, %v", a, ok)
+	}
+	if _, ok := got.File(live[1].Path); ok {
+		t.Fatalf("removed %s still live", live[1].Path)
 	}
 }

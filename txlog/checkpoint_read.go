@@ -9,6 +9,8 @@ import (
 	"io"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/lakesink/lakesink/storage"
 )
 
 // SidecarDir is where V2 checkpoints keep their sidecar files (PROTOCOL.md,
@@ -17,8 +19,14 @@ const SidecarDir = LogDir + "/_sidecars"
 
 // readCheckpoint streams the actions of a complete checkpoint into fn
 // (PROTOCOL.md, "Checkpoints"): classic and multi-part Parquet files, and
-// V2 UUID-named checkpoints in JSON or Parquet with their sidecars.
-func (l *Log) readCheckpoint(ctx context.Context, ref *checkpointRef, fn func(*Action) error) error {
+// V2 UUID-named checkpoints in JSON or Parquet with their sidecars. fn
+// must not keep the *Action (it may keep what it points to). The
+// adds' partitionValues maps read from Parquet are shared through pvs
+// (nil: a new interner).
+func (l *Log) readCheckpoint(ctx context.Context, ref *checkpointRef, pvs *mapInterner, fn func(*Action) error) error {
+	if pvs == nil {
+		pvs = newMapInterner()
+	}
 	for _, lf := range ref.files {
 		var sidecars []*Sidecar
 		collect := func(a *Action) error {
@@ -37,7 +45,7 @@ func (l *Log) readCheckpoint(ctx context.Context, ref *checkpointRef, fn func(*A
 				return collect(a)
 			})
 		} else {
-			err = l.readParquetActions(ctx, lf.info.Path, lf.version, collect)
+			err = l.readParquetActions(ctx, lf.info.Path, lf.version, lf.info.Size, pvs, collect)
 		}
 		if err != nil {
 			return err
@@ -47,12 +55,31 @@ func (l *Log) readCheckpoint(ctx context.Context, ref *checkpointRef, fn func(*A
 			if err != nil {
 				return &CorruptLogError{Path: lf.info.Path, Version: lf.version, Err: err}
 			}
-			if err := l.readParquetActions(ctx, name, lf.version, fn); err != nil {
+			if err := l.readParquetActions(ctx, name, lf.version, -1, pvs, fn); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// readObject reads a whole object; size (when >= 0, from the listing)
+// sizes the buffer, so that a large checkpoint is read into one
+// allocation rather than a growing series.
+func readObject(ctx context.Context, st storage.Store, path string, size int64) ([]byte, error) {
+	if size < 0 {
+		return st.Read(ctx, path)
+	}
+	rc, err := st.NewRangeReader(ctx, path, 0, -1)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	buf := bytes.NewBuffer(make([]byte, 0, min(size, 1<<30)+bytes.MinRead))
+	if _, err := buf.ReadFrom(rc); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // resolveSidecar maps a sidecar action path (usually a bare file name, else
@@ -65,9 +92,15 @@ func resolveSidecar(p string) (string, error) {
 	return SidecarDir + "/" + name, nil
 }
 
-// readParquetActions reads every action row of a checkpoint Parquet file.
-func (l *Log) readParquetActions(ctx context.Context, path string, version int64, fn func(*Action) error) (err error) {
-	data, err := l.store.Read(ctx, path)
+// readParquetActions reads every action row of a checkpoint Parquet file
+// of size bytes (< 0: unknown) into fn, which must not keep the *Action
+// (the actions it points to it may keep); the adds read column-wise share
+// partitionValues maps through pvs (nil: a new interner).
+func (l *Log) readParquetActions(ctx context.Context, path string, version, size int64, pvs *mapInterner, fn func(*Action) error) (err error) {
+	if pvs == nil {
+		pvs = newMapInterner()
+	}
+	data, err := readObject(ctx, l.store, path, size)
 	if err != nil {
 		return err // the store names the op and the path
 	}
@@ -94,7 +127,7 @@ func (l *Log) readParquetActions(ctx context.Context, path string, version int64
 	schema := conventionalMapNames(f.Schema())
 	if c, ok := lookupAddColumns(schema); ok {
 		var fnErr error
-		err := readCheckpointColumns(f, c, ctx.Err, func(a *Action) error {
+		err := readCheckpointColumns(f, c, pvs, ctx.Err, func(a *Action) error {
 			fnErr = fn(a)
 			return fnErr
 		})

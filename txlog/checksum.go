@@ -119,9 +119,9 @@ func (s *checksumState) account(a *Add, sign int64) {
 }
 
 // computeChecksumState sums the live files of a replayed snapshot.
-func computeChecksumState(files map[fileKey]*Add) checksumState {
+func computeChecksumState(files *fileSet[Add]) checksumState {
 	st := checksumState{hist: newFileSizeHistogram()}
-	for _, a := range files {
+	for _, a := range files.all() {
 		st.account(a, 1)
 	}
 	return st
@@ -138,11 +138,11 @@ func (l *Log) nextChecksum(base *Snapshot, between [][]Action, acts []Action, ci
 	domains := map[string]*DomainMetadata{}
 	var meta *Metadata
 	var proto *Protocol
-	var baseFiles map[fileKey]*Add
+	var baseFiles *fileSet[Add]
 	if base != nil {
 		st = base.crc
 		st.hist = base.crc.hist.clone()
-		numFiles = int64(len(base.files))
+		numFiles = int64(base.files.len())
 		maps.Copy(txns, base.txns)
 		maps.Copy(domains, base.domains)
 		m, p := base.metadata, base.protocol
@@ -156,7 +156,8 @@ func (l *Log) nextChecksum(base *Snapshot, between [][]Action, acts []Action, ci
 		if a, ok := overlay[k]; ok {
 			return a
 		}
-		return baseFiles[k]
+		a, _ := baseFiles.get(k)
+		return a
 	}
 	apply := func(a *Action) error {
 		switch {
@@ -230,7 +231,7 @@ func (s *Snapshot) Checksum() *VersionChecksum {
 	m, p := s.metadata, s.protocol
 	st := s.crc
 	st.hist = s.crc.hist.clone()
-	return buildChecksum(st, int64(len(s.files)), s.txns, s.domains, &m, &p, s.commitInfo, s.commitInfo.TxnID())
+	return buildChecksum(st, int64(s.files.len()), s.txns, s.domains, &m, &p, s.commitInfo, s.commitInfo.TxnID())
 }
 
 // buildChecksum assembles a VersionChecksum from a state's sums; txns and
@@ -390,7 +391,7 @@ func validateChecksum(cf *checksumFile, s *Snapshot) *ChecksumMismatchError {
 	}
 	c := &cf.VersionChecksum
 	num("tableSizeBytes", c.TableSizeBytes, s.crc.sizeBytes)
-	num("numFiles", c.NumFiles, int64(len(s.files)))
+	num("numFiles", c.NumFiles, int64(s.files.len()))
 	num("numMetadata", c.NumMetadata, 1)
 	num("numProtocol", c.NumProtocol, 1)
 	if c.NumDeletionVectors != nil {
@@ -459,15 +460,15 @@ func txnDesc(t Txn, ok bool) string {
 }
 
 func compareAllFiles(all []Add, s *Snapshot) string {
-	if len(all) != len(s.files) {
-		return fmt.Sprintf("allFiles: %d in the checksum, %d replayed", len(all), len(s.files))
+	if len(all) != s.files.len() {
+		return fmt.Sprintf("allFiles: %d in the checksum, %d replayed", len(all), s.files.len())
 	}
 	for i := range all {
 		p, err := resolvePath(s.root, all[i].Path)
 		if err != nil {
 			return fmt.Sprintf("allFiles: %v", err)
 		}
-		got, ok := s.files[fileKey{p, all[i].DeletionVector.UniqueID()}]
+		got, ok := s.files.get(fileKey{p, all[i].DeletionVector.UniqueID()})
 		if !ok {
 			return fmt.Sprintf("allFiles: %s is not live", all[i].Path)
 		}

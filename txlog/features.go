@@ -152,7 +152,7 @@ func (s *Snapshot) CheckReadSupported() error {
 	if err := checkRead(s.protocol, s.metadata, false, false); err != nil {
 		return err
 	}
-	for _, a := range s.files {
+	for _, a := range s.files.all() {
 		if a.DeletionVector != nil {
 			return &UnsupportedFeatureError{Feature: FeatureDeletionVectors}
 		}

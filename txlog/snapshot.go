@@ -25,14 +25,13 @@ import (
 // concurrent reads. Slices and pointers it returns must not be modified by
 // callers.
 type Snapshot struct {
-	version    int64
-	protocol   Protocol
-	metadata   Metadata
-	files      map[fileKey]*Add
-	byPath     map[string]*Add // live add by storage key (a path is live at most once)
-	sorted     []*Add          // live adds ordered by key
-	sortedKeys []fileKey       // the keys of sorted
-	tombstones map[fileKey]*Remove
+	version  int64
+	protocol Protocol
+	metadata Metadata
+	// files are the live adds and tombstones the removes kept, by key;
+	// immutable, shared with the snapshots advanced from this one.
+	files      *fileSet[Add]
+	tombstones *fileSet[Remove]
 	txns       map[string]Txn
 	domains    map[string]*DomainMetadata
 	commitInfo CommitInfo
@@ -95,20 +94,7 @@ func (s *Snapshot) Timestamp() time.Time { return s.timestamp }
 
 // Files returns the live add actions ordered by path (then DV id).
 func (s *Snapshot) Files() []*Add {
-	return slices.Clone(s.sorted)
-}
-
-func (s *Snapshot) sortFiles() ([]*Add, []fileKey) {
-	keys := make([]fileKey, 0, len(s.files))
-	for k := range s.files {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, compareKeys)
-	out := make([]*Add, len(keys))
-	for i, k := range keys {
-		out[i] = s.files[k]
-	}
-	return out, keys
+	return s.files.values()
 }
 
 func compareKeys(a, b fileKey) int {
@@ -119,7 +105,7 @@ func compareKeys(a, b fileKey) int {
 }
 
 // NumFiles is the number of live files.
-func (s *Snapshot) NumFiles() int { return len(s.files) }
+func (s *Snapshot) NumFiles() int { return s.files.len() }
 
 // SizeInBytes is the sum of the sizes of the live files.
 func (s *Snapshot) SizeInBytes() int64 { return s.crc.sizeBytes }
@@ -127,8 +113,7 @@ func (s *Snapshot) SizeInBytes() int64 { return s.crc.sizeBytes }
 // File returns the live add for a storage key (decoded path relative to the
 // table root), if any.
 func (s *Snapshot) File(key string) (*Add, bool) {
-	a, ok := s.byPath[key]
-	return a, ok
+	return s.files.getPath(key)
 }
 
 // FileKey returns the storage key (decoded, relative to the table root) of a
@@ -153,16 +138,7 @@ func (s *Snapshot) UnknownAction() error {
 // Tombstones returns the remove actions kept as tombstones, ordered by path.
 // Expired tombstones are dropped only when a checkpoint is written.
 func (s *Snapshot) Tombstones() []*Remove {
-	keys := make([]fileKey, 0, len(s.tombstones))
-	for k := range s.tombstones {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, compareKeys)
-	out := make([]*Remove, len(keys))
-	for i, k := range keys {
-		out[i] = s.tombstones[k]
-	}
-	return out
+	return s.tombstones.values()
 }
 
 // TxnVersion is the latest txn version of appID.
@@ -211,84 +187,119 @@ func (s *Snapshot) Domains() []DomainMetadata {
 }
 
 // replayer applies actions in log order.
+//
+// The adds of a checkpoint that arrive in strictly ascending key order (a
+// checkpoint written from a Snapshot lists its files sorted) are appended
+// to ckpt, a sorted set built without a map or a sort; every other add,
+// and each remove of a file of that set, is an entry of over (nil: the
+// file was removed), merged with the set once at the end (files). A
+// replayer made by Snapshot.advance edits the snapshot's sets instead
+// (fed, ted).
 type replayer struct {
-	s         *Snapshot
-	protocol  *Protocol
-	metadata  *Metadata
-	dedupAdds bool
+	s        *Snapshot
+	protocol *Protocol
+	metadata *Metadata
 	// inCheckpoint: the actions applied are a checkpoint's.
 	inCheckpoint bool
-	// ckptKeys are the keys of the checkpoint's adds in the order applied
-	// while they arrive strictly ascending (ckptOrdered; a checkpoint
-	// written from a Snapshot lists its files sorted), and laterKeys those
-	// of the adds of the commits after it: the live files are then sorted
-	// by a merge instead of a sort of every key (sortedFiles).
-	ckptKeys    []fileKey
-	ckptOrdered bool
-	laterKeys   []fileKey
+	ckptOrdered  bool
+	ckpt         fileSetBuilder[Add]
+	base         *fileSet[Add] // the checkpoint's ordered adds, once read
+	over         map[fileKey]*Add
+	tombs        map[fileKey]*Remove
+	fed          *fileSetEditor[Add]
+	ted          *fileSetEditor[Remove]
+	// pvs shares the partitionValues maps of the checkpoint's adds.
+	pvs *mapInterner
 }
 
 func newReplayer(root tableRoot) *replayer {
 	return &replayer{s: &Snapshot{
-		files:             map[fileKey]*Add{},
-		tombstones:        map[fileKey]*Remove{},
 		txns:              map[string]Txn{},
 		domains:           map[string]*DomainMetadata{},
 		checkpointVersion: -1,
 		root:              root,
-	}, ckptOrdered: true}
+	}, ckptOrdered: true, over: map[fileKey]*Add{}, tombs: map[fileKey]*Remove{}}
 }
 
-// sortedFiles returns the live adds ordered by key, and their keys. When
-// the checkpoint's adds came in key order, the live ones among them are
-// merged with the sorted keys added by later commits; otherwise (or if
-// the two do not account for every live file) every key is sorted.
-func (r *replayer) sortedFiles() ([]*Add, []fileKey) {
-	s := r.s
-	if !r.ckptOrdered || len(r.ckptKeys) == 0 {
-		return s.sortFiles()
+// endCheckpoint closes the checkpoint's ordered set.
+func (r *replayer) endCheckpoint() {
+	r.inCheckpoint = false
+	if r.ckptOrdered {
+		r.base = r.ckpt.done()
 	}
-	var extra []fileKey
-	for _, k := range r.laterKeys {
-		if _, live := s.files[k]; !live {
+}
+
+// spillCheckpoint moves the ordered adds read so far into over, when an
+// add arrives out of order.
+func (r *replayer) spillCheckpoint() {
+	r.ckptOrdered = false
+	for k, a := range r.ckpt.done().all() {
+		if v, ok := r.over[k]; ok && v == nil {
+			delete(r.over, k) // removed later in the checkpoint
 			continue
 		}
-		if _, found := slices.BinarySearchFunc(r.ckptKeys, k, compareKeys); !found {
-			extra = append(extra, k)
-		}
+		r.over[k] = a
 	}
-	slices.SortFunc(extra, compareKeys)
-	extra = slices.Compact(extra)
-	keys := r.ckptKeys[:0]
-	for _, k := range r.ckptKeys {
-		if _, live := s.files[k]; live {
-			keys = append(keys, k)
-		}
+}
+
+// files returns the live adds, after the checkpoint (over is merged into
+// base: the replayer can apply more actions after).
+func (r *replayer) files() *fileSet[Add] {
+	if len(r.over) == 0 && r.base != nil {
+		return r.base
 	}
-	r.ckptKeys, r.laterKeys = nil, nil
-	if len(extra) > 0 {
-		merged := make([]fileKey, 0, len(keys)+len(extra))
-		i, j := 0, 0
-		for i < len(keys) && j < len(extra) {
-			if compareKeys(keys[i], extra[j]) < 0 {
-				merged = append(merged, keys[i])
-				i++
+	if len(r.over) <= r.base.len()/64 {
+		ed := r.base.edit()
+		for k, a := range r.over {
+			if a == nil {
+				ed.delete(k)
 			} else {
-				merged = append(merged, extra[j])
-				j++
+				ed.put(k, a)
 			}
 		}
-		merged = append(append(merged, keys[i:]...), extra[j:]...)
-		keys = merged
+		r.base = ed.done()
+	} else {
+		r.base = mergeFileSet(r.base, r.over)
 	}
-	if len(keys) != len(s.files) {
-		return s.sortFiles()
+	clear(r.over)
+	return r.base
+}
+
+func (r *replayer) addFile(k fileKey, a *Add) {
+	if r.fed != nil {
+		r.fed.put(k, a)
+		r.ted.delete(k)
+		return
 	}
-	out := make([]*Add, len(keys))
-	for i, k := range keys {
-		out[i] = s.files[k]
+	delete(r.tombs, k)
+	if r.inCheckpoint && r.ckptOrdered {
+		if last, ok := r.ckpt.last(); !ok || compareKeys(last, k) < 0 {
+			r.ckpt.add(k, a)
+			return
+		}
+		r.spillCheckpoint()
 	}
-	return out, slices.Clip(keys)
+	r.over[k] = a
+}
+
+func (r *replayer) removeFile(k fileKey, rm *Remove) {
+	if r.fed != nil {
+		r.fed.delete(k)
+		r.ted.put(k, rm)
+		return
+	}
+	r.tombs[k] = rm
+	var inBase bool
+	if r.inCheckpoint && r.ckptOrdered {
+		inBase = r.ckpt.has(k)
+	} else {
+		_, inBase = r.base.get(k)
+	}
+	if inBase {
+		r.over[k] = nil
+	} else {
+		delete(r.over, k)
+	}
 }
 
 // apply reconciles one action (PROTOCOL.md, "Action Reconciliation"). V2
@@ -315,31 +326,23 @@ func (r *replayer) apply(a *Action) error {
 		if err != nil {
 			return err
 		}
-		k := fileKey{p, a.Add.DeletionVector.UniqueID()}
-		r.s.files[k] = a.Add
-		delete(r.s.tombstones, k)
-		switch {
-		case !r.inCheckpoint:
-			if r.ckptOrdered && len(r.ckptKeys) > 0 {
-				r.laterKeys = append(r.laterKeys, k)
-			}
-		case !r.ckptOrdered:
-		case len(r.ckptKeys) > 0 && compareKeys(r.ckptKeys[len(r.ckptKeys)-1], k) >= 0:
-			r.ckptOrdered, r.ckptKeys = false, nil
-		default:
-			r.ckptKeys = append(r.ckptKeys, k)
-		}
+		r.addFile(fileKey{p, a.Add.DeletionVector.UniqueID()}, a.Add)
 	}
 	if a.Remove != nil {
 		p, err := resolvePath(r.s.root, a.Remove.Path)
 		if err != nil {
 			return err
 		}
-		k := fileKey{p, a.Remove.DeletionVector.UniqueID()}
-		delete(r.s.files, k)
-		r.s.tombstones[k] = a.Remove
+		r.removeFile(fileKey{p, a.Remove.DeletionVector.UniqueID()}, a.Remove)
 	}
 	return nil
+}
+
+// finish sets the snapshot's file sets from the replayed state.
+func (r *replayer) finish() {
+	r.s.files = r.files()
+	r.s.tombstones = fileSetFromMap(r.tombs)
+	r.base, r.over, r.tombs = nil, nil, nil
 }
 
 // Snapshot loads the latest snapshot. ErrTableNotFound if there is no log.
@@ -409,14 +412,15 @@ func (l *Log) replay(ctx context.Context, seg *segment) (*Snapshot, error) {
 			return nil
 		}
 		if n := seg.checkpointAdds; n > 0 {
-			r.s.files = make(map[fileKey]*Add, n)
-			r.ckptKeys = make([]fileKey, 0, n)
+			r.ckpt.s.chunks = make([]*fileChunk[Add], 0, n/fileChunkTarget+1)
 		}
 		r.inCheckpoint = true
-		if err := l.readCheckpoint(ctx, ck, applyCk); err != nil {
+		r.pvs = newMapInterner()
+		if err := l.readCheckpoint(ctx, ck, r.pvs, applyCk); err != nil {
 			return nil, err
 		}
-		r.inCheckpoint = false
+		r.pvs = nil
+		r.endCheckpoint()
 		if err := checkAt(ck.version, CommitInfo{}); err != nil {
 			return nil, err
 		}
@@ -475,11 +479,7 @@ func (l *Log) replay(ctx context.Context, seg *segment) (*Snapshot, error) {
 	r.s.protocol = *r.protocol
 	r.s.metadata = *r.metadata
 	r.s.props = parseTableProperties(r.s.metadata.Configuration, r.s.version)
-	r.s.byPath = make(map[string]*Add, len(r.s.files))
-	for k, a := range r.s.files {
-		r.s.byPath[k.path] = a
-	}
-	r.s.sorted, r.s.sortedKeys = r.sortedFiles()
+	r.finish()
 	r.s.crc = computeChecksumState(r.s.files)
 	// commitInfo of a version covered only by the checkpoint.
 	if seg.last != nil && (seg.checkpoint != nil && seg.checkpoint.version == seg.version) {
@@ -512,9 +512,10 @@ func (l *Log) replay(ctx context.Context, seg *segment) (*Snapshot, error) {
 // *CorruptLogError naming the .crc and v, whose Err is a
 // *ChecksumMismatchError.
 func (l *Log) checkChecksumAt(cf *checksumFile, lf logFile, r *replayer, v int64, ci CommitInfo) error {
-	at := &Snapshot{version: v, files: r.s.files, txns: r.s.txns, domains: r.s.domains,
+	files := r.files()
+	at := &Snapshot{version: v, files: files, txns: r.s.txns, domains: r.s.domains,
 		protocol: *r.protocol, metadata: *r.metadata, commitInfo: ci,
-		crc: computeChecksumState(r.s.files)}
+		crc: computeChecksumState(files)}
 	if mm := validateChecksum(cf, at); mm != nil {
 		return &CorruptLogError{Path: lf.info.Path, Version: v, Err: mm}
 	}

@@ -260,10 +260,10 @@ func buildWideCheckpoint(t testing.TB, dir string, n int) {
 			t.Fatal(err)
 		}
 	}
+	r.finish()
 	s := r.s
 	s.version, s.protocol, s.metadata = 1, *r.protocol, *r.metadata
 	s.props = parseTableProperties(s.metadata.Configuration, s.version)
-	s.sorted, s.sortedKeys = s.sortFiles()
 	if _, err := l.Checkpoint(ctx, s); err != nil {
 		t.Fatal(err)
 	}

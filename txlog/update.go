@@ -117,7 +117,7 @@ func (id commitFileID) matches(fi storage.FileInfo) bool {
 func emptySnapshot(root tableRoot) *Snapshot {
 	r := newReplayer(root)
 	r.s.version = -1
-	r.s.byPath = map[string]*Add{}
+	r.finish()
 	r.s.props = DefaultTableProperties()
 	r.s.crc = checksumState{hist: newFileSizeHistogram()}
 	return r.s
@@ -126,17 +126,14 @@ func emptySnapshot(root tableRoot) *Snapshot {
 // advance returns the snapshot of version v: s with the actions of v's
 // commit file (at path, modified at modTime) applied by Action
 // Reconciliation, as a replay from s's state would build it. s is not
-// changed: the maps are copied (O(files) pointer copies), the ordered file
-// list is patched where the commit changed it, and the checksum sums are
-// updated from the changed files alone.
+// changed: the file sets share every chunk the commit did not touch with
+// s's (fileSetEditor; O(files/256) pointers copied, not every file), and
+// the checksum sums are updated from the changed files alone.
 func (s *Snapshot) advance(v int64, acts []Action, path string, modTime time.Time) (*Snapshot, error) {
 	n := &Snapshot{
 		version:           v,
 		protocol:          s.protocol,
 		metadata:          s.metadata,
-		files:             maps.Clone(s.files),
-		byPath:            maps.Clone(s.byPath),
-		tombstones:        maps.Clone(s.tombstones),
 		txns:              maps.Clone(s.txns),
 		domains:           maps.Clone(s.domains),
 		unknownAction:     s.unknownAction,
@@ -147,7 +144,7 @@ func (s *Snapshot) advance(v int64, acts []Action, path string, modTime time.Tim
 	}
 	n.crc.hist = s.crc.hist.clone()
 	proto, md := s.protocol, s.metadata
-	r := &replayer{s: n, protocol: &proto, metadata: &md}
+	r := &replayer{s: n, protocol: &proto, metadata: &md, fed: s.files.edit(), ted: s.tombstones.edit()}
 	changed := map[fileKey]bool{}
 	var ci CommitInfo
 	for i := range acts {
@@ -182,34 +179,15 @@ func (s *Snapshot) advance(v int64, acts []Action, path string, modTime time.Tim
 		n.props = parseTableProperties(r.metadata.Configuration, v)
 	}
 	n.protocol, n.metadata = *r.protocol, *r.metadata
-
-	keys := slices.SortedFunc(maps.Keys(changed), compareKeys)
-	sorted, sortedKeys := slices.Clone(s.sorted), slices.Clone(s.sortedKeys)
-	for _, k := range keys {
-		old, now := s.files[k], n.files[k]
-		if old != nil {
+	n.files, n.tombstones = r.fed.done(), r.ted.done()
+	for k := range changed {
+		if old, ok := s.files.get(k); ok {
 			n.crc.account(old, -1)
-			if n.byPath[k.path] == old {
-				delete(n.byPath, k.path)
-			}
 		}
-		i, found := slices.BinarySearchFunc(sortedKeys, k, compareKeys)
-		switch {
-		case now != nil && found:
-			sorted[i] = now
-		case now != nil:
-			sorted, sortedKeys = slices.Insert(sorted, i, now), slices.Insert(sortedKeys, i, k)
-		case found:
-			sorted, sortedKeys = slices.Delete(sorted, i, i+1), slices.Delete(sortedKeys, i, i+1)
-		}
-	}
-	for _, k := range keys {
-		if now := n.files[k]; now != nil {
+		if now, ok := n.files.get(k); ok {
 			n.crc.account(now, 1)
-			n.byPath[k.path] = now
 		}
 	}
-	n.sorted, n.sortedKeys = sorted, sortedKeys
 	n.timestamp = commitTimestamp(n.protocol, n.props, n.commitInfo, modTime)
 	return n, nil
 }
