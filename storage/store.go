@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -154,11 +155,21 @@ func (s *store) Read(ctx context.Context, path string) ([]byte, error) {
 	if err != nil {
 		return nil, wrapErr(op, path, err)
 	}
-	data, err := b.ReadAll(ctx, key)
+	r, err := b.NewReader(ctx, key, nil)
 	if err != nil {
 		return nil, wrapErr(op, path, err)
 	}
-	return data, nil
+	defer r.Close()
+	// One buffer of the object's size (io.ReadAll, as blob.ReadAll, grows
+	// one by doubling: up to twice the memory, and the copies).
+	var buf bytes.Buffer
+	if size := r.Size(); size >= 0 {
+		buf.Grow(int(size) + bytes.MinRead)
+	}
+	if _, err := buf.ReadFrom(r); err != nil {
+		return nil, wrapErr(op, path, err)
+	}
+	return buf.Bytes(), nil
 }
 
 func (s *store) NewRangeReader(ctx context.Context, path string, offset, length int64) (io.ReadCloser, error) {

@@ -75,12 +75,17 @@ func init() {
 //     (no encoding/json): the bytes lakesink scan prints for the flights
 //     schema. The parallelism of lakesink scan: up to GOMAXPROCS goroutines
 //     decode row groups while the main goroutine prints.
+//   - "json", "csv": decode the NDJSON or CSV file in with the standard
+//     library into a typed struct and write the rows with parquet-go (see
+//     baselineText, cli_text_bench_test.go).
 func runBaseline(what, in, out string) error {
 	switch what {
 	case "rewrite", "rewrite-partitioned":
 		return baselineRewrite(in, out, what == "rewrite-partitioned")
 	case "ndjson":
 		return baselineNDJSON(in, out)
+	case "json", "csv":
+		return baselineText(what, in, out)
 	}
 	return fmt.Errorf("unknown baseline %q", what)
 }

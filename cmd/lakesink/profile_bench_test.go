@@ -85,3 +85,27 @@ func ingestInProcess(b *testing.B, src, dir string, extra ...string) {
 		b.Fatalf("ingest wrote no commit: %v", err)
 	}
 }
+
+// BenchmarkProfileIngestText runs `lakesink ingest --format
+// $LAKESINK_PROFILE_FORMAT --schema $LAKESINK_PROFILE_SCHEMA --trigger once`
+// of the directory $LAKESINK_PROFILE_SOURCE in this process, for profiles of
+// the JSON and CSV decoders (e.g. the flights NDJSON and CSV that tests'
+// BenchmarkCLIIngestText generates into ~/.cache/lakesink/bench, each linked
+// alone into a directory); skipped when they are unset.
+func BenchmarkProfileIngestText(b *testing.B) {
+	src, format, sch := os.Getenv("LAKESINK_PROFILE_SOURCE"), os.Getenv("LAKESINK_PROFILE_FORMAT"), os.Getenv("LAKESINK_PROFILE_SCHEMA")
+	if src == "" || format == "" || sch == "" {
+		b.Skip("skipped: set LAKESINK_PROFILE_SOURCE, LAKESINK_PROFILE_FORMAT and LAKESINK_PROFILE_SCHEMA")
+	}
+	for b.Loop() {
+		dir := b.TempDir()
+		root := newRootCommand()
+		root.SetArgs([]string{"ingest", "--source", src, "--format", format, "--schema", sch, "--trigger", "once", "--quiet",
+			"--checkpoint", filepath.Join(dir, "chk"), "--table", filepath.Join(dir, "t")})
+		root.SetOut(io.Discard)
+		root.SetErr(io.Discard)
+		if err := root.ExecuteContext(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

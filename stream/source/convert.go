@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/lakesink/lakesink/schema"
 )
@@ -50,86 +51,273 @@ type converter struct {
 
 var errNull = errors.New("null in a non-nullable field")
 
-// jsonRow converts one JSON object to a row of schema. Fields missing from
-// the object are null; a key matches a field exactly, else
-// case-insensitively (as the CSV header, the Parquet reader and EvolveSchema
-// match names, and as a Spark + Delta write resolves columns with
-// spark.sql.caseSensitive=false: an "ID" key is column id, not a new
-// column); a key matching no field with a non-null value is an
-// unknown-field error when c.strict, else ignored (as Spark's reader does
-// with a user-given schema).
-func (c *converter) jsonRow(raw json.RawMessage, sch *schema.StructType, path string) ([]any, error) {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+// jsonRow converts one JSON object (a value json.Valid accepts) to a row
+// of schema. Fields missing from the object are null; a key matches a field
+// exactly, else case-insensitively (as the CSV header, the Parquet reader
+// and EvolveSchema match names, and as a Spark + Delta write resolves
+// columns with spark.sql.caseSensitive=false: an "ID" key is column id, not
+// a new column); of a key given twice the last value counts (as
+// encoding/json into a map); a key matching no field with a non-null value
+// is an unknown-field error when c.strict, else ignored (as Spark's reader
+// does with a user-given schema). scratch, when not nil, is reused for the
+// object's members; row, when not nil, is filled (len(sch.Fields) nil
+// values) instead of a new one.
+func (c *converter) jsonRow(raw []byte, sch *schema.StructType, path string, scratch *[]jsonMember, row []any) ([]any, error) {
+	var ms []jsonMember
+	if scratch != nil {
+		ms = (*scratch)[:0]
+	}
+	ms, ok := objectMembers(raw, ms)
+	if scratch != nil {
+		*scratch = ms
+	}
+	if !ok {
 		return nil, atField(path, fmt.Errorf("want a JSON object, got %s", abbreviate(raw)))
 	}
-	row := make([]any, len(sch.Fields))
+	if row == nil {
+		row = make([]any, len(sch.Fields))
+	}
+	return c.membersRow(ms, sch, path, row)
+}
+
+// membersRow fills row (one value per field of sch) from the members of a
+// JSON object (see jsonRow).
+func (c *converter) membersRow(ms []jsonMember, sch *schema.StructType, path string, row []any) ([]any, error) {
+	idx := newMemberIndex(ms)
+	var readBuf [16]bool
+	read := readBuf[:0]
+	if len(ms) <= len(readBuf) {
+		read = readBuf[:len(ms)]
+	} else {
+		read = make([]bool, len(ms))
+	}
 	found := 0
 	for i, f := range sch.Fields {
-		fp := joinField(path, f.Name)
-		v, ok := obj[f.Name]
-		if !ok {
-			v, ok = foldKey(obj, f.Name)
+		j := idx.exact(f.Name, i)
+		if j < 0 {
+			j = idx.fold(f.Name)
 		}
-		if ok {
+		if j >= 0 {
 			found++
+			read[j] = true
 		}
-		if !ok || isJSONNull(v) {
+		if j < 0 || isJSONNull(ms[j].val) {
 			if !f.Nullable {
-				return nil, atField(fp, errNull)
+				return nil, atField(joinField(path, f.Name), errNull)
 			}
 			continue
 		}
-		val, err := c.jsonValue(v, f.Type, fp)
+		val, err := c.jsonValue(ms[j].val, f.Type, joinField(path, f.Name))
 		if err != nil {
-			return nil, atField(fp, err)
+			return nil, atField(joinField(path, f.Name), err)
 		}
 		row[i] = val
 	}
-	if c.strict && found < len(obj) {
-		if name := firstUnknown(obj, sch); name != "" {
+	if c.strict && found < len(ms) {
+		if name := idx.firstUnknown(read); name != "" {
 			return nil, atField(joinField(path, name), unknownFieldError{})
 		}
 	}
 	return row, nil
 }
 
-// foldKey is obj's value for the first (by name) key equal to name under
-// case folding.
-func foldKey(obj map[string]json.RawMessage, name string) (json.RawMessage, bool) {
-	key, found := foldName(obj, name)
-	return obj[key], found
+// jsonMember is one member of a JSON object: its key, unescaped, and its
+// value's bytes.
+type jsonMember struct {
+	key, val []byte
 }
 
-// firstUnknown returns the first (by name) key of obj with a non-null value
-// that jsonRow read into no field of schema, or "".
-func firstUnknown(obj map[string]json.RawMessage, sch *schema.StructType) string {
-	read := make(map[string]bool, len(sch.Fields))
-	for _, f := range sch.Fields {
-		if _, ok := obj[f.Name]; ok {
-			read[f.Name] = true
-		} else if k, ok := foldName(obj, f.Name); ok {
-			read[k] = true
-		}
-	}
-	first := ""
-	for k, v := range obj {
-		if !read[k] && !isJSONNull(v) && (first == "" || k < first) {
-			first = k
-		}
-	}
-	return first
+// memberIndex finds the members of one object by key. Of a key given twice
+// only the last member counts: lookups return its index.
+type memberIndex struct {
+	ms   []jsonMember
+	last map[string]int // for wide objects; nil: linear scans
 }
 
-// foldName is the key foldKey reads.
-func foldName(obj map[string]json.RawMessage, name string) (string, bool) {
-	key, found := "", false
-	for k := range obj {
-		if strings.EqualFold(k, name) && (!found || k < key) {
-			key, found = k, true
+func newMemberIndex(ms []jsonMember) memberIndex {
+	idx := memberIndex{ms: ms}
+	if len(ms) > 16 {
+		idx.last = make(map[string]int, len(ms))
+		for j, m := range ms {
+			idx.last[string(m.key)] = j
 		}
 	}
-	return key, found
+	return idx
+}
+
+// lastOf is the index of the last member whose key is key, or -1.
+func (x memberIndex) lastOf(key []byte) int {
+	if x.last != nil {
+		if j, ok := x.last[string(key)]; ok {
+			return j
+		}
+		return -1
+	}
+	for j := len(x.ms) - 1; j >= 0; j-- {
+		if string(x.ms[j].key) == string(key) {
+			return j
+		}
+	}
+	return -1
+}
+
+// exact is the index of the (last) member keyed name, or -1; hint is where
+// it usually is (keys in schema order).
+func (x memberIndex) exact(name string, hint int) int {
+	if x.last == nil && hint < len(x.ms) && string(x.ms[hint].key) == name {
+		// The last one, unless the key comes again later.
+		for j := len(x.ms) - 1; j > hint; j-- {
+			if string(x.ms[j].key) == name {
+				return j
+			}
+		}
+		return hint
+	}
+	return x.lastOf([]byte(name))
+}
+
+// fold is the index of the (last) member whose key is the first (by name)
+// key equal to name under case folding, or -1.
+func (x memberIndex) fold(name string) int {
+	best := -1
+	for j, m := range x.ms {
+		if bytes.EqualFold(m.key, []byte(name)) && (best < 0 || bytes.Compare(m.key, x.ms[best].key) < 0) {
+			best = j
+		}
+	}
+	if best < 0 {
+		return -1
+	}
+	return x.lastOf(x.ms[best].key)
+}
+
+// firstUnknown returns the first (by name) key with a non-null value whose
+// last member is not marked in read, or "".
+func (x memberIndex) firstUnknown(read []bool) string {
+	var first []byte
+	found := false
+	for j, m := range x.ms {
+		last := x.lastOf(m.key)
+		if last != j || read[j] || isJSONNull(m.val) {
+			continue
+		}
+		if !found || bytes.Compare(m.key, first) < 0 {
+			first, found = m.key, true
+		}
+	}
+	return string(first)
+}
+
+// objectMembers appends the members of raw, a JSON value json.Valid
+// accepted, to ms in input order; ok is false when raw is not an object.
+// It only finds where each key and value starts and ends (the value's
+// bytes are kept as they are, for jsonValue): validation and every
+// unescaping is encoding/json's.
+func objectMembers(raw []byte, ms []jsonMember) ([]jsonMember, bool) {
+	i := skipJSONSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return ms, false
+	}
+	i++
+	for {
+		i = skipJSONSpace(raw, i)
+		if i >= len(raw) {
+			return ms, false // not valid JSON: never from json.Valid input
+		}
+		switch raw[i] {
+		case '}':
+			return ms, true
+		case ',':
+			i = skipJSONSpace(raw, i+1)
+		}
+		end := jsonValueEnd(raw, i)
+		key := raw[i+1 : end-1]
+		if !plainJSONString(key) {
+			var k string
+			if err := json.Unmarshal(raw[i:end], &k); err != nil {
+				return ms, false
+			}
+			key = []byte(k)
+		}
+		i = skipJSONSpace(raw, end)
+		i = skipJSONSpace(raw, i+1) // the ':'
+		end = jsonValueEnd(raw, i)
+		ms = append(ms, jsonMember{key: key, val: raw[i:end]})
+		i = end
+	}
+}
+
+// plainJSONString reports whether the content of a JSON string (between
+// its quotes) reads as itself: no escapes, valid UTF-8 (encoding/json
+// replaces invalid bytes with U+FFFD).
+func plainJSONString(b []byte) bool {
+	for _, c := range b {
+		if c == '\\' || c >= utf8.RuneSelf {
+			return c != '\\' && utf8.Valid(b)
+		}
+	}
+	return true
+}
+
+func skipJSONSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// jsonValueEnd is the index just after the JSON value starting at b[i] (b
+// valid JSON).
+func jsonValueEnd(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return jsonStringEnd(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				i = jsonStringEnd(b, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return i
+	}
+	for i < len(b) {
+		switch b[i] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return i
+		}
+		i++
+	}
+	return i
+}
+
+// jsonStringEnd is the index just after the JSON string starting at b[i].
+func jsonStringEnd(b []byte, i int) int {
+	for j := i + 1; j < len(b); {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return len(b)
+		}
+		j += k
+		n := 0
+		for p := j - 1; p > i && b[p] == '\\'; p-- {
+			n++
+		}
+		j++
+		if n%2 == 0 {
+			return j
+		}
+	}
+	return len(b)
 }
 
 func isJSONNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
@@ -147,12 +335,21 @@ func (c *converter) jsonValue(raw json.RawMessage, t schema.DataType, path strin
 	isString := len(raw) > 0 && raw[0] == '"'
 	var str string
 	if isString {
-		if err := json.Unmarshal(raw, &str); err != nil {
+		if len(raw) >= 2 && plainJSONString(raw[1:len(raw)-1]) {
+			str = string(raw[1 : len(raw)-1])
+		} else if err := json.Unmarshal(raw, &str); err != nil {
 			return nil, err
 		}
 	}
 	switch tt := t.(type) {
 	case schema.PrimitiveType:
+		if tt == schema.TypeLong && !isString {
+			// The common case first; anything else (and every error's
+			// words) is stringValue's.
+			if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
+				return n, nil
+			}
+		}
 		switch tt {
 		case schema.TypeString:
 			if isString {
@@ -216,7 +413,7 @@ func (c *converter) jsonValue(raw json.RawMessage, t schema.DataType, path strin
 		}
 		return c.stringValue(string(raw), t)
 	case *schema.StructType:
-		return c.jsonRow(raw, tt, path)
+		return c.jsonRow(raw, tt, path, nil, nil)
 	case *schema.ArrayType:
 		var elems []json.RawMessage
 		if err := json.Unmarshal(raw, &elems); err != nil || (len(raw) > 0 && raw[0] != '[') {
@@ -314,7 +511,15 @@ func (c *converter) stringValue(s string, t schema.DataType) (any, error) {
 		case schema.TypeString:
 			return s, nil
 		case schema.TypeLong, schema.TypeInteger, schema.TypeShort, schema.TypeByte:
-			bits := map[schema.PrimitiveType]int{schema.TypeLong: 64, schema.TypeInteger: 32, schema.TypeShort: 16, schema.TypeByte: 8}[tt]
+			bits := 64
+			switch tt {
+			case schema.TypeInteger:
+				bits = 32
+			case schema.TypeShort:
+				bits = 16
+			case schema.TypeByte:
+				bits = 8
+			}
 			n, err := strconv.ParseInt(strings.TrimSpace(s), 10, bits)
 			if err != nil {
 				if errors.Is(err, strconv.ErrRange) {

@@ -12,13 +12,14 @@ import (
 	"github.com/lakesink/lakesink/schema"
 )
 
-// rawRecord is one input record before conversion: a JSON object or a CSV
-// row, the 1-based line it starts on, and its text.
+// rawRecord is one input record before conversion: a JSON value or a CSV
+// row, the 1-based line it starts on, and (json) the text of its line, or
+// its own text for an element of a top-level array.
 type rawRecord struct {
 	line   int
-	json   json.RawMessage // format json
-	fields []string        // format csv
-	text   string
+	json   []byte   // format json
+	fields []string // format csv; reused by the next row
+	raw    []byte   // format json: see text
 }
 
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
@@ -26,14 +27,25 @@ var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 // splitJSON yields the records of a JSON file: NDJSON (one value per line;
 // blank lines skipped; a line holding an array yields its elements), or a
 // file whose first non-blank character is '[' holding one top-level array of
-// records. A line that is not JSON is reported through bad.
-func splitJSON(data []byte, emit func(rawRecord), bad func(line int, text string, err error)) {
+// records. A line that is not JSON is reported through bad. It stops when
+// emit or bad returns false.
+func splitJSON(data []byte, emit func(rawRecord) bool, bad func(line int, text string, err error) bool) {
 	data = bytes.TrimPrefix(data, utf8BOM)
 	trimmed := bytes.TrimLeft(data, " \t\r\n")
 	if len(trimmed) > 0 && trimmed[0] == '[' {
 		start := len(data) - len(trimmed)
 		dec := json.NewDecoder(bytes.NewReader(data))
-		lineAt := func(off int64) int { return 1 + bytes.Count(data[:off], []byte("\n")) }
+		// lineAt counts lines forward from the last offset asked for (the
+		// offsets only grow), so a file costs one pass.
+		lineOff, lineNo := int64(0), 1
+		lineAt := func(off int64) int {
+			if off < lineOff {
+				lineOff, lineNo = 0, 1
+			}
+			lineNo += bytes.Count(data[lineOff:off], []byte("\n"))
+			lineOff = off
+			return lineNo
+		}
 		if _, err := dec.Token(); err != nil {
 			bad(lineAt(int64(start)), "", err)
 			return
@@ -49,14 +61,22 @@ func splitJSON(data []byte, emit func(rawRecord), bad func(line int, text string
 				bad(lineAt(off), abbreviate(data[off:min(int(off)+200, len(data))]), fmt.Errorf("malformed JSON array element: %w", err))
 				return
 			}
-			emit(rawRecord{line: lineAt(off), json: v, text: string(v)})
+			if !emit(rawRecord{line: lineAt(off), json: v, raw: v}) {
+				return
+			}
 		}
 		if _, err := dec.Token(); err != nil {
 			bad(lineAt(dec.InputOffset()), "", fmt.Errorf("malformed JSON array: %w", err))
 		}
 		return
 	}
-	line := 0
+	splitJSONLines(data, 1, emit, bad)
+}
+
+// splitJSONLines yields the records of NDJSON data whose first line is line
+// first (see splitJSON).
+func splitJSONLines(data []byte, first int, emit func(rawRecord) bool, bad func(line int, text string, err error) bool) {
+	line := first - 1
 	for len(data) > 0 {
 		line++
 		var l []byte
@@ -70,41 +90,76 @@ func splitJSON(data []byte, emit func(rawRecord), bad func(line int, text string
 			continue
 		}
 		if !json.Valid(l) {
-			bad(line, string(l), errors.New("malformed JSON"))
+			if !bad(line, string(l), errors.New("malformed JSON")) {
+				return
+			}
 			continue
 		}
 		if l[0] == '[' {
 			var elems []json.RawMessage
 			_ = json.Unmarshal(l, &elems) // valid JSON checked above
 			for _, e := range elems {
-				emit(rawRecord{line: line, json: e, text: string(l)})
+				if !emit(rawRecord{line: line, json: e, raw: l}) {
+					return
+				}
 			}
 			continue
 		}
-		emit(rawRecord{line: line, json: json.RawMessage(l), text: string(l)})
+		if !emit(rawRecord{line: line, json: l, raw: l}) {
+			return
+		}
 	}
 }
 
-// splitCSV yields the rows of a CSV file with a header line. Rows whose
-// field count differs from the header's are reported through bad.
-func splitCSV(data []byte, delim rune, emit func(header []string, r rawRecord), bad func(line int, text string, err error)) {
-	data = bytes.TrimPrefix(data, utf8BOM)
-	lines := bytes.Split(data, []byte("\n"))
-	textOf := func(line int) string {
-		if line >= 1 && line <= len(lines) {
-			return strings.TrimSuffix(string(lines[line-1]), "\r")
+// lineText finds the text of a line of a file, for the records reported
+// bad: forward from the line asked for last (one pass over the file when
+// the lines asked for only grow).
+type lineText struct {
+	data []byte
+	off  int // where line no starts
+	no   int
+}
+
+// text is line n (1-based) without its line end, or "" past the end.
+func (t *lineText) text(n int) string {
+	if t.no == 0 || n < t.no {
+		t.off, t.no = 0, 1
+	}
+	for t.no < n {
+		i := bytes.IndexByte(t.data[t.off:], '\n')
+		if i < 0 {
+			return ""
 		}
+		t.off += i + 1
+		t.no++
+	}
+	if n < 1 {
 		return ""
 	}
+	l := t.data[t.off:]
+	if i := bytes.IndexByte(l, '\n'); i >= 0 {
+		l = l[:i]
+	}
+	return strings.TrimSuffix(string(l), "\r")
+}
+
+// splitCSV yields the rows of a CSV file with a header line. Rows whose
+// field count differs from the header's are reported through bad. The
+// fields of a row are reused by the next one. text gives the text of the
+// row's first line. It stops when emit or bad returns false.
+func splitCSV(data []byte, delim rune, emit func(header []string, r rawRecord, text func() string) bool, bad func(line int, text string, err error) bool) {
+	data = bytes.TrimPrefix(data, utf8BOM)
+	lines := &lineText{data: data}
 	r := csv.NewReader(bytes.NewReader(data))
 	r.Comma = delim
 	r.FieldsPerRecord = -1
+	r.ReuseRecord = true
 	header, err := r.Read()
 	if err == io.EOF {
 		return
 	}
 	if err != nil {
-		bad(1, textOf(1), fmt.Errorf("malformed CSV header: %w", err))
+		bad(1, lines.text(1), fmt.Errorf("malformed CSV header: %w", err))
 		return
 	}
 	header = append([]string(nil), header...)
@@ -119,24 +174,29 @@ func splitCSV(data []byte, delim rune, emit func(header []string, r rawRecord), 
 			if errors.As(err, &pe) {
 				line = pe.StartLine
 			}
-			bad(line, textOf(line), fmt.Errorf("malformed CSV: %w", err))
+			bad(line, lines.text(line), fmt.Errorf("malformed CSV: %w", err))
 			return // the reader cannot resynchronise reliably
 		}
 		line, _ := r.FieldPos(0)
 		if len(rec) != len(header) {
-			bad(line, textOf(line), fmt.Errorf("%d fields, header has %d", len(rec), len(header)))
+			if !bad(line, lines.text(line), fmt.Errorf("%d fields, header has %d", len(rec), len(header))) {
+				return
+			}
 			continue
 		}
-		emit(header, rawRecord{line: line, fields: rec, text: textOf(line)})
+		if !emit(header, rawRecord{line: line, fields: rec}, func() string { return lines.text(line) }) {
+			return
+		}
 	}
 }
 
-// csvRow converts one CSV row to a row of schema, mapping columns by header
-// name (exact, then case-insensitive). An empty cell is null (Spark's default
-// nullValue ""); schema fields without a column are null. extra lists the
-// header columns that no schema field maps to (see csvExtra): when c.strict,
-// a non-empty cell in one is an unknown-field error; else it is ignored.
-func (c *converter) csvRow(header, fields []string, sch *schema.StructType, extra []int) ([]any, error) {
+// csvRow converts one CSV row to a row of schema (into row, one value a
+// field, all nil), mapping columns by header name (cols: csvColumns). An
+// empty cell is null (Spark's default nullValue ""); schema fields without a
+// column are null. extra lists the header columns that no schema field maps
+// to (see csvExtra): when c.strict, a non-empty cell in one is an
+// unknown-field error; else it is ignored.
+func (c *converter) csvRow(header, fields []string, sch *schema.StructType, cols, extra []int, row []any) ([]any, error) {
 	if c.strict {
 		for _, j := range extra {
 			if fields[j] != "" {
@@ -144,9 +204,8 @@ func (c *converter) csvRow(header, fields []string, sch *schema.StructType, extr
 			}
 		}
 	}
-	row := make([]any, len(sch.Fields))
 	for i, f := range sch.Fields {
-		j := indexOf(header, f.Name)
+		j := cols[i]
 		if j < 0 || fields[j] == "" {
 			if !f.Nullable {
 				return nil, atField(f.Name, errNull)
@@ -160,6 +219,16 @@ func (c *converter) csvRow(header, fields []string, sch *schema.StructType, extr
 		row[i] = v
 	}
 	return row, nil
+}
+
+// csvColumns is, for each field of schema, the index of its header column
+// (by indexOf), or -1.
+func csvColumns(header []string, sch *schema.StructType) []int {
+	cols := make([]int, len(sch.Fields))
+	for i, f := range sch.Fields {
+		cols[i] = indexOf(header, f.Name)
+	}
+	return cols
 }
 
 // csvExtra returns the indexes of the header columns no field of schema

@@ -1,12 +1,14 @@
 package source
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"iter"
 	"net/url"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -114,10 +116,14 @@ type Options struct {
 	// schema.Batch whose Chunks read the batch's files in order, row group
 	// by row group, in chunks of at most this many records (a chunk never
 	// spans files), so a batch is never in memory whole; read errors then
-	// come from the chunks. Only for a consumer that handles
+	// come from the chunks. JSON and CSV batches without an OnBadRecord are
+	// streamed too: their files are read whole (and the schema inferred
+	// from them) first, then decoded in order into chunks of this many
+	// records (a chunk may span files); the first bad record ends the
+	// chunks with its *RecordError. Only for a consumer that handles
 	// schema.Batch.Chunks (the Delta sink in append or complete mode);
-	// ignored with a custom ReadParquet and for JSON and CSV. Default 0: a
-	// batch's rows are all decoded into Rows.
+	// ignored with a custom ReadParquet. Default 0: a batch's rows are all
+	// decoded into Rows.
 	StreamChunkRows int
 	// SchemaEvolution is what happens to input fields that are not in the
 	// schema: "" or SchemaEvolutionFailOnNewColumns (the record is bad,
@@ -189,6 +195,7 @@ type FileSource struct {
 	schemaOnce sync.Mutex
 	schema     *schema.StructType
 	stream     bool // Parquet batches are streamed (Options.StreamChunkRows)
+	textStream bool // JSON and CSV batches are streamed (Options.StreamChunkRows)
 }
 
 var _ Source = (*FileSource)(nil)
@@ -197,6 +204,7 @@ var _ Source = (*FileSource)(nil)
 // source directory. The options are copied.
 func NewFileSource(store storage.Store, opts Options) (*FileSource, error) {
 	stream := opts.StreamChunkRows > 0 && opts.ReadParquet == nil && opts.Format == FormatParquet
+	textStream := opts.StreamChunkRows > 0 && opts.OnBadRecord == nil && (opts.Format == FormatJSON || opts.Format == FormatCSV)
 	opts, conv, err := prepare(opts)
 	if err != nil {
 		return nil, err
@@ -207,7 +215,7 @@ func NewFileSource(store storage.Store, opts Options) (*FileSource, error) {
 	}
 	return &FileSource{
 		store: store, opts: opts, base: strings.TrimSuffix(base, "/"),
-		conv: conv, schema: opts.Schema, logOffset: -1, stream: stream,
+		conv: conv, schema: opts.Schema, logOffset: -1, stream: stream, textStream: textStream,
 	}, nil
 }
 
@@ -586,6 +594,12 @@ func (s *FileSource) GetBatch(ctx context.Context, start, end string) (*schema.B
 		}
 		return &schema.Batch{Schema: sch, Chunks: s.parquetChunks(ctx, files, sch)}, stats, nil
 	}
+	if s.textStream {
+		if sch == nil {
+			sch = &schema.StructType{}
+		}
+		return &schema.Batch{Schema: sch, Chunks: s.textChunks(ctx, files, sch)}, stats, nil
+	}
 	// Decode all files.
 	g, gctx = errgroup.WithContext(ctx)
 	g.SetLimit(s.opts.DecodeConcurrency)
@@ -629,13 +643,13 @@ func (s *FileSource) GetBatch(ctx context.Context, start, end string) (*schema.B
 
 func (s *FileSource) infer(files []decodedFile) *schema.StructType {
 	in := &inferrer{tp: s.conv.tp, useTS: s.opts.TimestampFormat != ""}
-	nobad := func(int, string, error) {}
+	nobad := func(int, string, error) bool { return true }
 	for _, f := range files {
 		switch s.opts.Format {
 		case FormatJSON:
-			splitJSON(f.data, func(r rawRecord) { in.addJSON(r.json) }, nobad)
+			splitJSON(f.data, func(r rawRecord) bool { in.addJSON(r.json); return true }, nobad)
 		case FormatCSV:
-			splitCSV(f.data, s.opts.CSVDelimiter, func(h []string, r rawRecord) { in.addCSV(h, r.fields) }, nobad)
+			splitCSV(f.data, s.opts.CSVDelimiter, func(h []string, r rawRecord, _ func() string) bool { in.addCSV(h, r.fields); return true }, nobad)
 		}
 	}
 	return in.schema()
@@ -643,51 +657,371 @@ func (s *FileSource) infer(files []decodedFile) *schema.StructType {
 
 // decode fills f.rows and f.bad (or f.err for a file-level failure).
 func (s *FileSource) decode(ctx context.Context, f *decodedFile, sch *schema.StructType) {
-	reject := func(line int, text string, field string, err error) {
-		re := &RecordError{File: f.url, Line: line, Field: field, Err: err}
-		f.bad = append(f.bad, BadRecord{Reason: re.Error(), File: f.url, Line: line, Field: field, Raw: text, Err: re})
-	}
-	fieldOf := func(err error) (string, error) {
-		var fe *fieldError
-		if errors.As(err, &fe) {
-			return fe.field, fe.err
-		}
-		return "", err
-	}
-	bad := func(line int, text string, err error) { reject(line, text, "", err) }
-	switch s.opts.Format {
-	case FormatJSON:
-		splitJSON(f.data, func(r rawRecord) {
-			row, err := s.conv.jsonRow(r.json, sch, "")
-			if err != nil {
-				field, cause := fieldOf(err)
-				reject(r.line, r.text, field, cause)
-				return
-			}
-			f.rows = append(f.rows, row)
-		}, bad)
-	case FormatCSV:
-		var extra []int
-		extraDone := false
-		splitCSV(f.data, s.opts.CSVDelimiter, func(h []string, r rawRecord) {
-			if !extraDone {
-				extra, extraDone = csvExtra(h, sch), true
-			}
-			row, err := s.conv.csvRow(h, r.fields, sch, extra)
-			if err != nil {
-				field, cause := fieldOf(err)
-				reject(r.line, r.text, field, cause)
-				return
-			}
-			f.rows = append(f.rows, row)
-		}, bad)
-	case FormatParquet:
+	if s.opts.Format == FormatParquet {
 		b, err := s.opts.ReadParquet(ctx, s.store, f.key, f.size, sch)
 		if err != nil {
 			f.err = parquetReadError(f.url, err)
 			return
 		}
 		f.rows, f.schema = b.Rows, b.Schema
+		return
+	}
+	var rows rowSlab
+	s.decodeText(f, sch, &rows, func(row []any) bool {
+		f.rows = append(f.rows, row)
+		return true
+	}, func(b BadRecord) bool {
+		f.bad = append(f.bad, b)
+		return true
+	})
+}
+
+// rowSlab hands out the rows of decoded records, carved from slabs of
+// values (one allocation for many rows). A row handed out is its taker's.
+type rowSlab struct {
+	vals []any
+	pos  int
+	rows int // rows of the next slab: 16, doubling up to 4096 values
+}
+
+// next is a row of n nil values.
+func (r *rowSlab) next(n int) []any {
+	if r.pos+n > len(r.vals) {
+		r.rows = min(max(16, 2*r.rows), max(1, 4096/max(n, 1)))
+		r.vals, r.pos = make([]any, n*r.rows), 0
+	}
+	row := r.vals[r.pos : r.pos+n : r.pos+n]
+	r.pos += n
+	return row
+}
+
+// undo takes back row, the last one next handed out, for the next record.
+func (r *rowSlab) undo(row []any) {
+	clear(row)
+	r.pos -= len(row)
+}
+
+// decodeText decodes the JSON or CSV file f against sch, in file order:
+// each record that fits to row, each that does not to bad; either
+// returning false stops the file.
+func (s *FileSource) decodeText(f *decodedFile, sch *schema.StructType, slab *rowSlab, row func([]any) bool, bad func(BadRecord) bool) {
+	reject := func(line int, text string, field string, err error) bool {
+		re := &RecordError{File: f.url, Line: line, Field: field, Err: err}
+		return bad(BadRecord{Reason: re.Error(), File: f.url, Line: line, Field: field, Raw: text, Err: re})
+	}
+	rejectErr := func(line int, text func() string, err error) bool {
+		var fe *fieldError
+		if errors.As(err, &fe) {
+			return reject(line, text(), fe.field, fe.err)
+		}
+		return reject(line, text(), "", err)
+	}
+	badLine := func(line int, text string, err error) bool { return reject(line, text, "", err) }
+	n := len(sch.Fields)
+	switch s.opts.Format {
+	case FormatJSON:
+		var scratch []jsonMember
+		splitJSON(f.data, func(r rawRecord) bool {
+			out := slab.next(n)
+			v, err := s.conv.jsonRow(r.json, sch, "", &scratch, out)
+			if err != nil {
+				slab.undo(out)
+				return rejectErr(r.line, func() string { return string(r.raw) }, err)
+			}
+			return row(v)
+		}, badLine)
+	case FormatCSV:
+		var cols, extra []int
+		splitCSV(f.data, s.opts.CSVDelimiter, func(h []string, r rawRecord, text func() string) bool {
+			if cols == nil {
+				cols, extra = csvColumns(h, sch), csvExtra(h, sch)
+			}
+			out := slab.next(n)
+			v, err := s.conv.csvRow(h, r.fields, sch, cols, extra, out)
+			if err != nil {
+				slab.undo(out)
+				return rejectErr(r.line, text, err)
+			}
+			return row(v)
+		}, badLine)
+	}
+}
+
+// textChunks yields the records of files (JSON or CSV, decoded against sch)
+// in order, in chunks of at most StreamChunkRows; the first bad record (or
+// file-level failure) ends them with its *RecordError, as it fails a batch
+// decoded whole (there is no OnBadRecord). Decoding runs ahead of the
+// consumer, so it overlaps with writing: one goroutine splits the files
+// into pieces of textPieceRows records (NDJSON: lines, each checked and
+// converted by a worker; a JSON array or CSV: records split here, converted
+// by a worker), up to min(DecodeConcurrency, GOMAXPROCS) workers convert
+// pieces, and the chunks are put together in file order.
+func (s *FileSource) textChunks(ctx context.Context, files []decodedFile, sch *schema.StructType) iter.Seq2[[][]any, error] {
+	return func(yield func([][]any, error) bool) {
+		type chunk struct {
+			rows [][]any
+			err  error
+		}
+		ctx, cancel := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		workers := max(1, min(s.opts.DecodeConcurrency, runtime.GOMAXPROCS(0)))
+		order := make(chan *textPiece, 2*workers)
+		work := make(chan *textPiece, 2*workers)
+		ch := make(chan chunk, 2)
+		wg.Add(2 + workers)
+		go func() { // the splitter
+			defer wg.Done()
+			defer close(order)
+			defer close(work)
+			for i := range files {
+				if !s.splitPieces(ctx, &files[i], sch, func(p *textPiece) bool {
+					p.done = make(chan struct{})
+					select {
+					case order <- p:
+					case <-ctx.Done():
+						return false
+					}
+					select {
+					case work <- p:
+						return true
+					case <-ctx.Done():
+						close(p.done)
+						return false
+					}
+				}) {
+					return
+				}
+			}
+		}()
+		for range workers {
+			go func() {
+				defer wg.Done()
+				var slab rowSlab
+				var scratch []jsonMember
+				for p := range work {
+					s.convertPiece(p, sch, &slab, &scratch)
+					close(p.done)
+				}
+			}()
+		}
+		go func() { // puts the chunks together, in order
+			defer wg.Done()
+			defer close(ch)
+			send := func(c chunk) bool {
+				select {
+				case ch <- c:
+					return c.err == nil
+				case <-ctx.Done():
+					return false
+				}
+			}
+			size := s.opts.StreamChunkRows
+			rows := make([][]any, 0, size)
+			for p := range order {
+				select {
+				case <-p.done:
+				case <-ctx.Done():
+					return
+				}
+				for len(p.rows) > 0 {
+					n := min(size-len(rows), len(p.rows))
+					rows = append(rows, p.rows[:n]...)
+					p.rows = p.rows[n:]
+					if len(rows) == size {
+						if !send(chunk{rows: rows}) {
+							return
+						}
+						rows = make([][]any, 0, size)
+					}
+				}
+				if p.bad != nil {
+					send(chunk{err: p.bad})
+					return
+				}
+			}
+			if len(rows) > 0 {
+				send(chunk{rows: rows})
+			}
+		}()
+		defer func() {
+			cancel()
+			for range ch { // let the producers finish
+			}
+			wg.Wait()
+		}()
+		for c := range ch {
+			if !yield(c.rows, c.err) || c.err != nil {
+				return
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			yield(nil, err)
+		}
+	}
+}
+
+// textPieceRows is how many records (NDJSON: lines) a piece of a streamed
+// JSON or CSV batch holds.
+const textPieceRows = 4096
+
+// textPiece is a run of records of one file, converted by one worker:
+// NDJSON lines (lines, from line first), or records already split (recs;
+// CSV: fields, nf a record, at recLines).
+type textPiece struct {
+	f        *decodedFile
+	lines    []byte
+	first    int
+	recs     []rawRecord
+	fields   []string
+	nf       int
+	recLines []int
+	header   []string
+	cols     []int
+	extra    []int
+
+	done chan struct{} // closed when rows and bad are set
+	rows [][]any
+	bad  error // the piece's first bad record, a *RecordError, after rows
+}
+
+// splitPieces splits the JSON or CSV file f into pieces, in order, handing
+// each to piece; false (from piece, or a bad record found while splitting,
+// handed over as a piece holding only it) stops.
+func (s *FileSource) splitPieces(ctx context.Context, f *decodedFile, sch *schema.StructType, piece func(*textPiece) bool) bool {
+	badPiece := func(line int, err error) bool {
+		piece(&textPiece{f: f, bad: &RecordError{File: f.url, Line: line, Err: err}})
+		return false
+	}
+	data := f.data
+	f.data = nil
+	if s.opts.Format == FormatJSON {
+		data = bytes.TrimPrefix(data, utf8BOM)
+		if t := bytes.TrimLeft(data, " \t\r\n"); len(t) == 0 || t[0] != '[' {
+			line := 1
+			for len(data) > 0 {
+				if ctx.Err() != nil {
+					return false
+				}
+				// textPieceRows lines.
+				end, n := 0, 0
+				for n < textPieceRows && end < len(data) {
+					i := bytes.IndexByte(data[end:], '\n')
+					if i < 0 {
+						end = len(data)
+					} else {
+						end += i + 1
+					}
+					n++
+				}
+				if !piece(&textPiece{f: f, lines: data[:end], first: line}) {
+					return false
+				}
+				data, line = data[end:], line+n
+			}
+			return true
+		}
+		var recs []rawRecord
+		ok := true
+		splitJSON(data, func(r rawRecord) bool {
+			if recs = append(recs, r); len(recs) == textPieceRows {
+				ok = piece(&textPiece{f: f, recs: recs})
+				recs = nil
+			}
+			return ok
+		}, func(line int, _ string, err error) bool {
+			if ok = piece(&textPiece{f: f, recs: recs}); ok {
+				badPiece(line, err)
+			}
+			ok = false
+			return false
+		})
+		if ok && len(recs) > 0 {
+			ok = piece(&textPiece{f: f, recs: recs})
+		}
+		return ok
+	}
+	var p *textPiece
+	ok := true
+	splitCSV(data, s.opts.CSVDelimiter, func(h []string, r rawRecord, _ func() string) bool {
+		if p == nil {
+			p = &textPiece{f: f, header: h, nf: len(h), cols: csvColumns(h, sch), extra: csvExtra(h, sch),
+				fields: make([]string, 0, textPieceRows*len(h)), recLines: make([]int, 0, textPieceRows)}
+		}
+		p.fields = append(p.fields, r.fields...)
+		if p.recLines = append(p.recLines, r.line); len(p.recLines) == textPieceRows {
+			ok = piece(p)
+			p = &textPiece{f: f, header: p.header, nf: p.nf, cols: p.cols, extra: p.extra,
+				fields: make([]string, 0, textPieceRows*p.nf), recLines: make([]int, 0, textPieceRows)}
+		}
+		return ok
+	}, func(line int, _ string, err error) bool {
+		if p != nil && len(p.recLines) > 0 {
+			ok = piece(p)
+		}
+		if ok {
+			badPiece(line, err)
+		}
+		ok = false
+		return false
+	})
+	if ok && p != nil && len(p.recLines) > 0 {
+		ok = piece(p)
+	}
+	return ok
+}
+
+// convertPiece converts the records of p into p.rows, up to its first bad
+// record (p.bad).
+func (s *FileSource) convertPiece(p *textPiece, sch *schema.StructType, slab *rowSlab, scratch *[]jsonMember) {
+	if p.bad != nil {
+		return
+	}
+	n := len(sch.Fields)
+	fail := func(line int, err error) {
+		field := ""
+		var fe *fieldError
+		if errors.As(err, &fe) {
+			field, err = fe.field, fe.err
+		}
+		p.bad = &RecordError{File: p.f.url, Line: line, Field: field, Err: err}
+	}
+	json := func(r rawRecord) bool {
+		out := slab.next(n)
+		v, err := s.conv.jsonRow(r.json, sch, "", scratch, out)
+		if err != nil {
+			slab.undo(out)
+			fail(r.line, err)
+			return false
+		}
+		p.rows = append(p.rows, v)
+		return true
+	}
+	switch {
+	case p.lines != nil:
+		p.rows = make([][]any, 0, textPieceRows)
+		splitJSONLines(p.lines, p.first, json, func(line int, _ string, err error) bool {
+			fail(line, err)
+			return false
+		})
+	case p.recs != nil:
+		p.rows = make([][]any, 0, len(p.recs))
+		for _, r := range p.recs {
+			if !json(r) {
+				return
+			}
+		}
+	default:
+		p.rows = make([][]any, 0, len(p.recLines))
+		for i, line := range p.recLines {
+			out := slab.next(n)
+			v, err := s.conv.csvRow(p.header, p.fields[i*p.nf:(i+1)*p.nf], sch, p.cols, p.extra, out)
+			if err != nil {
+				slab.undo(out)
+				fail(line, err)
+				return
+			}
+			p.rows = append(p.rows, v)
+		}
 	}
 }
 
