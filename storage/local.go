@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/fileblob"
@@ -279,72 +280,101 @@ func (w *localWriter) Abort() error {
 // first) and pages by "skip keys <= the last key returned", so a key like
 // "a-b" that is walked after the page boundary "a/b" is silently lost; it
 // also re-walks the whole tree for every page.
+// statEntry is the lstat of a listed entry (a variable for the test that
+// counts them).
+var statEntry = func(d fs.DirEntry) (fs.FileInfo, error) { return d.Info() }
+
 func (l *localBackend) list(ctx context.Context, prefix, startAfter string) iter.Seq2[FileInfo, error] {
 	return func(yield func(FileInfo, error) bool) {
-		root := l.dir
-		if i := strings.LastIndex(prefix, "/"); i >= 0 {
-			root = filepath.Join(l.dir, filepath.FromSlash(prefix[:i]))
+		// The entries that match, each stat'ed only when it is yielded: a
+		// caller that stops early (is there any commit?) costs one stat,
+		// not one per file of a 20,000-file _delta_log. Names are filtered
+		// by prefix and startAfter as read (a key is the directory's key
+		// plus the name: no path cleaning per entry), and only the matches
+		// are sorted.
+		type entry struct {
+			key string
+			d   fs.DirEntry
 		}
-		var out []FileInfo
+		var out []entry
 		n := 0
-		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		var walk func(dirKey string) error
+		walk = func(dirKey string) error {
+			f, err := os.Open(filepath.Join(l.dir, filepath.FromSlash(dirKey)))
 			if err != nil {
-				if errors.Is(err, fs.ErrNotExist) {
+				if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 					return nil // the directory vanished or never existed
 				}
 				return err
 			}
-			if n++; n%256 == 0 {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-			}
-			rel, err := filepath.Rel(l.dir, p)
+			ents, err := f.ReadDir(-1) // unsorted
+			f.Close()
 			if err != nil {
-				return err
-			}
-			key := filepath.ToSlash(rel)
-			if d.IsDir() {
-				if p == root {
+				if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 					return nil
 				}
-				// Skip directories that cannot hold a matching key.
-				dk := key + "/"
-				if !strings.HasPrefix(dk, prefix) && !strings.HasPrefix(prefix, dk) {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if !strings.HasPrefix(key, prefix) || key <= startAfter {
-				return nil
-			}
-			base := d.Name()
-			if isTempName(base) || strings.HasSuffix(base, fileblobAttrsExt) || !d.Type().IsRegular() {
-				return nil
-			}
-			info, err := d.Info()
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil // deleted while we walked
-			}
-			if err != nil {
 				return err
 			}
-			out = append(out, FileInfo{Path: key, Size: info.Size(), ModTime: info.ModTime()})
+			for _, d := range ents {
+				if n++; n%256 == 0 {
+					if err := ctx.Err(); err != nil {
+						return err
+					}
+				}
+				name := d.Name()
+				key := dirKey + name
+				if d.IsDir() {
+					// Skip directories that cannot hold a matching key:
+					// outside prefix, or wholly at or before startAfter
+					// (every key under dk sorts below a startAfter above dk
+					// that does not start with dk).
+					dk := key + "/"
+					if !strings.HasPrefix(dk, prefix) && !strings.HasPrefix(prefix, dk) {
+						continue
+					}
+					if startAfter > dk && !strings.HasPrefix(startAfter, dk) {
+						continue
+					}
+					if err := walk(dk); err != nil {
+						return err
+					}
+					continue
+				}
+				if key <= startAfter || !strings.HasPrefix(key, prefix) {
+					continue
+				}
+				if isTempName(name) || strings.HasSuffix(name, fileblobAttrsExt) || !d.Type().IsRegular() {
+					continue
+				}
+				out = append(out, entry{key, d})
+			}
 			return nil
-		})
-		if err != nil {
+		}
+		root := ""
+		if i := strings.LastIndex(prefix, "/"); i >= 0 {
+			root = prefix[:i+1]
+		}
+		if err := walk(root); err != nil {
 			yield(FileInfo{}, err)
 			return
 		}
-		sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
-		for i, fi := range out {
+		sort.Slice(out, func(i, j int) bool { return out[i].key < out[j].key })
+		for i, e := range out {
 			if i%256 == 0 {
 				if err := ctx.Err(); err != nil {
 					yield(FileInfo{}, err)
 					return
 				}
 			}
-			if !yield(fi, nil) {
+			info, err := statEntry(e.d)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // deleted since we walked
+			}
+			if err != nil {
+				yield(FileInfo{}, err)
+				return
+			}
+			if !yield(FileInfo{Path: e.key, Size: info.Size(), ModTime: info.ModTime()}, nil) {
 				return
 			}
 		}
