@@ -19,24 +19,59 @@ const maxIncrementalCommits = 32
 // Update returns the latest snapshot, read incrementally from snap: only
 // the commits after snap.Version() are read, as Delta's DeltaLog.update
 // and delta-kernel-rs's Snapshot::try_new_from do, not the checkpoint and
-// the commits before. It costs one Stat of snap's commit file and one read
-// per commit after it (the last one answering ErrNotFound); nothing is
-// listed. It returns snap itself when no commit follows.
+// the commits before. It costs one read and one Stat per commit after snap
+// (the last read answering ErrNotFound) and one Stat of snap's commit
+// file, after those reads; nothing is listed. It returns snap itself when
+// no commit follows.
 //
-// The commit file of snap's version must still exist: log cleanup deletes
-// versions oldest first (PROTOCOL.md, "Metadata Cleanup"), so while it is
-// there every later commit is too, and a missing successor means snap is
-// the latest. When it has gone (snap older than delta.logRetentionDuration),
-// when its size or modification time (to the second) is not the one snap
-// read (the table was deleted and created again at its path), when more
-// than a few dozen commits follow, or when snap is nil, Update loads the
-// latest snapshot as Snapshot does. The newest .crc of the
-// commits read is checked as a full load checks it (unless
-// Options.SkipChecksumValidation). Errors are those of Snapshot.
+// The commit file of snap's version must still exist, checked after the
+// reads: log cleanup deletes versions oldest first (PROTOCOL.md, "Metadata
+// Cleanup"), so while it is there every later commit is too, and a missing
+// successor means snap is the latest. When it has gone (snap older than
+// delta.logRetentionDuration), when its size or modification time (to the
+// second) is not the one snap read (the table was deleted and created
+// again at its path), when more than a few dozen commits follow, or when
+// snap is nil, Update loads the latest snapshot as Snapshot does. The
+// newest .crc of the commits read is checked as a full load checks it
+// (unless Options.SkipChecksumValidation). Errors are those of Snapshot.
 func (l *Log) Update(ctx context.Context, snap *Snapshot) (*Snapshot, error) {
 	if snap == nil {
 		return l.Snapshot(ctx)
 	}
+	cur := snap
+	var readErr error
+	for n := 0; ; n++ {
+		v := cur.version + 1
+		p := CommitPath(v)
+		data, err := l.store.Read(ctx, p)
+		if errors.Is(err, storage.ErrNotFound) {
+			break
+		}
+		if err == nil && n == maxIncrementalCommits {
+			return l.Snapshot(ctx)
+		}
+		var acts []Action
+		if err == nil {
+			acts, err = ParseCommit(data, p, v, l.opts.MaxLineBytes)
+		}
+		var fi storage.FileInfo
+		if err == nil {
+			fi, err = l.store.Stat(ctx, p)
+		}
+		if err == nil {
+			cur, err = cur.advance(v, acts, p, fi.ModTime)
+		}
+		if err != nil {
+			readErr = err
+			break
+		}
+		cur.tip = commitFileIDOf(fi)
+	}
+	// snap's commit is checked after the reads: a missing successor is the
+	// end of the log only if snap's commit was still there after it (log
+	// cleanup deletes oldest first, so it would have gone first), and the
+	// commits read are snap's table's only if that commit is the file
+	// snap read.
 	fi, err := l.store.Stat(ctx, CommitPath(snap.version))
 	if err != nil {
 		if errors.Is(err, storage.ErrNotFound) {
@@ -49,32 +84,8 @@ func (l *Log) Update(ctx context.Context, snap *Snapshot) (*Snapshot, error) {
 		// created again at its path (its later commits are not snap's).
 		return l.Snapshot(ctx)
 	}
-	cur := snap
-	for n := 0; ; n++ {
-		v := cur.version + 1
-		p := CommitPath(v)
-		data, err := l.store.Read(ctx, p)
-		if errors.Is(err, storage.ErrNotFound) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		if n == maxIncrementalCommits {
-			return l.Snapshot(ctx)
-		}
-		acts, err := ParseCommit(data, p, v, l.opts.MaxLineBytes)
-		if err != nil {
-			return nil, err
-		}
-		fi, err := l.store.Stat(ctx, p)
-		if err != nil {
-			return nil, err
-		}
-		if cur, err = cur.advance(v, acts, p, fi.ModTime); err != nil {
-			return nil, err
-		}
-		cur.tip = commitFileIDOf(fi)
+	if readErr != nil {
+		return nil, readErr
 	}
 	if cur != snap && !l.opts.SkipChecksumValidation {
 		cf, err := l.readChecksum(ctx, cur.version)

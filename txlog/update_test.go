@@ -274,3 +274,49 @@ func TestUpdateSeesATableRecreatedAtItsPath(t *testing.T) {
 		})
 	}
 }
+
+// TestUpdateRacingCleanup: log cleanup deletes the held snapshot's commit
+// and its successors between Update's check of the held commit and its
+// read of the next one. The missing successor is not the end of the log:
+// Update must not answer the held version as the latest (a commit from it
+// would land at version 6 of a table at version 29, hidden behind the
+// checkpoint: a lost write).
+func TestUpdateRacingCleanup(t *testing.T) {
+	ctx := context.Background()
+	mem := newMemStore()
+	buildLog(t, mem, 30)
+	l := newTestLog(t, mem, Options{DisableAutoCheckpoint: true})
+	held, err := l.SnapshotAt(ctx, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	latest, err := l.SnapshotAt(ctx, 29)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Checkpoint(ctx, latest); err != nil {
+		t.Fatal(err)
+	}
+	// Cleanup runs (oldest first, as Cleanup deletes) as Update reads 6.
+	err = mem.Add(faultstore.Rule{Ops: faultstore.OpRead, Path: CommitPath(6), Nth: 1, Mode: faultstore.Call,
+		Func: func(faultstore.Op, string) {
+			for v := int64(0); v < 29; v++ {
+				if err := mem.mem.Delete(ctx, CommitPath(v)); err != nil {
+					t.Error(err)
+				}
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	up, err := l.Update(ctx, held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if up.Version() != 29 {
+		t.Fatalf("update from 5 racing cleanup: version %d, want 29", up.Version())
+	}
+	if v := mustCommit(t, l, up, addAction("mine", true)); v != 30 {
+		t.Fatalf("commit after the update at version %d, want 30", v)
+	}
+}
