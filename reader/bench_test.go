@@ -281,8 +281,10 @@ func rawScan(dir string, keep func(parquet.Row) bool) (int64, error) {
 	return n.Load(), err
 }
 
-// answerOf runs cmd through benchproc's AB and keeps what it printed.
+// answerOf makes cmd keep what it prints in *answer (cleared first: each
+// pair's process answers afresh).
 func answerOf(cmd *exec.Cmd, answer *string) *exec.Cmd {
+	*answer = ""
 	cmd.Stdout = answerWriter{answer}
 	return cmd
 }
@@ -318,7 +320,6 @@ func BenchmarkScanFlights(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			var ours, raw string
 			for b.Loop() {
-				ours, raw = "", ""
 				benchproc.AB(b, fmt.Sprintf("scan %dk flights, %s, lakesink %d workers vs raw %d goroutines", total/1000, tc.name, procs, procs),
 					"raw parquet-go row read of every file, filter in Go",
 					func(int) *exec.Cmd { return answerOf(benchproc.Side("reader-scan", dir, tc.where), &ours) },
@@ -392,7 +393,6 @@ func BenchmarkOpenSnapshot100kFiles(b *testing.B) {
 	writeLog(b, dir, logs...)
 	var files, lines string
 	for b.Loop() {
-		files, lines = "", ""
 		benchproc.AB(b, "open snapshot, 100k-file table (JSON log, 10 commits), both 8 files at once",
 			"json decode of the log into maps",
 			func(int) *exec.Cmd { return answerOf(benchproc.Side("reader-open", dir), &files) },
