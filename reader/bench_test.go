@@ -30,8 +30,9 @@ import (
 // stats-only filter and with none, against a raw parquet-go read of every
 // data file of the same table in the same run (decode every row, apply the
 // same filter in Go: what a reader without Delta metadata must do), with the
-// same number of goroutines; and the time to open a snapshot of a 100k-file
-// table. Each side is a whole process (benchproc.AB), the two alternated.
+// same number of goroutines. Each side is a whole process (benchproc.AB), the
+// two alternated. (Opening a 100k-file snapshot is txlog's
+// BenchmarkSnapshotOpen.)
 //
 // LAKESINK_BENCH_FLIGHT_ROWS overrides the row count (default 3,000,000).
 
@@ -182,23 +183,6 @@ func init() {
 		fmt.Println(n)
 		return err
 	})
-	benchproc.Register("reader-open", func(args []string) error { // dir
-		snap, err := Open(context.Background(), args[0])
-		if err != nil {
-			return err
-		}
-		fmt.Println(snap.Delta().NumFiles())
-		return snap.Close()
-	})
-	benchproc.Register("raw-open", func(args []string) error { // dir, commits
-		commits, err := strconv.Atoi(args[1])
-		if err != nil {
-			return err
-		}
-		n, err := rawDecodeLog(args[0], commits)
-		fmt.Println(n)
-		return err
-	})
 }
 
 // rawFilters are the raw scan's filters by case name, bound being the
@@ -336,69 +320,5 @@ func BenchmarkScanFlights(b *testing.B) {
 				b.Fatal("lakesink returned no rows")
 			}
 		})
-	}
-}
-
-// rawDecodeLog decodes every line of commits 0..commits-1 of dir's log into
-// generic maps, 8 files at once (txlog's default ReadConcurrency), and
-// returns the line count.
-func rawDecodeLog(dir string, commits int) (int64, error) {
-	var n atomic.Int64
-	var g errgroup.Group
-	g.SetLimit(8)
-	for c := range commits {
-		g.Go(func() error {
-			data, err := os.ReadFile(filepath.Join(dir, "_delta_log", fmt.Sprintf("%020d.json", c)))
-			if err != nil {
-				return err
-			}
-			for line := range strings.SplitSeq(strings.TrimSpace(string(data)), "\n") {
-				var m map[string]any
-				if err := json.Unmarshal([]byte(line), &m); err != nil {
-					return err
-				}
-				n.Add(1)
-			}
-			return nil
-		})
-	}
-	err := g.Wait()
-	return n.Load(), err
-}
-
-// BenchmarkOpenSnapshot100kFiles opens a table whose log adds 100,000 files
-// (10 commits of 10,000 add actions, no checkpoint): lakesink's reader.Open
-// (8 commit files read at once, the snapshot's file maps built) against
-// decoding the same JSON lines into generic maps, 8 files at once, nothing
-// kept. Each side a whole process of this test binary, alternated.
-func BenchmarkOpenSnapshot100kFiles(b *testing.B) {
-	dir := b.TempDir()
-	const commits, perCommit = 10, 10_000
-	var logs []string
-	sch := `{\"type\":\"struct\",\"fields\":[{\"name\":\"id\",\"type\":\"long\",\"nullable\":true,\"metadata\":{}},{\"name\":\"p\",\"type\":\"string\",\"nullable\":true,\"metadata\":{}}]}`
-	for c := range commits {
-		var sb strings.Builder
-		if c == 0 {
-			sb.WriteString(`{"protocol":{"minReaderVersion":1,"minWriterVersion":2}}` + "\n")
-			sb.WriteString(`{"metaData":{"id":"bench","format":{"provider":"parquet","options":{}},"schemaString":"` + sch + `","partitionColumns":["p"],"configuration":{}}}` + "\n")
-		}
-		fmt.Fprintf(&sb, `{"commitInfo":{"timestamp":%d,"operation":"WRITE"}}`+"\n", 1700000000000+c)
-		for i := range perCommit {
-			id := c*perCommit + i
-			fmt.Fprintf(&sb, `{"add":{"path":"p=%d/part-%05d-0b5e1a2c-0000-4000-8000-%012d.c000.snappy.parquet","partitionValues":{"p":"%d"},"size":1024,"modificationTime":1700000000000,"dataChange":true,"stats":"{\"numRecords\":100,\"minValues\":{\"id\":%d},\"maxValues\":{\"id\":%d},\"nullCount\":{\"id\":0}}"}}`+"\n",
-				id%100, id, id, id%100, id*100, id*100+99)
-		}
-		logs = append(logs, sb.String())
-	}
-	writeLog(b, dir, logs...)
-	var files, lines string
-	for b.Loop() {
-		benchproc.AB(b, "open snapshot, 100k-file table (JSON log, 10 commits), both 8 files at once",
-			"json decode of the log into maps",
-			func(int) *exec.Cmd { return answerOf(benchproc.Side("reader-open", dir), &files) },
-			func(int) *exec.Cmd { return answerOf(benchproc.Side("raw-open", dir, strconv.Itoa(commits)), &lines) })
-	}
-	if want := strconv.Itoa(commits * perCommit); strings.TrimSpace(files) != want {
-		b.Fatalf("snapshot has %q files, want %s", files, want)
 	}
 }
