@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/csv"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"net/url"
 	"runtime"
@@ -865,13 +867,15 @@ func (s *FileSource) textChunks(ctx context.Context, files []decodedFile, sch *s
 const textPieceRows = 4096
 
 // textPiece is a run of records of one file, converted by one worker:
-// NDJSON lines (lines, from line first), or records already split (recs;
-// CSV: fields, nf a record, at recLines).
+// NDJSON lines (lines, from line first), CSV lines (csvLines, a file without
+// quotes), or records already split (recs; CSV: fields, nf a record, at
+// recLines).
 type textPiece struct {
 	f        *decodedFile
 	lines    []byte
 	first    int
 	recs     []rawRecord
+	csvLines []byte // CSV without quotes: lines, from line first
 	fields   []string
 	nf       int
 	recLines []int
@@ -940,6 +944,9 @@ func (s *FileSource) splitPieces(ctx context.Context, f *decodedFile, sch *schem
 		}
 		return ok
 	}
+	if bytes.IndexByte(data, '"') < 0 {
+		return s.splitPlainCSV(ctx, f, data, sch, piece)
+	}
 	var p *textPiece
 	ok := true
 	splitCSV(data, s.opts.CSVDelimiter, func(h []string, r rawRecord, _ func() string) bool {
@@ -968,6 +975,49 @@ func (s *FileSource) splitPieces(ctx context.Context, f *decodedFile, sch *schem
 		ok = piece(p)
 	}
 	return ok
+}
+
+// splitPlainCSV splits CSV data holding no quote character: every line end
+// then ends a record, so the pieces are runs of textPieceRows lines, each
+// read by its worker's own csv.Reader (as NDJSON pieces are checked by the
+// workers). The header is read here.
+func (s *FileSource) splitPlainCSV(ctx context.Context, f *decodedFile, data []byte, sch *schema.StructType, piece func(*textPiece) bool) bool {
+	data = bytes.TrimPrefix(data, utf8BOM)
+	r := csv.NewReader(bytes.NewReader(data))
+	r.Comma = s.opts.CSVDelimiter
+	r.FieldsPerRecord = -1
+	header, err := r.Read()
+	if err == io.EOF {
+		return true
+	}
+	if err != nil {
+		piece(&textPiece{f: f, bad: &RecordError{File: f.url, Line: 1, Err: fmt.Errorf("malformed CSV header: %w", err)}})
+		return false
+	}
+	off := int(r.InputOffset())
+	line := 1 + bytes.Count(data[:off], []byte("\n"))
+	data = data[off:]
+	cols, extra := csvColumns(header, sch), csvExtra(header, sch)
+	for len(data) > 0 {
+		if ctx.Err() != nil {
+			return false
+		}
+		end, n := 0, 0
+		for n < textPieceRows && end < len(data) {
+			i := bytes.IndexByte(data[end:], '\n')
+			if i < 0 {
+				end = len(data)
+			} else {
+				end += i + 1
+			}
+			n++
+		}
+		if !piece(&textPiece{f: f, csvLines: data[:end], first: line, header: header, nf: len(header), cols: cols, extra: extra}) {
+			return false
+		}
+		data, line = data[end:], line+n
+	}
+	return true
 }
 
 // convertPiece converts the records of p into p.rows, up to its first bad
@@ -1003,6 +1053,36 @@ func (s *FileSource) convertPiece(p *textPiece, sch *schema.StructType, slab *ro
 			fail(line, err)
 			return false
 		})
+	case p.csvLines != nil:
+		r := csv.NewReader(bytes.NewReader(p.csvLines))
+		r.Comma = s.opts.CSVDelimiter
+		r.FieldsPerRecord = -1
+		r.ReuseRecord = true
+		p.rows = make([][]any, 0, textPieceRows)
+		for {
+			rec, err := r.Read()
+			if err == io.EOF {
+				return
+			}
+			if err != nil { // not from input without quotes
+				fail(p.first, fmt.Errorf("malformed CSV: %w", err))
+				return
+			}
+			l, _ := r.FieldPos(0)
+			line := p.first - 1 + l
+			if len(rec) != p.nf {
+				fail(line, fmt.Errorf("%d fields, header has %d", len(rec), p.nf))
+				return
+			}
+			out := slab.next(n)
+			v, err := s.conv.csvRow(p.header, rec, sch, p.cols, p.extra, out)
+			if err != nil {
+				slab.undo(out)
+				fail(line, err)
+				return
+			}
+			p.rows = append(p.rows, v)
+		}
 	case p.recs != nil:
 		p.rows = make([][]any, 0, len(p.recs))
 		for _, r := range p.recs {

@@ -27,6 +27,10 @@ var textCases = []struct {
 	{"csv flights", FormatCSV, "", flightsSchema, []string{
 		flightsCSV(0, 5000), "date,delay,distance,origin,destination\n", flightsCSV(5000, 4100),
 	}},
+	{"csv without quotes", FormatCSV, "", flightsSchema, []string{
+		"\xEF\xBB\xBF" + plainCSV(flightsCSV(0, 5000)), plainCSV(flightsCSV(5000, 10)) + "\n\n" + plainCSV(flightsCSV(7000, 4100))[39:],
+		strings.ReplaceAll(plainCSV(flightsCSV(0, 4200)), "\n", "\r\n"), "delay,origin\n\n1,a\n\n\n2,\n,\n",
+	}},
 	{"json odd", FormatJSON, SchemaEvolutionNone, &schema.StructType{Fields: []schema.StructField{
 		{Name: "id", Type: schema.TypeLong, Nullable: true},
 		{Name: "s", Type: schema.TypeString, Nullable: true},
@@ -53,6 +57,9 @@ func flightsNDJSON(from, n int) string {
 	}
 	return b.String()
 }
+
+// plainCSV drops the quotes of a CSV text.
+func plainCSV(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, `"`, ""), "D,", "D") }
 
 func flightsCSV(from, n int) string {
 	var b strings.Builder
@@ -138,6 +145,9 @@ func TestStreamedTextFirstBadRecord(t *testing.T) {
 		{"csv fields", FormatCSV, []string{flightsCSV(0, 4096) + "1,2\n"}},
 		{"csv quote", FormatCSV, []string{flightsCSV(0, 10) + "2001-01-01T00:00:00Z,1,1,\"A,B\n"}},
 		{"csv unknown", FormatCSV, []string{"delay,extra\n1,\n2,x\n"}},
+		{"csv without quotes type", FormatCSV, []string{plainCSV(flightsCSV(0, 4096)), plainCSV(flightsCSV(0, 8200)) + "\n\n2001-01-01T00:00:00Z,x,1,A,B\n"}},
+		{"csv without quotes fields", FormatCSV, []string{plainCSV(flightsCSV(0, 5000)) + "\r\n1,2\r\n"}},
+		{"csv without quotes header", FormatCSV, []string{"a,a\n1,2\n"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
