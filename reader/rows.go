@@ -258,8 +258,11 @@ func (p *readPlan) run(ctx context.Context, workers int, consume func(chunk) boo
 			}
 			g.Go(func() error {
 				defer func() { <-tokens }()
-				defer close(streams)
-				return p.readFileParallel(gctx, g, tokens, &p.files[i], streams)
+				err := p.readFileParallel(gctx, g, tokens, &p.files[i], streams)
+				if err == nil {
+					close(streams) // see readFileParallel
+				}
+				return err
 			})
 		}
 		return nil
@@ -402,6 +405,14 @@ func (p *readPlan) readFile(ctx context.Context, f *File, emit func([]Record) bo
 // own stream, sent on streams in order; a row group is given to a helper
 // goroutine of g when a token is free (the last one never is: this task
 // reads it while holding its own token).
+//
+// A stream is closed only when its row group was read to the end or the
+// read was cancelled: one ending on an error stays open (as does the
+// file's streams channel, left to run's task), so that the consumer, which
+// takes a closed stream for a finished row group, waits for the errgroup's
+// cancellation instead of moving on to the next row group or file before
+// it (the error would then come after records read past the failed rows,
+// or never, for a caller stopping at a limit).
 func (p *readPlan) readFileParallel(ctx context.Context, g *errgroup.Group, tokens chan struct{}, f *File, streams chan<- chunkStream) error {
 	of, err := p.openFile(ctx, f)
 	if err != nil {
@@ -441,22 +452,26 @@ func (p *readPlan) readFileParallel(ctx context.Context, g *errgroup.Group, toke
 			pf, err := of.pf.Clone()
 			if err != nil {
 				<-tokens
-				close(s)
 				return fmt.Errorf("%s: %w", p.s.store.URL(), err)
 			}
 			first := base // base moves on before the helper runs
 			g.Go(func() error {
 				defer func() { <-tokens }()
-				defer close(s)
 				defer pf.Close()
 				_, _, err := p.readRowGroup(ctx, of, pf, rg, first, emit)
+				if err == nil {
+					close(s)
+				}
 				return err
 			})
 		} else {
 			_, ok, err := p.readRowGroup(ctx, of, of.pf, rg, base, emit)
-			close(s)
-			if err != nil || !ok {
+			if err != nil {
 				return err
+			}
+			close(s)
+			if !ok {
+				return nil
 			}
 		}
 		base += rows
