@@ -47,9 +47,10 @@ test-short:
 # processes, alternated (internal/testutil/benchproc); packages run one at a
 # time (-p 1) so that no two benchmarks share the machine. About 25 minutes
 # on the loaded 2-core development machine. A failed benchmark fails the
-# target after the table is printed.
+# target after the table is printed. cmd/lakesink's BenchmarkProfile* (runs
+# for pprof, no rows) are skipped.
 bench: build
-	$(GO) test -p 1 -run '^$$' -bench . -benchtime 1x -timeout 30m $(PKGS) 2>&1 | tee bin/bench.out
+	$(GO) test -p 1 -run '^$$' -bench . -skip '^BenchmarkProfile' -benchtime 1x -timeout 30m $(PKGS) 2>&1 | tee bin/bench.out
 	cd bench && LAKESINK_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m . 2>&1 | tee -a ../bin/bench.out
 	@$(GO) run ./internal/benchtable < bin/bench.out
 	@$(GO) run ./internal/benchtable -md < bin/bench.out > bin/bench.md && echo "Markdown table: bin/bench.md"
