@@ -51,6 +51,9 @@ type BatchWriter struct {
 	// pre shreds the rows of a partitioned write once, in row order, when
 	// the plan allows it (writePlan.preShreddable); nil otherwise.
 	pre *shredder
+	// freeRowIdx are the row index slices of the last chunk's partitions,
+	// for the next chunk's (partitionGroups).
+	freeRowIdx [][]int
 }
 
 // openPart is one partition of a BatchWriter: its closed files and the file
@@ -133,7 +136,7 @@ func (w *BatchWriter) write(ctx context.Context, rows [][]any, validate bool) er
 			return err
 		}
 	}
-	groups, err := lay.partitionGroups(&schema.Batch{Schema: lay.schema, Rows: rows})
+	groups, err := lay.partitionGroups(&schema.Batch{Schema: lay.schema, Rows: rows}, &w.freeRowIdx)
 	if err != nil {
 		return err
 	}
@@ -172,6 +175,11 @@ func (w *BatchWriter) write(ctx context.Context, rows [][]any, validate bool) er
 		})
 	}
 	err = eg.Wait()
+	for _, g := range groups {
+		if g.rows != nil {
+			w.freeRowIdx = append(w.freeRowIdx, g.rows[:0])
+		}
+	}
 	if pre != nil {
 		for _, p := range targets {
 			if p.fw != nil {
