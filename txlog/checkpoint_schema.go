@@ -131,31 +131,12 @@ func strMap(m map[string]*string) map[string]string {
 	return out
 }
 
-func ptrMap(m map[string]string) map[string]*string {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]*string, len(m))
-	for k, v := range m {
-		out[k] = ptr(v)
-	}
-	return out
-}
-
 func (d *ckptDV) toAction() *DeletionVector {
 	if d == nil || deref(d.StorageType) == "" {
 		return nil
 	}
 	return &DeletionVector{StorageType: *d.StorageType, PathOrInlineDV: deref(d.PathOrInlineDv), Offset: d.Offset,
 		SizeInBytes: deref(d.SizeInBytes), Cardinality: deref(d.Cardinality)}
-}
-
-func dvToCkpt(d *DeletionVector) *ckptDV {
-	if d == nil {
-		return nil
-	}
-	return &ckptDV{StorageType: ptr(d.StorageType), PathOrInlineDv: ptr(d.PathOrInlineDV), Offset: d.Offset,
-		SizeInBytes: ptr(d.SizeInBytes), Cardinality: ptr(d.Cardinality)}
 }
 
 // toAction converts a checkpoint row to an action; ok is false for a row
@@ -230,61 +211,4 @@ func (r *ckptReadRow) toAction() (Action, bool) {
 		n++
 	}
 	return a, n > 0
-}
-
-// toCkptRow converts an action for a V1 checkpoint.
-func toCkptRow(a *Action) ckptRow {
-	var r ckptRow
-	if t := a.Txn; t != nil {
-		r.Txn = &ckptTxn{AppID: ptr(t.AppID), Version: ptr(t.Version), LastUpdated: t.LastUpdated}
-	}
-	if x := a.Add; x != nil {
-		pv := x.PartitionValues
-		if pv == nil {
-			pv = map[string]*string{}
-		}
-		r.Add = &ckptAdd{Path: ptr(x.Path), PartitionValues: pv, Size: ptr(x.Size), ModificationTime: ptr(x.ModificationTime),
-			DataChange: ptr(x.DataChange), Tags: ptrMap(x.Tags), DeletionVector: dvToCkpt(x.DeletionVector),
-			BaseRowID: x.BaseRowID, DefaultRowCommitVersion: x.DefaultRowCommitVersion}
-		if x.Stats != "" {
-			r.Add.Stats = ptr(x.Stats)
-		}
-		if x.ClusteringProvider != "" {
-			r.Add.ClusteringProvider = ptr(x.ClusteringProvider)
-		}
-	}
-	if x := a.Remove; x != nil {
-		r.Remove = &ckptRemove{Path: ptr(x.Path), DeletionTimestamp: x.DeletionTimestamp, DataChange: ptr(x.DataChange),
-			ExtendedFileMetadata: x.ExtendedFileMetadata, PartitionValues: x.PartitionValues, Size: x.Size,
-			Tags: ptrMap(x.Tags), DeletionVector: dvToCkpt(x.DeletionVector), BaseRowID: x.BaseRowID,
-			DefaultRowCommitVersion: x.DefaultRowCommitVersion}
-	}
-	if m := a.MetaData; m != nil {
-		r.MetaData = &ckptMetadata{ID: ptr(m.ID), SchemaString: ptr(m.SchemaString),
-			Format:           &ckptFormat{Provider: ptr(m.Format.Provider), Options: ptrMap(m.Format.Options)},
-			PartitionColumns: m.PartitionColumns, Configuration: ptrMap(m.Configuration), CreatedTime: m.CreatedTime}
-		if r.MetaData.Format.Options == nil {
-			r.MetaData.Format.Options = map[string]*string{}
-		}
-		if r.MetaData.PartitionColumns == nil {
-			r.MetaData.PartitionColumns = []string{}
-		}
-		if r.MetaData.Configuration == nil {
-			r.MetaData.Configuration = map[string]*string{}
-		}
-		if m.Name != "" {
-			r.MetaData.Name = ptr(m.Name)
-		}
-		if m.Description != "" {
-			r.MetaData.Description = ptr(m.Description)
-		}
-	}
-	if p := a.Protocol; p != nil {
-		r.Protocol = &ckptProtocol{MinReaderVersion: ptr(int32(p.MinReaderVersion)), MinWriterVersion: ptr(int32(p.MinWriterVersion)),
-			ReaderFeatures: p.ReaderFeatures, WriterFeatures: p.WriterFeatures}
-	}
-	if d := a.DomainMetadata; d != nil {
-		r.DomainMetadata = &ckptDomain{Domain: ptr(d.Domain), Configuration: ptr(d.Configuration), Removed: ptr(d.Removed)}
-	}
-	return r
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/parquet-go/parquet-go"
 
@@ -41,42 +42,18 @@ func (l *Log) Checkpoint(ctx context.Context, snap *Snapshot) (*LastCheckpoint, 
 		return nil, fmt.Errorf("checkpoint of version %d: %w", snap.version, err)
 	}
 	p := CheckpointPath(snap.version)
-	codec, err := parquetio.Codec("snappy") // as Spark writes checkpoints
-	if err != nil {
-		return nil, err
-	}
 	w, err := l.store.NewWriter(ctx, p)
 	if err != nil {
 		return nil, fmt.Errorf("write checkpoint %s: %w", p, err)
 	}
 	cw := &countingWriter{w: w}
-	// The writer settings of every lakesink Parquet file
-	// (parquetio.SparkWriterOptions: version 1 pages and PLAIN byte arrays,
-	// as Spark writes checkpoints; statistics as parquet-mr writes them, so
-	// a large schemaString or partition value is stored once).
-	sl := parquetio.NewStatsLimitingWriter(cw)
-	pw := parquet.NewGenericWriter[ckptRow](sl, parquetio.SparkWriterOptions(codec)...)
-	chunk := make([]ckptRow, 0, l.opts.CheckpointRowsPerChunk)
-	var rows, adds int64
-	flush := func() error {
-		if len(chunk) == 0 {
-			return nil
-		}
-		if _, err := pw.Write(chunk); err != nil {
-			return err
-		}
-		chunk = chunk[:0]
-		// one row group per chunk: the writer's buffers stay bounded
-		return pw.Flush()
+	fw, err := newCkptFileWriter(cw, l.opts.CheckpointRowsPerChunk)
+	if err != nil {
+		_ = w.Abort()
+		return nil, err
 	}
-	emit := func(a Action) error {
-		chunk = append(chunk, toCkptRow(&a))
-		rows++
-		if len(chunk) == cap(chunk) {
-			return flush()
-		}
-		return nil
-	}
+	var adds int64
+	emit := func(a Action) error { return fw.add(&a) }
 	fail := func(err error) (*LastCheckpoint, error) {
 		_ = w.Abort()
 		return nil, fmt.Errorf("write checkpoint %s: %w", p, err)
@@ -110,19 +87,16 @@ func (l *Log) Checkpoint(ctx context.Context, snap *Snapshot) (*LastCheckpoint, 
 			return fail(err)
 		}
 	}
-	if err := flush(); err != nil {
-		return fail(err)
-	}
 	if err := ctx.Err(); err != nil {
 		return fail(err)
 	}
-	if err := sl.Finish(pw); err != nil {
+	if err := fw.finish(); err != nil {
 		return fail(err)
 	}
 	if err := w.Close(); err != nil {
 		return nil, fmt.Errorf("write checkpoint %s: %w", p, err)
 	}
-	lc := &LastCheckpoint{Version: snap.version, Size: rows, SizeInBytes: ptr(cw.n), NumOfAddFiles: ptr(adds)}
+	lc := &LastCheckpoint{Version: snap.version, Size: fw.rows, SizeInBytes: ptr(cw.n), NumOfAddFiles: ptr(adds)}
 	if old, err := l.LastCheckpointHint(ctx); err == nil && old != nil && old.Version > snap.version {
 		return lc, nil
 	}
@@ -134,6 +108,69 @@ func (l *Log) Checkpoint(ctx context.Context, snap *Snapshot) (*LastCheckpoint, 
 		return nil, fmt.Errorf("write %s: %w", LastCheckpointPath, err)
 	}
 	return lc, nil
+}
+
+// ckptFileWriter writes the rows of a V1 checkpoint file: each action is
+// shredded column-wise (checkpoint_shred.go) into the column writers of a
+// GenericWriter[ckptRow], in batches of ckptBatchRows within each chunk of
+// rowsPerChunk rows, one row group per chunk (the writer's buffers stay
+// bounded), as GenericWriter.Write of each chunk would cut them.
+type ckptFileWriter struct {
+	sl        *parquetio.StatsLimitingWriter
+	pw        *parquet.GenericWriter[ckptRow]
+	cws       []*parquet.ColumnWriter
+	shred     *ckptShredder
+	perChunk  int
+	chunkRows int
+	rows      int64
+}
+
+func newCkptFileWriter(w io.Writer, rowsPerChunk int) (*ckptFileWriter, error) {
+	codec, err := parquetio.Codec("snappy") // as Spark writes checkpoints
+	if err != nil {
+		return nil, err
+	}
+	// The writer settings of every lakesink Parquet file
+	// (parquetio.SparkWriterOptions: version 1 pages and PLAIN byte arrays,
+	// as Spark writes checkpoints; statistics as parquet-mr writes them, so
+	// a large schemaString or partition value is stored once).
+	sl := parquetio.NewStatsLimitingWriter(w)
+	pw := parquet.NewGenericWriter[ckptRow](sl, parquetio.SparkWriterOptions(codec)...)
+	return &ckptFileWriter{sl: sl, pw: pw, cws: pw.ColumnWriters(), shred: newCkptShredder(), perChunk: rowsPerChunk}, nil
+}
+
+// add writes a as the next row.
+func (f *ckptFileWriter) add(a *Action) error {
+	f.shred.row(a)
+	f.rows++
+	f.chunkRows++
+	if f.chunkRows == f.perChunk {
+		return f.flush()
+	}
+	if f.shred.rows == ckptBatchRows {
+		return f.shred.write(f.cws)
+	}
+	return nil
+}
+
+// flush ends the chunk's row group.
+func (f *ckptFileWriter) flush() error {
+	if f.chunkRows == 0 {
+		return nil
+	}
+	if err := f.shred.write(f.cws); err != nil {
+		return err
+	}
+	f.chunkRows = 0
+	return f.pw.Flush()
+}
+
+// finish ends the last row group and writes the file's tail.
+func (f *ckptFileWriter) finish() error {
+	if err := f.flush(); err != nil {
+		return err
+	}
+	return f.sl.Finish(f.pw)
 }
 
 type countingWriter struct {
