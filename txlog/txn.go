@@ -1,6 +1,7 @@
 package txlog
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -414,6 +415,13 @@ func (t *Transaction) Commit(ctx context.Context, operation string, params Opera
 	}
 	var between [][]Action  // the winning commits since readVersion, for the .crc
 	var winVersions []int64 // their versions
+	var staged storage.Staged
+	var stagedData []byte
+	defer func() {
+		if staged != nil {
+			_ = staged.Close()
+		}
+	}()
 	for attempt := 1; ; attempt++ {
 		if ict {
 			ts := max(l.opts.Now().UnixMilli(), prevICT+1)
@@ -432,7 +440,20 @@ func (t *Transaction) Commit(ctx context.Context, operation string, params Opera
 			return -1, err
 		}
 		p := CommitPath(version)
-		err = l.store.PutIfAbsent(ctx, p, data)
+		// The commit's bytes are staged once (on local disk: written and
+		// fsynced to a temporary file) and put at each version tried; a
+		// retry whose bytes changed (in-commit timestamp, row ids) stages
+		// them anew.
+		if staged == nil || !bytes.Equal(data, stagedData) {
+			if staged != nil {
+				_ = staged.Close()
+			}
+			if staged, err = storage.Stage(ctx, l.store, p, data); err != nil {
+				return -1, fmt.Errorf("write commit %s: %w", p, err)
+			}
+			stagedData = data
+		}
+		err = staged.PutIfAbsent(ctx, p)
 		if errors.Is(err, storage.ErrCommitStateUnknown) {
 			won, rerr := t.resolveUnknown(ctx, version)
 			if rerr != nil {
@@ -445,6 +466,8 @@ func (t *Transaction) Commit(ctx context.Context, operation string, params Opera
 			}
 		}
 		if err == nil {
+			_ = staged.Close() // the commit file is its own link now
+			staged = nil
 			t.done = true
 			t.post = t.postCommitSnapshot(ctx, version, data, winVersions, between)
 			l.afterCommit(ctx, version, t, ci, out, between)
@@ -686,43 +709,64 @@ func (t *Transaction) resolveUnknown(ctx context.Context, version int64) (bool, 
 	return ci.TxnID() == t.txnID, nil
 }
 
-// commitsFrom reads the summaries of the contiguous commits from version on.
+// commitsFrom reads the summaries of the contiguous commits from version
+// on (version itself exists: our put-if-absent of it failed). They are
+// read one by one until a version is not found, as Log.Update reads: no
+// listing of _delta_log (a local directory listing reads every entry of
+// the log, and one read while other writers commit can miss a file that
+// was created before a later one it does see, which read as a hole). The
+// version after the first missing one is looked up too: a commit there is
+// a hole in the log, which our commit must not fill (it would rewrite
+// history that the later commit's writer saw differently). A hole further
+// on (a stray file far beyond the last commit) is not looked for; loading
+// the log reports it.
 func (l *Log) commitsFrom(ctx context.Context, version int64) ([]commitSummary, error) {
-	ls, err := l.list(ctx, versionPrefix(version))
-	if err != nil {
-		return nil, err
-	}
 	var out []commitSummary
 	for v := version; ; v++ {
-		lf, ok := ls.commits[v]
-		if !ok {
-			break
-		}
+		p := CommitPath(v)
 		var acts []Action
-		err := readCommit(ctx, l.store, lf.info.Path, v, l.opts.MaxLineBytes, func(_ int, a *Action) error {
+		err := readCommit(ctx, l.store, p, v, l.opts.MaxLineBytes, func(_ int, a *Action) error {
 			acts = append(acts, *a)
 			return nil
 		})
+		if errors.Is(err, storage.ErrNotFound) {
+			if v == version {
+				return nil, fmt.Errorf("commit %s exists but cannot be read: %w", p, err)
+			}
+			next, err := l.commitExists(ctx, v+1)
+			if err != nil {
+				return nil, err
+			}
+			if !next {
+				return out, nil
+			}
+			// A writer creates v+1 only after reading v: v missing after
+			// v+1 was seen is a hole, not a race.
+			now, err := l.commitExists(ctx, v)
+			if err != nil {
+				return nil, err
+			}
+			if now {
+				v-- // created since: read it
+				continue
+			}
+			return nil, &CorruptLogError{Path: LogDir, Version: v + 1,
+				Err: fmt.Errorf("versions not contiguous: missing %d (found while committing after version %d)", v, version-1)}
+		}
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, l.summarize(v, acts))
 	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("commit %s exists but is not listed", CommitPath(version))
+}
+
+// commitExists stats the commit file of v.
+func (l *Log) commitExists(ctx context.Context, v int64) (bool, error) {
+	_, err := l.store.Stat(ctx, CommitPath(v))
+	if errors.Is(err, storage.ErrNotFound) {
+		return false, nil
 	}
-	// A commit beyond a hole: the log is not contiguous, and our commit
-	// must not fill the hole (it would rewrite history that the later
-	// commit's writer saw differently).
-	last := version
-	for v := range ls.commits {
-		last = max(last, v)
-	}
-	if _, gaps := versionGaps(ls.commits, version, last); len(gaps) > 0 {
-		return nil, &CorruptLogError{Path: LogDir, Version: last,
-			Err: fmt.Errorf("versions not contiguous: missing %s (found while committing after version %d)", formatGaps(gaps), version-1)}
-	}
-	return out, nil
+	return err == nil, err
 }
 
 // afterCommit writes the version checksum file and the automatic
