@@ -1,7 +1,9 @@
 package txlog
 
 import (
+	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -38,6 +40,18 @@ var actionFastCases = []struct {
 	{`{}`, false},
 	{`[]`, false},
 	{`{"add":{"path":""}}`, true}, // decoded, then refused by validate on both paths
+	// Inputs a byte fuzzer is unlikely to build:
+	{`{"\u0061dd":{"p\u0061th":"a\u00e9\ud83d\ude00\u0000b","partitionValues":{"p":null,"q":"\u2028"}}}`, true}, // escapes in keys and values
+	{`{"add":{"PATH":"a","Size":3,"DATACHANGE":true}}`, true},                                                   // encoding/json's case-insensitive field match
+	{`{"add":{"path":"a","path":"b","size":1,"size":2}}`, true},                                                 // duplicate field: the last wins
+	{`{"add":{"path":"a","size":9223372036854775808}}`, false},                                                  // int64 overflow: refused on both
+	{`{"add":{"path":"a","size":1e3}}`, false},
+	{`{"add":{"path":"a","partitionValues":null,"tags":null,"stats":null,"deletionVector":null}}`, true},
+	{`{"add":{"path":"a","partitionValues":{"p":1}}}`, false},
+	{`{"add":{"path":"a","partitionValues":[]}}`, false},
+	{`{"commitInfo":{"x":[[[[[[[[[[{"y":{"z":[null,1e400,"\ud800"]}}]]]]]]]]]],"x":2}}`, true}, // nested unknown, duplicate key
+	{`{"txn":{"appId":"q","version":-0,"lastUpdated":null}}`, true},
+	{"\ufeff{\"txn\":{\"appId\":\"q\",\"version\":1}}", false}, // a BOM is not JSON
 }
 
 // TestDecodeActionFastAgrees checks the one-pass decode of a commit line
@@ -82,4 +96,28 @@ func FuzzDecodeActionFast(f *testing.F) {
 	f.Fuzz(func(t *testing.T, line []byte) {
 		checkFastAgrees(t, line)
 	})
+}
+
+// TestDecodeActionNestingLimit: a line nested one level past
+// encoding/json's limit (10,000) inside commitInfo is refused by the
+// decode commit lines go through (json.Unmarshal into an Action), as the
+// generic decode refuses it, although the one-pass decode alone, which
+// counts depth from the action's value, would take it; one level less is
+// taken by both.
+func TestDecodeActionNestingLimit(t *testing.T) {
+	line := func(depth int) []byte { // depth of the deepest array, the line's object counted
+		n := depth - 2
+		return []byte(`{"commitInfo":{"x":` + strings.Repeat("[", n) + strings.Repeat("]", n) + `}}`)
+	}
+	for _, tc := range []struct {
+		depth int
+		ok    bool
+	}{{10000, true}, {10001, false}} {
+		var a, slow Action
+		err := json.Unmarshal(line(tc.depth), &a)
+		serr := slow.unmarshalSlow(line(tc.depth))
+		if (err == nil) != tc.ok || (serr == nil) != tc.ok {
+			t.Errorf("depth %d: decode error %v, generic error %v; want ok=%v", tc.depth, err, serr, tc.ok)
+		}
+	}
 }
