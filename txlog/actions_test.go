@@ -3,6 +3,8 @@ package txlog
 import (
 	"encoding/json"
 	"errors"
+	"net/url"
+	"path"
 	"strings"
 	"testing"
 )
@@ -210,6 +212,20 @@ func TestResolvePath(t *testing.T) {
 	}
 	if got := EncodePath("a b/c%3A.parquet"); got != "a%20b/c%253A.parquet" {
 		t.Errorf("EncodePath = %q", got)
+	}
+}
+
+// TestPlainRelativeIsWhatDecodingGives: every path plainRelative takes as
+// is, unescaping and path.Clean leave as it is, and the paths they change
+// (or refuse) it does not take.
+func TestPlainRelativeIsWhatDecodingGives(t *testing.T) {
+	for _, raw := range []string{"p.parquet", "a/b/c.parquet", "p=1/part-0.snappy.parquet", "a+b/c d", "a//b", "a/./b", "./a", "a/.", "a/..", "..",
+		".", "/a", "a/", "a%20b", "a%zz", "x/../y", ".../a", "..a/b", "a/.b", "a:b/c", "%", "a/b/", "//"} {
+		dec, err := url.PathUnescape(raw)
+		same := err == nil && !strings.HasPrefix(dec, "/") && path.Clean(dec) == raw && raw != "." && raw != ".." && !strings.HasPrefix(raw, "../")
+		if got := plainRelative(raw); got != same {
+			t.Errorf("plainRelative(%q) = %v, decoding leaves it as is: %v", raw, got, same)
+		}
 	}
 }
 

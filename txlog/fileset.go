@@ -242,20 +242,22 @@ func (ed *fileSetEditor[T]) done() *fileSet[T] {
 }
 
 // fileSetFromMap builds a set from a map's live (non-nil) entries, sorting
-// the keys.
+// them; the chunks are slices of one sorted array (capped, so that an
+// editor copies a chunk before it grows).
 func fileSetFromMap[T any](m map[fileKey]*T) *fileSet[T] {
-	keys := make([]fileKey, 0, len(m))
+	ents := make([]fileEntry[T], 0, len(m))
 	for k, v := range m {
 		if v != nil {
-			keys = append(keys, k)
+			ents = append(ents, fileEntry[T]{k, v})
 		}
 	}
-	slices.SortFunc(keys, compareKeys)
-	var b fileSetBuilder[T]
-	for _, k := range keys {
-		b.add(k, m[k])
+	slices.SortFunc(ents, func(a, b fileEntry[T]) int { return compareKeys(a.key, b.key) })
+	s := &fileSet[T]{chunks: make([]*fileChunk[T], 0, (len(ents)+fileChunkTarget-1)/fileChunkTarget), n: len(ents)}
+	for i := 0; i < len(ents); i += fileChunkTarget {
+		j := min(i+fileChunkTarget, len(ents))
+		s.chunks = append(s.chunks, &fileChunk[T]{e: ents[i:j:j]})
 	}
-	return b.done()
+	return s
 }
 
 // mergeFileSet is base with the overrides of over applied (a nil value

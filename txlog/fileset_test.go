@@ -127,13 +127,13 @@ func TestReplayOrderedCheckpointMatchesMap(t *testing.T) {
 		if want := slices.Sorted(maps.Keys(files)); !slices.Equal(got, want) {
 			t.Fatalf("trial %d: %d live files, want %d", trial, len(got), len(want))
 		}
-		for k, rm := range r.s.tombstones.all() {
+		for k, rm := range r.s.tombstoneSet().all() {
 			if tombs[k.path] != rm {
 				t.Fatalf("trial %d: tombstone %s", trial, k.path)
 			}
 		}
-		if r.s.tombstones.len() != len(tombs) {
-			t.Fatalf("trial %d: %d tombstones, want %d", trial, r.s.tombstones.len(), len(tombs))
+		if r.s.tombstoneSet().len() != len(tombs) {
+			t.Fatalf("trial %d: %d tombstones, want %d", trial, r.s.tombstoneSet().len(), len(tombs))
 		}
 	}
 }

@@ -91,6 +91,9 @@ func resolvePath(root tableRoot, raw string) (string, error) {
 		}
 		return rel, nil
 	}
+	if plainRelative(raw) {
+		return raw, nil // what unescaping and cleaning would give
+	}
 	dec, err := url.PathUnescape(raw)
 	if err != nil {
 		return "", fmt.Errorf("decode path %q: %w", raw, err)
@@ -112,6 +115,30 @@ func resolvePath(root tableRoot, raw string) (string, error) {
 		return "", fmt.Errorf("%w: %q escapes the table root", ErrPathOutsideTable, raw)
 	}
 	return p, nil
+}
+
+// plainRelative reports a relative path that unescaping and path.Clean
+// leave as it is: no '%', no leading or trailing '/', no empty, "." or
+// ".." segment (the paths writers give their data files; one scan instead
+// of url.PathUnescape and path.Clean for each of a checkpoint's adds).
+func plainRelative(raw string) bool {
+	if raw == "" || raw[0] == '/' || raw[len(raw)-1] == '/' {
+		return false
+	}
+	seg := 0
+	for i := 0; i <= len(raw); i++ {
+		if i < len(raw) && raw[i] != '/' {
+			if raw[i] == '%' {
+				return false
+			}
+			continue
+		}
+		if s := raw[seg:i]; s == "" || s == "." || s == ".." {
+			return false
+		}
+		seg = i + 1
+	}
+	return true
 }
 
 // isAbsoluteURI reports whether raw starts with a URI scheme ("s3:", "file:").

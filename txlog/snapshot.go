@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -28,9 +29,14 @@ type Snapshot struct {
 	version  int64
 	protocol Protocol
 	metadata Metadata
-	// files are the live adds and tombstones the removes kept, by key;
-	// immutable, shared with the snapshots advanced from this one.
-	files      *fileSet[Add]
+	// files are the live adds by key; immutable, shared with the
+	// snapshots advanced from this one.
+	files *fileSet[Add]
+	// tombs are the removes kept, by key: a map after a replay, made a
+	// fileSet (tombstones, tombOnce) the first time they are listed or
+	// the snapshot advanced, so that an open does not sort them.
+	tombs      map[fileKey]*Remove
+	tombOnce   sync.Once
 	tombstones *fileSet[Remove]
 	txns       map[string]Txn
 	domains    map[string]*DomainMetadata
@@ -138,7 +144,18 @@ func (s *Snapshot) UnknownAction() error {
 // Tombstones returns the remove actions kept as tombstones, ordered by path.
 // Expired tombstones are dropped only when a checkpoint is written.
 func (s *Snapshot) Tombstones() []*Remove {
-	return s.tombstones.values()
+	return s.tombstoneSet().values()
+}
+
+// tombstoneSet is the tombstones as a fileSet, built once.
+func (s *Snapshot) tombstoneSet() *fileSet[Remove] {
+	s.tombOnce.Do(func() {
+		if s.tombstones == nil {
+			s.tombstones = fileSetFromMap(s.tombs)
+			s.tombs = nil
+		}
+	})
+	return s.tombstones
 }
 
 // TxnVersion is the latest txn version of appID.
@@ -341,7 +358,7 @@ func (r *replayer) apply(a *Action) error {
 // finish sets the snapshot's file sets from the replayed state.
 func (r *replayer) finish() {
 	r.s.files = r.files()
-	r.s.tombstones = fileSetFromMap(r.tombs)
+	r.s.tombs = r.tombs
 	r.base, r.over, r.tombs = nil, nil, nil
 }
 

@@ -155,7 +155,7 @@ func (s *Snapshot) advance(v int64, acts []Action, path string, modTime time.Tim
 	}
 	n.crc.hist = s.crc.hist.clone()
 	proto, md := s.protocol, s.metadata
-	r := &replayer{s: n, protocol: &proto, metadata: &md, fed: s.files.edit(), ted: s.tombstones.edit()}
+	r := &replayer{s: n, protocol: &proto, metadata: &md, fed: s.files.edit(), ted: s.tombstoneSet().edit()}
 	changed := map[fileKey]bool{}
 	var ci CommitInfo
 	for i := range acts {
