@@ -194,15 +194,6 @@ func (s *ckptShredder) str(col int, v string, def int) {
 	s.add(col, parquet.ByteArrayValue(bytesOf(v)).Level(0, def, col))
 }
 
-// optStr writes v (a field of a group present at def-1) or its null.
-func (s *ckptShredder) optStr(col int, v *string, def int) {
-	if v == nil {
-		s.null(col, def-1)
-		return
-	}
-	s.str(col, *v, def)
-}
-
 // nonEmptyStr writes v, or a null when it is empty (toCkptRow leaves those out).
 func (s *ckptShredder) nonEmptyStr(col int, v string, def int) {
 	if v == "" {
@@ -216,36 +207,22 @@ func (s *ckptShredder) i64(col int, v int64, def int) {
 	s.add(col, parquet.Int64Value(v).Level(0, def, col))
 }
 
-func (s *ckptShredder) optI64(col int, v *int64, def int) {
-	if v == nil {
-		s.null(col, def-1)
-		return
-	}
-	s.i64(col, *v, def)
-}
-
 func (s *ckptShredder) i32(col int, v int32, def int) {
 	s.add(col, parquet.Int32Value(v).Level(0, def, col))
-}
-
-func (s *ckptShredder) optI32(col int, v *int32, def int) {
-	if v == nil {
-		s.null(col, def-1)
-		return
-	}
-	s.i32(col, *v, def)
 }
 
 func (s *ckptShredder) boolean(col int, v bool, def int) {
 	s.add(col, parquet.BooleanValue(v).Level(0, def, col))
 }
 
-func (s *ckptShredder) optBool(col int, v *bool, def int) {
+// optional writes *v with write at definition level def, or a null at
+// def-1 (its group present, the field absent) when v is nil.
+func optional[T any](s *ckptShredder, col int, v *T, def int, write func(*ckptShredder, int, T, int)) {
 	if v == nil {
 		s.null(col, def-1)
 		return
 	}
-	s.boolean(col, *v, def)
+	write(s, col, *v, def)
 }
 
 // sortedKeys returns the keys of m in order (parquet-go writes map entries
@@ -327,7 +304,7 @@ func (s *ckptShredder) dv(c ckptDVLeaves, d *DeletionVector) {
 	}
 	s.str(c.storage, d.StorageType, 3)
 	s.str(c.path, d.PathOrInlineDV, 3)
-	s.optI32(c.offset, d.Offset, 3)
+	optional(s, c.offset, d.Offset, 3, (*ckptShredder).i32)
 	s.i32(c.size, d.SizeInBytes, 3)
 	s.i64(c.cardinality, d.Cardinality, 3)
 }
@@ -339,7 +316,7 @@ func (s *ckptShredder) row(a *Action) {
 	if t := a.Txn; t != nil {
 		s.str(c.txnAppID, t.AppID, 2)
 		s.i64(c.txnVersion, t.Version, 2)
-		s.optI64(c.txnLastUpdated, t.LastUpdated, 2)
+		optional(s, c.txnLastUpdated, t.LastUpdated, 2, (*ckptShredder).i64)
 	} else {
 		s.nulls(c.txnLo, c.txnHi, 0)
 	}
@@ -355,8 +332,8 @@ func (s *ckptShredder) row(a *Action) {
 		s.boolean(c.addDataChange, x.DataChange, 2)
 		s.strMap(c.addTagKey, c.addTagValue, x.Tags, 2)
 		s.dv(c.addDV, x.DeletionVector)
-		s.optI64(c.addBaseRowID, x.BaseRowID, 2)
-		s.optI64(c.addDefaultRowCV, x.DefaultRowCommitVersion, 2)
+		optional(s, c.addBaseRowID, x.BaseRowID, 2, (*ckptShredder).i64)
+		optional(s, c.addDefaultRowCV, x.DefaultRowCommitVersion, 2, (*ckptShredder).i64)
 		s.nonEmptyStr(c.addClustering, x.ClusteringProvider, 2)
 		s.nonEmptyStr(c.addStats, x.Stats, 2)
 	} else {
@@ -364,15 +341,15 @@ func (s *ckptShredder) row(a *Action) {
 	}
 	if x := a.Remove; x != nil {
 		s.str(c.rmPath, x.Path, 2)
-		s.optI64(c.rmDelTS, x.DeletionTimestamp, 2)
+		optional(s, c.rmDelTS, x.DeletionTimestamp, 2, (*ckptShredder).i64)
 		s.boolean(c.rmDataChange, x.DataChange, 2)
-		s.optBool(c.rmExtended, x.ExtendedFileMetadata, 2)
+		optional(s, c.rmExtended, x.ExtendedFileMetadata, 2, (*ckptShredder).boolean)
 		s.ptrMap(c.rmPVKey, c.rmPVValue, x.PartitionValues, 2)
-		s.optI64(c.rmSize, x.Size, 2)
+		optional(s, c.rmSize, x.Size, 2, (*ckptShredder).i64)
 		s.strMap(c.rmTagKey, c.rmTagValue, x.Tags, 2)
 		s.dv(c.rmDV, x.DeletionVector)
-		s.optI64(c.rmBaseRowID, x.BaseRowID, 2)
-		s.optI64(c.rmDefaultRowCV, x.DefaultRowCommitVersion, 2)
+		optional(s, c.rmBaseRowID, x.BaseRowID, 2, (*ckptShredder).i64)
+		optional(s, c.rmDefaultRowCV, x.DefaultRowCommitVersion, 2, (*ckptShredder).i64)
 	} else {
 		s.nulls(c.rmLo, c.rmHi, 0)
 	}
@@ -397,7 +374,7 @@ func (s *ckptShredder) row(a *Action) {
 			conf = map[string]string{}
 		}
 		s.strMap(c.mdConfKey, c.mdConfValue, conf, 2)
-		s.optI64(c.mdCreated, m.CreatedTime, 2)
+		optional(s, c.mdCreated, m.CreatedTime, 2, (*ckptShredder).i64)
 	} else {
 		s.nulls(c.mdLo, c.mdHi, 0)
 	}
