@@ -906,17 +906,7 @@ func (s *FileSource) splitPieces(ctx context.Context, f *decodedFile, sch *schem
 				if ctx.Err() != nil {
 					return false
 				}
-				// textPieceRows lines.
-				end, n := 0, 0
-				for n < textPieceRows && end < len(data) {
-					i := bytes.IndexByte(data[end:], '\n')
-					if i < 0 {
-						end = len(data)
-					} else {
-						end += i + 1
-					}
-					n++
-				}
+				end, n := cutLines(data, textPieceRows)
 				if !piece(&textPiece{f: f, lines: data[:end], first: line}) {
 					return false
 				}
@@ -949,16 +939,19 @@ func (s *FileSource) splitPieces(ctx context.Context, f *decodedFile, sch *schem
 	}
 	var p *textPiece
 	ok := true
+	// next is an empty piece of the header's columns (as p's, once known).
+	next := func(h []string, cols []int, extra []int) *textPiece {
+		return &textPiece{f: f, header: h, nf: len(h), cols: cols, extra: extra,
+			fields: make([]string, 0, textPieceRows*len(h)), recLines: make([]int, 0, textPieceRows)}
+	}
 	splitCSV(data, s.opts.CSVDelimiter, func(h []string, r rawRecord, _ func() string) bool {
 		if p == nil {
-			p = &textPiece{f: f, header: h, nf: len(h), cols: csvColumns(h, sch), extra: csvExtra(h, sch),
-				fields: make([]string, 0, textPieceRows*len(h)), recLines: make([]int, 0, textPieceRows)}
+			p = next(h, csvColumns(h, sch), csvExtra(h, sch))
 		}
 		p.fields = append(p.fields, r.fields...)
 		if p.recLines = append(p.recLines, r.line); len(p.recLines) == textPieceRows {
 			ok = piece(p)
-			p = &textPiece{f: f, header: p.header, nf: p.nf, cols: p.cols, extra: p.extra,
-				fields: make([]string, 0, textPieceRows*p.nf), recLines: make([]int, 0, textPieceRows)}
+			p = next(p.header, p.cols, p.extra)
 		}
 		return ok
 	}, func(line int, _ string, err error) bool {
@@ -975,6 +968,22 @@ func (s *FileSource) splitPieces(ctx context.Context, f *decodedFile, sch *schem
 		ok = piece(p)
 	}
 	return ok
+}
+
+// cutLines returns the end of the first n lines of data (each with its
+// '\n'; the last may lack one) and how many lines that is (fewer than n at
+// the end of data).
+func cutLines(data []byte, n int) (end, lines int) {
+	for lines < n && end < len(data) {
+		i := bytes.IndexByte(data[end:], '\n')
+		if i < 0 {
+			end = len(data)
+		} else {
+			end += i + 1
+		}
+		lines++
+	}
+	return end, lines
 }
 
 // splitPlainCSV splits CSV data holding no quote character: every line end
@@ -1002,16 +1011,7 @@ func (s *FileSource) splitPlainCSV(ctx context.Context, f *decodedFile, data []b
 		if ctx.Err() != nil {
 			return false
 		}
-		end, n := 0, 0
-		for n < textPieceRows && end < len(data) {
-			i := bytes.IndexByte(data[end:], '\n')
-			if i < 0 {
-				end = len(data)
-			} else {
-				end += i + 1
-			}
-			n++
-		}
+		end, n := cutLines(data, textPieceRows)
 		if !piece(&textPiece{f: f, csvLines: data[:end], first: line, header: header, nf: len(header), cols: cols, extra: extra}) {
 			return false
 		}
