@@ -18,6 +18,7 @@ import (
 
 	"github.com/lakesink/lakesink/internal/parquetio"
 	"github.com/lakesink/lakesink/internal/testutil/benchproc"
+	"github.com/lakesink/lakesink/internal/testutil/corpus"
 	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/table"
@@ -202,29 +203,6 @@ func rawRewriteGroup(out string, files []string) (int64, error) {
 	return rows, of.Sync()
 }
 
-// copyTree copies the regular files under src to dst (a fresh table for
-// each measured run: OPTIMIZE commits, the baseline adds files).
-func copyTree(tb testing.TB, src, dst string) {
-	tb.Helper()
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
-	})
-	if err != nil {
-		tb.Fatal(err)
-	}
-}
-
 // abOptimize alternates OPTIMIZE of a copy of the table at src and the raw
 // rewrite of another copy (benchproc.AB, whole processes) and checks both
 // copied want rows.
@@ -234,7 +212,7 @@ func abOptimize(b *testing.B, src, figure string, want int64) {
 	var ours, raw string
 	fresh := func(kind string, i int) string {
 		d := filepath.Join(work, fmt.Sprintf("%s-%d", kind, i))
-		copyTree(b, src, d)
+		corpus.CopyDir(b, src, d)
 		return d
 	}
 	benchproc.AB(b, figure, "raw parquet-go row read + rewrite per partition, fsync",

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/lakesink/lakesink/internal/testutil/benchproc"
+	"github.com/lakesink/lakesink/internal/testutil/corpus"
 	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/table"
 )
@@ -129,7 +130,7 @@ func BenchmarkMergeUpsert1Percent(b *testing.B) {
 		var merged, raw string
 		fresh := func(kind string, i int) string {
 			d := filepath.Join(work, fmt.Sprintf("%s-%d", kind, i))
-			copyTree(b, src, d)
+			corpus.CopyDir(b, src, d)
 			return d
 		}
 		benchproc.AB(b, fmt.Sprintf("merge: upsert 30,000 keys (1%%) into 3M rows, lakesink 1 reader + %d write lanes vs raw %d files at once", procs, procs),
@@ -162,28 +163,6 @@ func BenchmarkMergeUpsert1Percent(b *testing.B) {
 type lastWrite struct{ s *string }
 
 func (w lastWrite) Write(p []byte) (int, error) { *w.s = string(p); return len(p), nil }
-
-// copyTree copies the regular files under src to dst.
-func copyTree(tb testing.TB, src, dst string) {
-	tb.Helper()
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
-	})
-	if err != nil {
-		tb.Fatal(err)
-	}
-}
 
 // rawRewrite reads every data file of the table at dir with parquet-go and
 // writes it again with the rows whose id is in [lo, hi) changed, snappy,

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/lakesink/lakesink/internal/testutil/benchproc"
+	"github.com/lakesink/lakesink/internal/testutil/corpus"
 	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/storage"
 	"github.com/lakesink/lakesink/table"
@@ -144,28 +145,6 @@ func engineBenchPython(b *testing.B, figures ...string) (py, script string) {
 	return py, script
 }
 
-// copyDir copies the table directory src to dst (untimed set-up of a run).
-func copyDir(b *testing.B, src, dst string) {
-	b.Helper()
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-}
-
 // BenchmarkAgainstDeltaRS, the rows of issue 22 "Against delta-rs":
 //
 //   - the 3M flights from flights-3m.parquet into a new table (lakesink
@@ -250,7 +229,7 @@ func BenchmarkAgainstDeltaRS(b *testing.B) {
 			}
 		}
 		run(min(compactN, openN))
-		copyDir(b, built, compactSrc)
+		corpus.CopyDir(b, built, compactSrc)
 		if openN > compactN {
 			run(openN - compactN)
 		}
@@ -273,12 +252,12 @@ func BenchmarkAgainstDeltaRS(b *testing.B) {
 		benchproc.AB(b, figs[4], "delta-rs optimize.compact()",
 			func(i int) *exec.Cmd {
 				t := filepath.Join(dir("lscompact", i), "t")
-				copyDir(b, compactSrc, t)
+				corpus.CopyDir(b, compactSrc, t)
 				return exec.Command(lakesinkBin, "compact", t, "-q")
 			},
 			func(i int) *exec.Cmd {
 				t := filepath.Join(dir("rscompact", i), "t")
-				copyDir(b, compactSrc, t)
+				corpus.CopyDir(b, compactSrc, t)
 				return pyCmd("compact", t)
 			})
 		// Both compacted the K files into one (checked untimed).

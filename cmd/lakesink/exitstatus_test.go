@@ -10,31 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lakesink/lakesink/internal/testutil/corpus"
 	"github.com/lakesink/lakesink/stream"
 	"github.com/lakesink/lakesink/txlog"
 )
-
-// copyTree copies the table directory src to dst.
-func copyTree(t *testing.T, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
 
 // TestExitStatusTable checks the README's "Exit status by situation" table:
 // for each situation, each command's exit status and the words its message
@@ -45,7 +24,7 @@ func TestExitStatusTable(t *testing.T) {
 	good := ingestFlights(t, dir, 3, false) // 3 commits (versions 0-2), one file each
 	mk := func(name string, mod func(root string)) string {
 		p := filepath.Join(dir, name)
-		copyTree(t, good, p)
+		corpus.CopyDir(t, good, p)
 		mod(p)
 		return p
 	}

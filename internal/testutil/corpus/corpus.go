@@ -145,3 +145,30 @@ func worktreeMain(root string) (string, bool) {
 	}
 	return filepath.Dir(dotgit), true
 }
+
+// CopyDir copies the directory tree src (a table, with its _delta_log) to
+// dst, regular files and directories only, so that a test or benchmark may
+// write to its own copy; it fails tb on any error.
+func CopyDir(tb testing.TB, src, dst string) {
+	tb.Helper()
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
+	})
+	if err != nil {
+		tb.Fatalf("copy %s to %s: %v", src, dst, err)
+	}
+}
