@@ -188,20 +188,7 @@ func TestBlindAppendCostIsConstant(t *testing.T) {
 // end of the log.
 func TestUpdateAfterCleanupReloads(t *testing.T) {
 	ctx := context.Background()
-	mem := newMemStore()
-	buildLog(t, mem, 30)
-	l := newTestLog(t, mem, Options{DisableAutoCheckpoint: true})
-	old, err := l.SnapshotAt(ctx, 5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	latest, err := l.SnapshotAt(ctx, 29)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := l.Checkpoint(ctx, latest); err != nil {
-		t.Fatal(err)
-	}
+	mem, l, old, _ := heldBehindCheckpoint(t)
 	for v := int64(0); v < 29; v++ {
 		if err := mem.Delete(ctx, CommitPath(v)); err != nil {
 			t.Fatal(err)
@@ -283,22 +270,9 @@ func TestUpdateSeesATableRecreatedAtItsPath(t *testing.T) {
 // checkpoint: a lost write).
 func TestUpdateRacingCleanup(t *testing.T) {
 	ctx := context.Background()
-	mem := newMemStore()
-	buildLog(t, mem, 30)
-	l := newTestLog(t, mem, Options{DisableAutoCheckpoint: true})
-	held, err := l.SnapshotAt(ctx, 5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	latest, err := l.SnapshotAt(ctx, 29)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := l.Checkpoint(ctx, latest); err != nil {
-		t.Fatal(err)
-	}
+	mem, l, held, _ := heldBehindCheckpoint(t)
 	// Cleanup runs (oldest first, as Cleanup deletes) as Update reads 6.
-	err = mem.Add(faultstore.Rule{Ops: faultstore.OpRead, Path: CommitPath(6), Nth: 1, Mode: faultstore.Call,
+	err := mem.Add(faultstore.Rule{Ops: faultstore.OpRead, Path: CommitPath(6), Nth: 1, Mode: faultstore.Call,
 		Func: func(faultstore.Op, string) {
 			for v := int64(0); v < 29; v++ {
 				if err := mem.mem.Delete(ctx, CommitPath(v)); err != nil {
@@ -368,4 +342,26 @@ func TestLostRaceReadsOnlyTheWinners(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameSnapshot(t, "after the lost race", post, reload)
+}
+
+// heldBehindCheckpoint builds a 30-version log (buildLog) with a checkpoint
+// at 29 and returns its store, log, the snapshot at version 5 and the one
+// at 29: the state of a writer far behind when log cleanup runs.
+func heldBehindCheckpoint(t *testing.T) (mem *memStore, l *Log, held, latest *Snapshot) {
+	t.Helper()
+	ctx := context.Background()
+	mem = newMemStore()
+	buildLog(t, mem, 30)
+	l = newTestLog(t, mem, Options{DisableAutoCheckpoint: true})
+	held, err := l.SnapshotAt(ctx, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if latest, err = l.SnapshotAt(ctx, 29); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Checkpoint(ctx, latest); err != nil {
+		t.Fatal(err)
+	}
+	return mem, l, held, latest
 }
