@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -160,8 +161,12 @@ func launch(ctx context.Context, cp, dir string) (*Broker, error) {
 		"-Dlog4j2.configurationFile=" + log4j, "-cp", cp}
 
 	// kafka-storage.sh format -t <random cluster id> -c server.properties
+	id, err := clusterID(rand.Reader)
+	if err != nil {
+		return nil, err
+	}
 	format := exec.CommandContext(ctx, "java", append(clone(jvm), "kafka.tools.StorageTool", "format",
-		"-t", clusterID(), "-c", props)...)
+		"-t", id, "-c", props)...)
 	format.Stdout, format.Stderr = logf, logf
 	procAttr(format)
 	if err := format.Run(); err != nil {
@@ -237,11 +242,21 @@ logger.started.level=INFO
 `
 
 // clusterID is a random cluster id as Kafka's Uuid.randomUuid prints it:
-// 16 random bytes, URL-safe base64 without padding.
-func clusterID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return base64.RawURLEncoding.EncodeToString(b[:])
+// 16 random bytes, URL-safe base64 without padding. Like Uuid.randomUuid
+// (org.apache.kafka.common.Uuid), it draws again while the id starts with
+// '-': kafka-storage's argument parser takes "-t -Xy..." for a flag and
+// fails with "argument --cluster-id/-t: expected one argument" (1 start in
+// 64 failed so in CI).
+func clusterID(r io.Reader) (string, error) {
+	for {
+		var b [16]byte
+		if _, err := io.ReadFull(r, b[:]); err != nil {
+			return "", fmt.Errorf("cluster id: %w", err)
+		}
+		if id := base64.RawURLEncoding.EncodeToString(b[:]); id[0] != '-' {
+			return id, nil
+		}
+	}
 }
 
 func freePort() (int, error) {
