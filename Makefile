@@ -86,12 +86,18 @@ soak: build
 	LAKESINK_CRASH_POINTS=all $(GO) test -count=1 -timeout 30m -run 'Crash' ./compaction
 
 # Whole processes of lakesink against delta-rs and Spark (issue 22, "Against
-# delta-rs"; tests/enginebench_test.go): about 25 minutes on 2 cores.
+# delta-rs"; tests/enginebench_test.go), then the size of the 3M flights'
+# data files against Spark's for the same rows (issue 22, "Files as small as
+# Spark's"; interop/engines TestDataFilesAsSmallAsSpark, also run by make
+# interop): about 25 minutes on 2 cores.
 bench-engines: build
 	./scripts/install-engines.sh
 	eval "$$(./scripts/install-engines.sh --env)" && LAKESINK_BENCH_ENGINES=1 \
 		$(GO) test -run '^$$' -bench 'BenchmarkAgainstDeltaRS' -benchtime 1x -timeout 60m ./tests 2>&1 | tee bin/bench-engines.out
+	eval "$$(./scripts/install-engines.sh --env)" && cd interop && LAKESINK_ENGINES=1 \
+		$(GO) test -count=1 -v -run '^TestDataFilesAsSmallAsSpark$$' -timeout 20m ./engines 2>&1 | tee -a ../bin/bench-engines.out
 	@$(GO) run ./internal/benchtable < bin/bench-engines.out
+	@if grep -q '^FAIL' bin/bench-engines.out; then echo "make bench-engines: a benchmark or the file-size check failed (FAIL in bin/bench-engines.out)"; exit 1; fi
 
 # The real engines against lakesink (interop/engines): Spark + Delta and
 # delta-rs, installed by scripts/install-engines.sh (cached outside the repo),
