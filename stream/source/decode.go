@@ -27,7 +27,9 @@ var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 // splitJSON yields the records of a JSON file: NDJSON (one value per line;
 // blank lines skipped; a line holding an array yields its elements), or a
 // file whose first non-blank character is '[' holding one top-level array of
-// records. A line that is not JSON is reported through bad. It stops when
+// records, and then NDJSON again (lines after the array's last are not
+// dropped: a file of arrays one a line). A line that is not JSON, or text
+// after the array on its last line, is reported through bad. It stops when
 // emit or bad returns false.
 func splitJSON(data []byte, emit func(rawRecord) bool, bad func(line int, text string, err error) bool) {
 	data = bytes.TrimPrefix(data, utf8BOM)
@@ -67,6 +69,27 @@ func splitJSON(data []byte, emit func(rawRecord) bool, bad func(line int, text s
 		}
 		if _, err := dec.Token(); err != nil {
 			bad(lineAt(dec.InputOffset()), "", fmt.Errorf("malformed JSON array: %w", err))
+			return
+		}
+		// What follows the array is read as NDJSON lines (a file of one
+		// array a line starts like an array file), not dropped: the rest
+		// of the array's last line must be blank.
+		end := dec.InputOffset()
+		rest := data[end:]
+		line := lineAt(end)
+		tail := rest
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			tail, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = nil
+		}
+		if t := bytes.TrimSpace(tail); len(t) > 0 {
+			if !bad(line, string(t), errors.New("data after the JSON array")) {
+				return
+			}
+		}
+		if len(rest) > 0 {
+			splitJSONLines(rest, line+1, emit, bad)
 		}
 		return
 	}

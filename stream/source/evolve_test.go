@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -220,5 +221,62 @@ func TestDecodeJSON(t *testing.T) {
 	b, bad, err = DecodeJSON([]byte("{\"a\":1,\"b\":\"x\"}\n"), "v", o)
 	if err != nil || len(bad) != 0 || len(b.Schema.Fields) != 2 || b.Schema.Fields[0].Type != schema.TypeLong {
 		t.Fatalf("inferred: %v %v %v", b.Schema, bad, err)
+	}
+}
+
+// TestJSONAfterTopLevelArray: a JSON file starting with an array is read
+// to its end (the lines after the array as NDJSON, arrays a line), not to
+// the array's ']' (the rows after it were dropped without a word), and
+// text after the ']' on its line is a bad record; streamed the same.
+func TestJSONAfterTopLevelArray(t *testing.T) {
+	sch := &schema.StructType{Fields: []schema.StructField{{Name: "id", Type: schema.TypeLong, Nullable: true}}}
+	cases := []struct {
+		in       string
+		ids      []int64
+		badLines []int
+	}{
+		{"[{\"id\":1}]\n[{\"id\":2},{\"id\":3}]\n", []int64{1, 2, 3}, nil},
+		{"[\n {\"id\":1},\n {\"id\":2}\n]  \n\n{\"id\":3}\n{\"id\":\"x\"}\n[{\"id\":4}]", []int64{1, 2, 3, 4}, []int{7}},
+		{"[{\"id\":1}] {\"id\":2}\n{\"id\":3}\n", []int64{1, 3}, []int{1}},
+		{"\xEF\xBB\xBF [{\"id\":1}]\r\n{\"id\":2}\r\n", []int64{1, 2}, nil},
+	}
+	for _, c := range cases {
+		o := DefaultOptions(FormatJSON)
+		o.Schema = sch
+		b, bad, err := DecodeJSON([]byte(c.in), "v", o)
+		if err != nil {
+			t.Fatalf("%q: %v", c.in, err)
+		}
+		var ids []int64
+		for _, r := range b.Rows {
+			ids = append(ids, r[0].(int64))
+		}
+		var lines []int
+		for _, r := range bad {
+			lines = append(lines, r.Line)
+		}
+		if !slices.Equal(ids, c.ids) || !slices.Equal(lines, c.badLines) {
+			t.Errorf("%q: ids %v, bad lines %v; want %v, %v", c.in, ids, lines, c.ids, c.badLines)
+		}
+	}
+	// streamed: the same rows as the whole batch, past the array
+	f := newFixture(t)
+	f.put(t, "a.json", "["+strings.Repeat("{\"id\":1},\n", 5000)+"{\"id\":2}]\n"+strings.Repeat("[{\"id\":3},{\"id\":4}]\n", 3000))
+	o := DefaultOptions(FormatJSON)
+	o.Schema = sch
+	o.StreamChunkRows = 1000
+	sb, err := batchOf(t, f, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for chunk, err := range sb.Chunks {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += len(chunk)
+	}
+	if n != 5001+6000 {
+		t.Fatalf("streamed %d rows, want %d", n, 5001+6000)
 	}
 }
