@@ -1,6 +1,7 @@
 package txlog
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -67,7 +68,27 @@ func (l *Log) planCleanup(ctx context.Context, now time.Time) (*CleanupPlan, err
 		}
 		lf.info = fi
 		files = append(files, lf)
-		if lf.kind == kindCommit && !fi.ModTime.After(plan.Cutoff) && lf.version > cutoffCommit {
+	}
+	// The cutoff commit is found on the commit times monotonized (a time
+	// not after the previous commit's is taken as that + 1 ms), as Delta's
+	// BufferingLogDeletionIterator adjusts them and as History and time
+	// travel see them: one commit file with a clock behind the others'
+	// (or an old modification time) must not expire the newer commits
+	// before it.
+	var commits []logFile
+	for _, lf := range files {
+		if lf.kind == kindCommit {
+			commits = append(commits, lf)
+		}
+	}
+	slices.SortFunc(commits, func(a, b logFile) int { return cmp.Compare(a.version, b.version) })
+	ms := make([]int64, len(commits))
+	for i, lf := range commits {
+		ms[i] = lf.info.ModTime.UnixMilli()
+	}
+	monotonize(ms)
+	for i, lf := range commits {
+		if ms[i] <= plan.Cutoff.UnixMilli() {
 			cutoffCommit = lf.version
 		}
 	}
@@ -173,7 +194,9 @@ func (l *Log) expiredSidecars(ctx context.Context, ls *listing, cpv int64, now t
 // cutOffCheckpoint, and log compaction files starting at or before it. The
 // cutOffCheckpoint and its commit file, and everything after, are kept, so
 // every retained version stays reconstructible. Commit times are the commit
-// files' modification times (as Delta's cleanup uses them). Sidecar files in
+// files' modification times, monotonized over the log as History has them
+// (as Delta's cleanup adjusts them: a commit whose time is not after the
+// previous one's counts as the previous + 1 ms). Sidecar files in
 // _delta_log/_sidecars are deleted when no retained checkpoint references
 // them and they are older than one day before midnight UTC (steps 4 and 5).
 // With o.DryRun it returns the plan and deletes nothing. An invalid

@@ -28,6 +28,14 @@ func TestCleanup(t *testing.T) {
 		{"no checkpoint old enough", "", func(v int64) int { return 60 - int(v) }, []int64{40}, -1, 0},
 		{"short retention", "interval 2 days", func(v int64) int { return 60 - int(v) }, []int64{10, 20, 30, 40}, 40, 40},
 		{"nothing expired", "", func(v int64) int { return 0 }, []int64{10, 20}, -1, 0},
+		// clock skew: times are monotonized as Delta's cleanup adjusts them.
+		// Commit 45 of a writer whose clock is 400 days behind counts as
+		// commit 44's time + 1 ms: it expires nothing (the raw time made it
+		// the cutoff commit and deleted the 40 commits before checkpoint 40).
+		{"one commit's clock behind", "", func(v int64) int { return map[bool]int{true: 400}[v == 45] }, []int64{10, 20, 40}, -1, 0},
+		// commit 5 dated 10 days ahead: the later commits count as after it,
+		// so only commits 0..4 can have expired (no checkpoint there).
+		{"one commit's clock ahead", "", func(v int64) int { return map[bool]int{true: -10, false: 60 - int(v)}[v == 5] }, []int64{10, 20, 30, 40}, -1, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := newMemStore()
