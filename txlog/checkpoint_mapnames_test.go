@@ -122,3 +122,55 @@ func TestCheckpointMapNamesByPosition(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckpointProtocolFeaturesNullBelowV3: a protocol read from a Spark
+// checkpoint without readerFeatures/writerFeatures columns (reader 1,
+// writer 2) has no features (parquet-go gave empty lists), and the
+// checkpoint lakesink writes of it leaves both lists null, not empty:
+// delta-kernel-rs (deltalake) refused the table ("Reader features must not
+// be present when minimum reader version != 3").
+func TestCheckpointProtocolFeaturesNullBelowV3(t *testing.T) {
+	ctx := context.Background()
+	l, st := openDir(t, "testdata/tables/dat-with_checkpoint")
+	snap, err := l.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := snap.Protocol(); p.MinReaderVersion != 1 || p.ReaderFeatures != nil || p.WriterFeatures != nil {
+		t.Fatalf("protocol %+v, want reader 1 and nil features", p)
+	}
+	if _, err := l.Checkpoint(ctx, snap); err != nil {
+		t.Fatal(err)
+	}
+	data, ok := st.objects(LogDir + "/")[CheckpointPath(snap.Version())]
+	if !ok {
+		t.Fatalf("no checkpoint at %d", snap.Version())
+	}
+	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"readerFeatures", "writerFeatures"} {
+		leaf, ok := f.Schema().Lookup("protocol", name, "list", "element")
+		if !ok {
+			t.Fatalf("no column protocol.%s", name)
+		}
+		for _, rg := range f.RowGroups() {
+			pages := rg.ColumnChunks()[leaf.ColumnIndex].Pages()
+			for {
+				p, err := pages.ReadPage()
+				if err != nil {
+					break
+				}
+				vals := make([]parquet.Value, p.NumValues())
+				n, _ := p.Values().ReadValues(vals)
+				for _, v := range vals[:n] {
+					if v.DefinitionLevel() >= 2 { // protocol (1) and the list (2) present
+						t.Fatalf("protocol.%s written as a list (definition level %d), want null", name, v.DefinitionLevel())
+					}
+				}
+			}
+			_ = pages.Close()
+		}
+	}
+}

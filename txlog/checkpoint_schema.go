@@ -188,11 +188,24 @@ func (r *ckptReadRow) toAction() (Action, bool) {
 		x := r.Protocol
 		a.Protocol = &Protocol{MinReaderVersion: int(deref(x.MinReaderVersion)), MinWriterVersion: int(deref(x.MinWriterVersion)),
 			ReaderFeatures: x.ReaderFeatures, WriterFeatures: x.WriterFeatures}
-		if a.Protocol.MinReaderVersion == 3 && a.Protocol.ReaderFeatures == nil {
+		// PROTOCOL.md "Protocol Evolution": readerFeatures exists only
+		// with minReaderVersion 3, writerFeatures only with
+		// minWriterVersion 7. parquet-go reads an absent or null list as
+		// an empty one, which the next checkpoint (or a commit carrying
+		// the protocol) wrote as [] beside version 1/2, a protocol
+		// delta-kernel-rs refuses ("Reader features must not be present
+		// when minimum reader version != 3").
+		switch {
+		case a.Protocol.MinReaderVersion == 3 && a.Protocol.ReaderFeatures == nil:
 			a.Protocol.ReaderFeatures = []string{}
+		case a.Protocol.MinReaderVersion != 3 && len(a.Protocol.ReaderFeatures) == 0:
+			a.Protocol.ReaderFeatures = nil
 		}
-		if a.Protocol.MinWriterVersion == 7 && a.Protocol.WriterFeatures == nil {
+		switch {
+		case a.Protocol.MinWriterVersion == 7 && a.Protocol.WriterFeatures == nil:
 			a.Protocol.WriterFeatures = []string{}
+		case a.Protocol.MinWriterVersion != 7 && len(a.Protocol.WriterFeatures) == 0:
+			a.Protocol.WriterFeatures = nil
 		}
 		n++
 	}
