@@ -265,7 +265,7 @@ func TestJSONAfterTopLevelArray(t *testing.T) {
 	o := DefaultOptions(FormatJSON)
 	o.Schema = sch
 	o.StreamChunkRows = 1000
-	sb, err := batchOf(t, f, o)
+	sb, err := batchOf(t, f, o, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -198,6 +198,7 @@ type FileSource struct {
 	schema     *schema.StructType
 	stream     bool // Parquet batches are streamed (Options.StreamChunkRows)
 	textStream bool // JSON and CSV batches are streamed (Options.StreamChunkRows)
+	blockBytes int  // a streamed JSON or CSV file is read this many bytes at a time (textBlockBytes)
 }
 
 var _ Source = (*FileSource)(nil)
@@ -217,7 +218,7 @@ func NewFileSource(store storage.Store, opts Options) (*FileSource, error) {
 	}
 	return &FileSource{
 		store: store, opts: opts, base: strings.TrimSuffix(base, "/"),
-		conv: conv, schema: opts.Schema, logOffset: -1, stream: stream, textStream: textStream,
+		conv: conv, schema: opts.Schema, logOffset: -1, stream: stream, textStream: textStream, blockBytes: textBlockBytes,
 	}, nil
 }
 
@@ -486,12 +487,23 @@ func (s *FileSource) GetBatch(ctx context.Context, start, end string) (*schema.B
 		}
 		files[i].url = e.Path
 	}
-	// Read all files (Parquet: only their sizes; the reader fetches ranges).
+	// Read all files (Parquet, and JSON and CSV streamed against a known
+	// schema: only their sizes; the reader fetches ranges, splitPieces
+	// blocks).
+	lazyText := s.textStream && s.Schema() != nil && s.opts.SchemaEvolution != SchemaEvolutionAddNewColumns
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(s.opts.DecodeConcurrency)
 	for i := range files {
 		g.Go(func() error {
 			f := &files[i]
+			if lazyText {
+				fi, err := s.store.Stat(gctx, f.key)
+				if err != nil {
+					return fmt.Errorf("read %s: %w", f.url, err)
+				}
+				f.size = fi.Size
+				return nil
+			}
 			if s.opts.Format == FormatParquet {
 				fi, err := s.store.Stat(gctx, f.key)
 				if err != nil {
@@ -885,24 +897,64 @@ type textPiece struct {
 
 	done chan struct{} // closed when rows and bad are set
 	rows [][]any
-	bad  error // the piece's first bad record, a *RecordError, after rows
+	bad  error // the piece's first bad record (a *RecordError) after rows, or the file's failed read
 }
 
 // splitPieces splits the JSON or CSV file f into pieces, in order, handing
-// each to piece; false (from piece, or a bad record found while splitting,
-// handed over as a piece holding only it) stops.
+// each to piece; false (from piece, or a bad record or read failure found
+// while splitting, handed over as a piece holding only it) stops. The file
+// is f.data when set, else it is read from the store textBlockBytes at a
+// time (FileSource.blockBytes, see textBlocks): NDJSON and CSV up to its first quote character are
+// cut into pieces block by block, so a few blocks are in memory at a time
+// (pieces queued and being converted); a JSON array, or a CSV file from the
+// record holding its first quote on, is read whole.
 func (s *FileSource) splitPieces(ctx context.Context, f *decodedFile, sch *schema.StructType, piece func(*textPiece) bool) bool {
-	badPiece := func(line int, err error) bool {
-		piece(&textPiece{f: f, bad: &RecordError{File: f.url, Line: line, Err: err}})
+	tb := &textBlocks{data: f.data, size: s.blockBytes}
+	f.data = nil
+	if tb.data == nil {
+		r, err := s.store.NewRangeReader(ctx, f.key, 0, -1)
+		if err != nil {
+			piece(&textPiece{f: f, bad: fmt.Errorf("read %s: %w", f.url, err)})
+			return false
+		}
+		defer r.Close()
+		tb.r = r
+	}
+	readFailed := func() bool {
+		piece(&textPiece{f: f, bad: fmt.Errorf("read %s: %w", f.url, tb.err)})
 		return false
 	}
-	data := f.data
-	f.data = nil
+	// Wait for the first line end (or the end of the file).
+	block := tb.next(nil)
+	for tb.err == nil && !tb.eof && bytes.IndexByte(block, '\n') < 0 {
+		block = tb.next(block)
+	}
+	if tb.err != nil {
+		return readFailed()
+	}
+	block = bytes.TrimPrefix(block, utf8BOM)
 	if s.opts.Format == FormatJSON {
-		data = bytes.TrimPrefix(data, utf8BOM)
-		if t := bytes.TrimLeft(data, " \t\r\n"); len(t) == 0 || t[0] != '[' {
-			line := 1
-			for len(data) > 0 {
+		t := bytes.TrimLeft(block, " \t\r\n")
+		for len(t) == 0 && !tb.eof && tb.err == nil {
+			block = tb.next(block)
+			t = bytes.TrimLeft(block, " \t\r\n")
+		}
+		if tb.err != nil {
+			return readFailed()
+		}
+		if len(t) > 0 && t[0] == '[' {
+			if block = tb.rest(block); tb.err != nil {
+				return readFailed()
+			}
+			return s.splitJSONArray(f, block, piece)
+		}
+		line := 1
+		for {
+			cut := len(block)
+			if !tb.eof {
+				cut = bytes.LastIndexByte(block, '\n') + 1
+			}
+			for data := block[:cut]; len(data) > 0; {
 				if ctx.Err() != nil {
 					return false
 				}
@@ -912,31 +964,157 @@ func (s *FileSource) splitPieces(ctx context.Context, f *decodedFile, sch *schem
 				}
 				data, line = data[end:], line+n
 			}
+			if tb.eof {
+				return true
+			}
+			if block = tb.next(block[cut:]); tb.err != nil {
+				return readFailed()
+			}
+		}
+	}
+	// CSV: the header, read here, unless a quote may be in it.
+	if q := bytes.IndexByte(block, '"'); q >= 0 && q <= bytes.IndexByte(block, '\n') || bytes.IndexByte(block, '\n') < 0 {
+		if block = tb.rest(block); tb.err != nil {
+			return readFailed()
+		}
+		return s.splitQuotedCSV(f, block, 0, sch, piece)
+	}
+	r := csv.NewReader(bytes.NewReader(block))
+	r.Comma = s.opts.CSVDelimiter
+	r.FieldsPerRecord = -1
+	header, err := r.Read()
+	off := int(r.InputOffset())
+	if !tb.eof && (err != nil || block[off-1] != '\n') || err == nil && bytes.IndexByte(block[:off], '"') >= 0 {
+		// The header may go on past the block (blank lines before it).
+		if block = tb.rest(block); tb.err != nil {
+			return readFailed()
+		}
+		return s.splitQuotedCSV(f, block, 0, sch, piece)
+	}
+	if err == io.EOF {
+		return true
+	}
+	if err != nil {
+		piece(&textPiece{f: f, bad: &RecordError{File: f.url, Line: 1, Err: fmt.Errorf("malformed CSV header: %w", err)}})
+		return false
+	}
+	headerText := block[:off:off]
+	line := 1 + bytes.Count(headerText, []byte("\n"))
+	block = block[off:]
+	cols, extra := csvColumns(header, sch), csvExtra(header, sch)
+	for {
+		// Without a quote before it, every line end ends a record.
+		q := bytes.IndexByte(block, '"')
+		cut := len(block)
+		switch {
+		case q >= 0:
+			cut = bytes.LastIndexByte(block[:q], '\n') + 1
+		case !tb.eof:
+			cut = bytes.LastIndexByte(block, '\n') + 1
+		}
+		for data := block[:cut]; len(data) > 0; {
+			if ctx.Err() != nil {
+				return false
+			}
+			end, n := cutLines(data, textPieceRows)
+			if !piece(&textPiece{f: f, csvLines: data[:end], first: line, header: header, nf: len(header), cols: cols, extra: extra}) {
+				return false
+			}
+			data, line = data[end:], line+n
+		}
+		if q >= 0 {
+			// The rest is split record by record, after the header.
+			rest := tb.rest(append(headerText, block[cut:]...))
+			if tb.err != nil {
+				return readFailed()
+			}
+			return s.splitQuotedCSV(f, rest, line-1-bytes.Count(headerText, []byte("\n")), sch, piece)
+		}
+		if tb.eof {
 			return true
 		}
-		var recs []rawRecord
-		ok := true
-		splitJSON(data, func(r rawRecord) bool {
-			if recs = append(recs, r); len(recs) == textPieceRows {
-				ok = piece(&textPiece{f: f, recs: recs})
-				recs = nil
-			}
-			return ok
-		}, func(line int, _ string, err error) bool {
-			if ok = piece(&textPiece{f: f, recs: recs}); ok {
-				badPiece(line, err)
-			}
-			ok = false
-			return false
-		})
-		if ok && len(recs) > 0 {
+		if block = tb.next(block[cut:]); tb.err != nil {
+			return readFailed()
+		}
+	}
+}
+
+// textBlockBytes is how much of a streamed JSON or CSV file is read at a
+// time (a block: ~11 NDJSON pieces of the flights).
+const textBlockBytes = 4 << 20
+
+// textBlocks reads a file block by block: data (the whole file at once) or
+// r. eof is set once the end was read, err on a failed read.
+type textBlocks struct {
+	data []byte
+	size int // bytes a block (at least)
+	r    io.Reader
+	eof  bool
+	err  error
+}
+
+// next returns carry followed by the next bytes of the file, in a new
+// buffer (pieces still hold the old one) of at least size bytes and twice
+// len(carry), filled unless the file ends (then eof).
+func (t *textBlocks) next(carry []byte) []byte {
+	if t.r == nil {
+		d := t.data
+		t.data, t.eof = nil, true
+		if len(carry) == 0 {
+			return d
+		}
+		return append(carry, d...)
+	}
+	b := make([]byte, max(t.size, 2*len(carry), 1))
+	n := copy(b, carry)
+	for n < len(b) && !t.eof && t.err == nil {
+		m, err := t.r.Read(b[n:])
+		n += m
+		if err == io.EOF {
+			t.eof = true
+		} else if err != nil {
+			t.err = err
+		}
+	}
+	return b[:n]
+}
+
+// rest returns carry followed by the rest of the file.
+func (t *textBlocks) rest(carry []byte) []byte {
+	for !t.eof && t.err == nil {
+		carry = t.next(carry)
+	}
+	return carry
+}
+
+// splitJSONArray splits the records of a JSON array (data, the whole file)
+// into pieces of textPieceRows records (see splitPieces).
+func (s *FileSource) splitJSONArray(f *decodedFile, data []byte, piece func(*textPiece) bool) bool {
+	var recs []rawRecord
+	ok := true
+	splitJSON(data, func(r rawRecord) bool {
+		if recs = append(recs, r); len(recs) == textPieceRows {
 			ok = piece(&textPiece{f: f, recs: recs})
+			recs = nil
 		}
 		return ok
+	}, func(line int, _ string, err error) bool {
+		if ok = piece(&textPiece{f: f, recs: recs}); ok {
+			piece(&textPiece{f: f, bad: &RecordError{File: f.url, Line: line, Err: err}})
+		}
+		ok = false
+		return false
+	})
+	if ok && len(recs) > 0 {
+		ok = piece(&textPiece{f: f, recs: recs})
 	}
-	if bytes.IndexByte(data, '"') < 0 {
-		return s.splitPlainCSV(ctx, f, data, sch, piece)
-	}
+	return ok
+}
+
+// splitQuotedCSV splits CSV data (a header line, then records; base more
+// lines of the file before the records than before them in data) record by
+// record into pieces of textPieceRows records (see splitPieces).
+func (s *FileSource) splitQuotedCSV(f *decodedFile, data []byte, base int, sch *schema.StructType, piece func(*textPiece) bool) bool {
 	var p *textPiece
 	ok := true
 	// next is an empty piece of the header's columns (as p's, once known).
@@ -949,7 +1127,7 @@ func (s *FileSource) splitPieces(ctx context.Context, f *decodedFile, sch *schem
 			p = next(h, csvColumns(h, sch), csvExtra(h, sch))
 		}
 		p.fields = append(p.fields, r.fields...)
-		if p.recLines = append(p.recLines, r.line); len(p.recLines) == textPieceRows {
+		if p.recLines = append(p.recLines, base+r.line); len(p.recLines) == textPieceRows {
 			ok = piece(p)
 			p = next(p.header, p.cols, p.extra)
 		}
@@ -959,7 +1137,15 @@ func (s *FileSource) splitPieces(ctx context.Context, f *decodedFile, sch *schem
 			ok = piece(p)
 		}
 		if ok {
-			badPiece(line, err)
+			if line > 0 {
+				line += base
+			}
+			if pe := (*csv.ParseError)(nil); base > 0 && errors.As(err, &pe) {
+				// As the reader of the whole file has it.
+				pe.StartLine, pe.Line = pe.StartLine+base, pe.Line+base
+				err = fmt.Errorf("malformed CSV: %w", pe)
+			}
+			piece(&textPiece{f: f, bad: &RecordError{File: f.url, Line: line, Err: err}})
 		}
 		ok = false
 		return false
@@ -984,40 +1170,6 @@ func cutLines(data []byte, n int) (end, lines int) {
 		lines++
 	}
 	return end, lines
-}
-
-// splitPlainCSV splits CSV data holding no quote character: every line end
-// then ends a record, so the pieces are runs of textPieceRows lines, each
-// read by its worker's own csv.Reader (as NDJSON pieces are checked by the
-// workers). The header is read here.
-func (s *FileSource) splitPlainCSV(ctx context.Context, f *decodedFile, data []byte, sch *schema.StructType, piece func(*textPiece) bool) bool {
-	data = bytes.TrimPrefix(data, utf8BOM)
-	r := csv.NewReader(bytes.NewReader(data))
-	r.Comma = s.opts.CSVDelimiter
-	r.FieldsPerRecord = -1
-	header, err := r.Read()
-	if err == io.EOF {
-		return true
-	}
-	if err != nil {
-		piece(&textPiece{f: f, bad: &RecordError{File: f.url, Line: 1, Err: fmt.Errorf("malformed CSV header: %w", err)}})
-		return false
-	}
-	off := int(r.InputOffset())
-	line := 1 + bytes.Count(data[:off], []byte("\n"))
-	data = data[off:]
-	cols, extra := csvColumns(header, sch), csvExtra(header, sch)
-	for len(data) > 0 {
-		if ctx.Err() != nil {
-			return false
-		}
-		end, n := cutLines(data, textPieceRows)
-		if !piece(&textPiece{f: f, csvLines: data[:end], first: line, header: header, nf: len(header), cols: cols, extra: extra}) {
-			return false
-		}
-		data, line = data[end:], line+n
-	}
-	return true
 }
 
 // convertPiece converts the records of p into p.rows, up to its first bad

@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"reflect"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/lakesink/lakesink/schema"
+	"github.com/lakesink/lakesink/storage"
 )
 
 // textCases are JSON and CSV inputs for the streamed decoding tests: the
@@ -30,6 +34,12 @@ var textCases = []struct {
 	{"csv without quotes", FormatCSV, "", flightsSchema, []string{
 		"\xEF\xBB\xBF" + plainCSV(flightsCSV(0, 5000)), plainCSV(flightsCSV(5000, 10)) + "\n\n" + plainCSV(flightsCSV(7000, 4100))[39:],
 		strings.ReplaceAll(plainCSV(flightsCSV(0, 4200)), "\n", "\r\n"), "delay,origin\n\n1,a\n\n\n2,\n,\n",
+	}},
+	{"csv quotes after plain lines", FormatCSV, "", flightsSchema, []string{
+		plainCSV(flightsCSV(0, 5000)) + flightsCSV(5000, 300)[39:] + plainCSV(flightsCSV(0, 10))[39:],
+		"\xEF\xBB\xBF\n\n" + plainCSV(flightsCSV(0, 20)) + "\n\n2001-01-01T00:00:00Z,1,2,\"multi\nline\",\"a\"\"b\"\r\n" + plainCSV(flightsCSV(20, 5000))[39:],
+		"\"date\",delay,distance,origin,destination\n" + plainCSV(flightsCSV(0, 30))[39:],
+		"date,delay,distance,origin,destination", "delay,origin\n1,x", "\n\ndelay,origin\n1,a\n\"2\",b",
 	}},
 	{"json odd", FormatJSON, SchemaEvolutionNone, &schema.StructType{Fields: []schema.StructField{
 		{Name: "id", Type: schema.TypeLong, Nullable: true},
@@ -70,10 +80,19 @@ func flightsCSV(from, n int) string {
 	return b.String()
 }
 
-// batchOf runs one batch of every file in the fixture with opts.
-func batchOf(t *testing.T, f *fixture, opts Options) (*schema.Batch, error) {
+// streamBlocks are the block sizes (FileSource.blockBytes) the streamed
+// batches are read with: a byte, a few, less than a line, a few lines, the
+// default.
+var streamBlocks = []int{1, 7, 50, 1000, textBlockBytes}
+
+// batchOf runs one batch of every file in the fixture with opts, the files
+// read block bytes at a time when streamed (0: the default).
+func batchOf(t *testing.T, f *fixture, opts Options, block int) (*schema.Batch, error) {
 	t.Helper()
 	s := f.open(t, opts)
+	if block > 0 {
+		s.blockBytes = block
+	}
 	end, err := s.LatestOffset(context.Background(), ReadLimit{})
 	if err != nil {
 		t.Fatal(err)
@@ -84,8 +103,10 @@ func batchOf(t *testing.T, f *fixture, opts Options) (*schema.Batch, error) {
 
 // TestStreamedTextMatchesWhole: a JSON or CSV batch streamed in chunks
 // (StreamChunkRows, no OnBadRecord) yields the rows the batch decoded whole
-// yields, in order, in chunks of at most StreamChunkRows, across pieces and
-// files; without StreamChunkRows the batch is not streamed.
+// yields, in order, in chunks of at most StreamChunkRows, across pieces,
+// files and the blocks the files are read in (streamBlocks; a CSV file cut
+// at line ends up to its first quote, split record by record from there);
+// without StreamChunkRows the batch is not streamed.
 func TestStreamedTextMatchesWhole(t *testing.T) {
 	for _, c := range textCases {
 		t.Run(c.name, func(t *testing.T) {
@@ -95,7 +116,7 @@ func TestStreamedTextMatchesWhole(t *testing.T) {
 			}
 			opts := DefaultOptions(c.format)
 			opts.Schema, opts.SchemaEvolution = c.sch, c.mode
-			whole, err := batchOf(t, f, opts)
+			whole, err := batchOf(t, f, opts, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -103,26 +124,28 @@ func TestStreamedTextMatchesWhole(t *testing.T) {
 				t.Fatalf("whole batch: Chunks %v, %d rows", whole.Chunks != nil, len(whole.Rows))
 			}
 			opts.StreamChunkRows = 1000
-			f.cp = f.cp.Sub("again")
-			streamed, err := batchOf(t, f, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if streamed.Chunks == nil {
-				t.Fatal("not streamed")
-			}
-			var rows [][]any
-			for chunk, err := range streamed.Chunks {
+			for _, block := range streamBlocks {
+				f.cp = f.cp.Sub("again")
+				streamed, err := batchOf(t, f, opts, block)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if len(chunk) == 0 || len(chunk) > opts.StreamChunkRows {
-					t.Fatalf("chunk of %d rows (at most %d)", len(chunk), opts.StreamChunkRows)
+				if streamed.Chunks == nil {
+					t.Fatal("not streamed")
 				}
-				rows = append(rows, chunk...)
-			}
-			if !reflect.DeepEqual(rows, whole.Rows) {
-				t.Fatalf("streamed rows differ from whole: %d vs %d rows\nfirst streamed %v\nfirst whole   %v", len(rows), len(whole.Rows), rows[:min(3, len(rows))], whole.Rows[:min(3, len(whole.Rows))])
+				var rows [][]any
+				for chunk, err := range streamed.Chunks {
+					if err != nil {
+						t.Fatalf("blocks of %d bytes: %v", block, err)
+					}
+					if len(chunk) == 0 || len(chunk) > opts.StreamChunkRows {
+						t.Fatalf("chunk of %d rows (at most %d)", len(chunk), opts.StreamChunkRows)
+					}
+					rows = append(rows, chunk...)
+				}
+				if !reflect.DeepEqual(rows, whole.Rows) {
+					t.Fatalf("blocks of %d bytes: streamed rows differ from whole: %d vs %d rows\nfirst streamed %v\nfirst whole   %v", block, len(rows), len(whole.Rows), rows[:min(3, len(rows))], whole.Rows[:min(3, len(whole.Rows))])
+				}
 			}
 		})
 	}
@@ -148,6 +171,9 @@ func TestStreamedTextFirstBadRecord(t *testing.T) {
 		{"csv without quotes type", FormatCSV, []string{plainCSV(flightsCSV(0, 4096)), plainCSV(flightsCSV(0, 8200)) + "\n\n2001-01-01T00:00:00Z,x,1,A,B\n"}},
 		{"csv without quotes fields", FormatCSV, []string{plainCSV(flightsCSV(0, 5000)) + "\r\n1,2\r\n"}},
 		{"csv without quotes header", FormatCSV, []string{"a,a\n1,2\n"}},
+		{"csv quote after plain lines", FormatCSV, []string{plainCSV(flightsCSV(0, 5000)) + "\n\n" + flightsCSV(0, 10)[39:] + "2001-01-01T00:00:00Z,1,1,\"A,B\n"}},
+		{"csv fields after quote", FormatCSV, []string{plainCSV(flightsCSV(0, 5000)) + flightsCSV(0, 10)[39:] + "\n1,\"2\"\n"}},
+		{"csv bad header quote", FormatCSV, []string{"\"date,delay\n1,2\n"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -157,32 +183,34 @@ func TestStreamedTextFirstBadRecord(t *testing.T) {
 			}
 			opts := DefaultOptions(c.format)
 			opts.Schema = flightsSchema
-			_, wantErr := batchOf(t, f, opts)
+			_, wantErr := batchOf(t, f, opts, 0)
 			var want *RecordError
 			if !errors.As(wantErr, &want) {
 				t.Fatalf("whole batch: %v, want a *RecordError", wantErr)
 			}
 			opts.StreamChunkRows = 1000
-			f.cp = f.cp.Sub("again")
-			b, err := batchOf(t, f, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			n := 0
-			var got error
-			for chunk, err := range b.Chunks {
+			for _, block := range streamBlocks {
+				f.cp = f.cp.Sub("again")
+				b, err := batchOf(t, f, opts, block)
 				if err != nil {
-					got = err
-					break
+					t.Fatal(err)
 				}
-				n += len(chunk)
-			}
-			var re *RecordError
-			if !errors.As(got, &re) || re.Error() != want.Error() || !errors.Is(got, ErrBadRecord) {
-				t.Fatalf("streamed: %v after %d rows, want %v", got, n, want)
-			}
-			if !reflect.DeepEqual(errors.Unwrap(re.Err), errors.Unwrap(want.Err)) && re.Err.Error() != want.Err.Error() {
-				t.Fatalf("cause %v, want %v", re.Err, want.Err)
+				n := 0
+				var got error
+				for chunk, err := range b.Chunks {
+					if err != nil {
+						got = err
+						break
+					}
+					n += len(chunk)
+				}
+				var re *RecordError
+				if !errors.As(got, &re) || re.Error() != want.Error() || !errors.Is(got, ErrBadRecord) {
+					t.Fatalf("blocks of %d bytes: streamed: %v after %d rows, want %v", block, got, n, want)
+				}
+				if !reflect.DeepEqual(errors.Unwrap(re.Err), errors.Unwrap(want.Err)) && re.Err.Error() != want.Err.Error() {
+					t.Fatalf("cause %v, want %v", re.Err, want.Err)
+				}
 			}
 		})
 	}
@@ -204,5 +232,92 @@ func TestJSONRowAllocations(t *testing.T) {
 	})
 	if allocs > 12 {
 		t.Fatalf("%.0f allocations per record, want at most 12", allocs)
+	}
+}
+
+// countingStore counts the bytes read from its files.
+type countingStore struct {
+	storage.Store
+	read atomic.Int64
+}
+
+func (c *countingStore) Read(ctx context.Context, path string) ([]byte, error) {
+	b, err := c.Store.Read(ctx, path)
+	c.read.Add(int64(len(b)))
+	return b, err
+}
+
+func (c *countingStore) NewRangeReader(ctx context.Context, path string, offset, length int64) (io.ReadCloser, error) {
+	r, err := c.Store.NewRangeReader(ctx, path, offset, length)
+	if err != nil {
+		return nil, err
+	}
+	return struct {
+		io.Reader
+		io.Closer
+	}{countingReader{r, &c.read}, r}, nil
+}
+
+type countingReader struct {
+	r io.Reader
+	n *atomic.Int64
+}
+
+func (c countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// TestStreamedTextReadsBlocks: a streamed NDJSON or CSV batch against a
+// known schema reads its file block by block as the rows are taken, not
+// whole when the batch is made (the 3M flights' 280 MB NDJSON file was all
+// in memory: 610 MiB peak RSS): nothing is read before the first chunk is
+// asked for, and with the first chunk taken at most the blocks of the
+// pieces in flight are (2 x workers queued, one being cut, one being put
+// together, one more block cut from).
+func TestStreamedTextReadsBlocks(t *testing.T) {
+	const block = 1 << 14
+	for _, c := range []struct {
+		format Format
+		data   string
+	}{
+		{FormatJSON, flightsNDJSON(0, 40000)},
+		{FormatCSV, plainCSV(flightsCSV(0, 60000))},
+	} {
+		t.Run(string(c.format), func(t *testing.T) {
+			f := newFixture(t)
+			f.put(t, "f."+string(c.format), c.data)
+			cs := &countingStore{Store: f.src}
+			f.src = cs
+			opts := DefaultOptions(c.format)
+			opts.Schema, opts.StreamChunkRows = flightsSchema, 100
+			b, err := batchOf(t, f, opts, block)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := cs.read.Load(); n != 0 {
+				t.Fatalf("%d bytes read before the first chunk, want 0", n)
+			}
+			rows := 0
+			for chunk, err := range b.Chunks {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if rows == 0 {
+					bound := int64(2*min(opts.DecodeConcurrency, runtime.GOMAXPROCS(0))+4) * block
+					if n := cs.read.Load(); n > bound || n >= int64(len(c.data)) {
+						t.Fatalf("%d of %d bytes read with the first chunk, want at most %d", n, len(c.data), bound)
+					}
+				}
+				rows += len(chunk)
+			}
+			if want := strings.Count(c.data, "\n") - map[Format]int{FormatJSON: 0, FormatCSV: 1}[c.format]; rows != want {
+				t.Fatalf("%d rows, want %d", rows, want)
+			}
+			if n := cs.read.Load(); n != int64(len(c.data)) {
+				t.Fatalf("%d bytes read in all, want %d", n, len(c.data))
+			}
+		})
 	}
 }
