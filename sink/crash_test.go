@@ -18,7 +18,8 @@ import (
 // (faultstore.CrashAt) of the Delta sink, in append and complete mode, and
 // at a checkpoint version: the batch is first run on a recorder to learn
 // its durable steps, whose names must be exactly the expected ones; then
-// for every occurrence of every point, before the step and after it (the
+// for every occurrence of every point (the checkpoint's, written after
+// AddBatch returned, waited for by Table.Close), before the step and after it (the
 // step performed, its answer lost, the process dead), on a fresh table
 // holding the earlier batches. After each crash the table is the state
 // before or after the batch — after exactly when the crash came after the
@@ -90,6 +91,11 @@ func TestCrashPointsOfOneBatch(t *testing.T) {
 			if res, err := sink.NewDeltaTable(rtb, opts).AddBatch(ctx, tc.batch, batch(tc.batch, 6)); err != nil || res.Version != tc.batch {
 				t.Fatalf("%+v, %v; want version %d", res, err, tc.batch)
 			}
+			// The checkpoint is written after AddBatch returned; Close
+			// waits for it.
+			if err := rtb.Close(); err != nil {
+				t.Fatal(err)
+			}
 			points := rec.Points()
 			if err := faultstore.CheckPoints(points, tc.points...); err != nil {
 				t.Fatal(err)
@@ -107,6 +113,7 @@ func TestCrashPointsOfOneBatch(t *testing.T) {
 					}
 					ftb, _ := table.OpenStore(fs)
 					_, err := sink.NewDeltaTable(ftb, opts).AddBatch(ctx, tc.batch, batch(tc.batch, 6))
+					_ = ftb.Close() // a crash in the background checkpoint: it is done
 					if !fs.Crashed() {
 						t.Fatalf("the crash point was not reached (err %v)", err)
 					}

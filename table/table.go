@@ -96,6 +96,8 @@ type config struct {
 	log          txlog.Options
 	singleWriter bool
 	skipCRC      bool
+	// checkpointOnCommit: WithCheckpointOnCommit.
+	checkpointOnCommit bool
 }
 
 // Option configures Open and Create.
@@ -115,6 +117,13 @@ func WithoutChecksumValidation() Option { return func(c *config) { c.skipCRC = t
 // caller promises that only one process writes the table, so that a store
 // that ignores If-None-Match cannot lose a commit to a concurrent writer.
 func WithSingleWriter() Option { return func(c *config) { c.singleWriter = true } }
+
+// WithCheckpointOnCommit writes each automatic checkpoint (every
+// delta.checkpointInterval versions) before the Write that made it due
+// returns, as Delta's post-commit hook does, instead of after it in the
+// background (the default; txlog.Options.BackgroundCheckpoint): for a
+// caller that must see the checkpoint on disk when Write returns.
+func WithCheckpointOnCommit() Option { return func(c *config) { c.checkpointOnCommit = true } }
 
 // Open opens the table at url (a path, file://, mem:// or s3:// URL). It does
 // no I/O beyond opening the store: a missing table is reported by the first
@@ -141,6 +150,9 @@ func OpenStore(store storage.Store, opts ...Option) (*Table, error) {
 		o(&c)
 	}
 	c.log.EngineInfo = EngineInfo
+	// A write's automatic checkpoint is written after Write returned
+	// (txlog.Options.BackgroundCheckpoint); Close waits for it.
+	c.log.BackgroundCheckpoint = !c.checkpointOnCommit
 	if c.skipCRC {
 		c.log.SkipChecksumValidation = true
 	}
@@ -151,12 +163,17 @@ func OpenStore(store storage.Store, opts ...Option) (*Table, error) {
 	return &Table{store: store, log: l, singleWriter: c.singleWriter}, nil
 }
 
-// Close releases the store if Open opened it.
+// Close waits for the automatic checkpoint a write left running
+// (txlog.Log.Close; later writes write theirs before they return) and
+// releases the store if Open opened it. A process that exits without Close
+// may lose that checkpoint, never a commit: the table stays readable from
+// the previous one and the commits after it.
 func (t *Table) Close() error {
+	err := t.log.Close()
 	if t.owned {
-		return t.store.Close()
+		err = errors.Join(err, t.store.Close())
 	}
-	return nil
+	return err
 }
 
 // URL is the table root.

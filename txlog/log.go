@@ -20,6 +20,7 @@ type Log struct {
 	store storage.Store
 	opts  Options
 	root  tableRoot
+	bg    *background // Options.BackgroundCheckpoint
 }
 
 // New returns the Log of the table rooted at store (the table root; the log
@@ -31,7 +32,7 @@ func New(store storage.Store, opts Options) (*Log, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	return &Log{store: store, opts: opts.withDefaults(), root: parseTableRoot(store.URL())}, nil
+	return &Log{store: store, opts: opts.withDefaults(), root: parseTableRoot(store.URL()), bg: &background{}}, nil
 }
 
 // Store returns the table root store.

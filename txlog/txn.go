@@ -792,12 +792,5 @@ func (l *Log) afterCommit(ctx context.Context, version int64, t *Transaction, ci
 	if version%interval != 0 {
 		return
 	}
-	snap := t.post
-	if snap == nil {
-		var err error
-		if snap, err = l.SnapshotAt(ctx, version); err != nil {
-			return
-		}
-	}
-	_, _ = l.Checkpoint(ctx, snap)
+	l.autoCheckpoint(ctx, version, t.post)
 }
