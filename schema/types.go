@@ -122,6 +122,11 @@ type Batch struct {
 	// Chunks yields the records of a streamed batch (nil: Rows holds them),
 	// or an error that ends the batch.
 	Chunks iter.Seq2[[][]any, error]
+	// Columns, when not nil (only beside Chunks), yields the same records
+	// as Chunks, in the same order, column-wise: a consumer that writes
+	// columns ranges over Columns instead of Chunks (never over both).
+	// Vectors[j] holds Schema.Fields[j]. Each chunk is the consumer's.
+	Columns iter.Seq2[ColumnChunk, error]
 }
 
 // Collect reads the chunks of a streamed batch into Rows and sets Chunks to
@@ -132,7 +137,7 @@ func (b *Batch) Collect() error {
 		return nil
 	}
 	chunks := b.Chunks
-	b.Chunks = nil
+	b.Chunks, b.Columns = nil, nil
 	for rows, err := range chunks {
 		if err != nil {
 			return err

@@ -54,6 +54,22 @@ func fitSchema(tableSchema, batchSchema *schema.StructType, merge bool) (*schema
 	return merged, true, nil
 }
 
+// sameFields reports whether the batch schema b has the fields of the
+// table schema sch in the same order, with the same types and nullability
+// (conform then keeps the records as they are).
+func sameFields(b, sch *schema.StructType) bool {
+	if len(b.Fields) != len(sch.Fields) {
+		return false
+	}
+	for i, f := range sch.Fields {
+		g := b.Fields[i]
+		if g.Name != f.Name || g.Nullable != f.Nullable || schema.FormatType(g.Type) != schema.FormatType(f.Type) {
+			return false
+		}
+	}
+	return true
+}
+
 // conform returns the batch with its columns in the order of schema (missing
 // columns null). The rows are shared when the order already matches.
 func conform(b *schema.Batch, sch *schema.StructType) (*schema.Batch, error) {

@@ -486,6 +486,20 @@ func (t *Table) writeFiles(ctx context.Context, batch *schema.Batch, sch *schema
 	if err != nil {
 		return nil, err
 	}
+	if batch.Columns != nil && len(checks) == 0 && len(idcols) == 0 && sameFields(batch.Schema, sch) && bw.WritesColumns() {
+		// The columnar pass-through: the source's typed columns go to the
+		// column writers as they are (no record per row).
+		for c, err := range batch.Columns {
+			if err == nil {
+				err = bw.WriteColumns(ctx, c)
+			}
+			if err != nil {
+				bw.Abort(ctx)
+				return nil, err
+			}
+		}
+		return bw.Close(ctx)
+	}
 	base := 0
 	for chunk, err := range batch.Chunks {
 		if err == nil {

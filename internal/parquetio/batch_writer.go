@@ -146,6 +146,19 @@ func (w *BatchWriter) write(ctx context.Context, rows [][]any, validate bool) er
 			lay.pschema = lay.withPlainColumns(plain)
 		}
 	}
+	var pre [][]parquet.Value
+	if len(groups) > 1 && w.pre != nil {
+		w.pre.preShred(lay, rows, lay.dataIdx)
+		pre = w.pre.cols
+	}
+	return w.writeGroups(ctx, groups, rows, len(rows), pre)
+}
+
+// writeGroups writes the rows of each group (of n rows in all: rows, or
+// pre when rows is nil) to its partition's file, Workers partitions at
+// once, then bounds the open files. The values of pre are cleared after.
+func (w *BatchWriter) writeGroups(ctx context.Context, groups []*partGroup, rows [][]any, n int, pre [][]parquet.Value) error {
+	lay := w.lay
 	targets := make([]*openPart, len(groups))
 	for gi, g := range groups {
 		p := w.parts[g.key]
@@ -156,16 +169,15 @@ func (w *BatchWriter) write(ctx context.Context, rows [][]any, validate bool) er
 		}
 		targets[gi] = p
 	}
-	var pre [][]parquet.Value
-	if len(groups) > 1 && w.pre != nil {
-		w.pre.preShred(lay, rows, lay.dataIdx)
-		pre = w.pre.cols
-	}
 	eg, gctx := errgroup.WithContext(ctx)
 	eg.SetLimit(w.workers)
 	for gi, g := range groups {
 		eg.Go(func() error {
-			if err := w.appendTo(gctx, ctx, targets[gi], rows, g.rows, pre); err != nil {
+			n := n
+			if g.rows != nil {
+				n = len(g.rows)
+			}
+			if err := w.appendTo(gctx, ctx, targets[gi], rows, g.rows, n, pre); err != nil {
 				return err
 			}
 			if w.closeAtEnd && targets[gi].fw != nil {
@@ -174,7 +186,7 @@ func (w *BatchWriter) write(ctx context.Context, rows [][]any, validate bool) er
 			return nil
 		})
 	}
-	err = eg.Wait()
+	err := eg.Wait()
 	for _, g := range groups {
 		if g.rows != nil {
 			w.freeRowIdx = append(w.freeRowIdx, g.rows[:0])
@@ -197,16 +209,13 @@ func (w *BatchWriter) write(ctx context.Context, rows [][]any, validate bool) er
 	return w.bound(ctx)
 }
 
-// appendTo writes rows (rowIdx; nil: all) to partition p, rolling its file
+// appendTo writes the n rows of rows (rowIdx; nil: all; rows is nil when
+// pre holds them, shredded) to partition p, rolling its file
 // at the target size; the last file stays open. New files are created under
 // fileCtx (the Write call's: a store writer is bound to the ctx it was made
 // with, and this file may outlive ctx, the errgroup's).
-func (w *BatchWriter) appendTo(ctx, fileCtx context.Context, p *openPart, rows [][]any, rowIdx []int, pre [][]parquet.Value) error {
+func (w *BatchWriter) appendTo(ctx, fileCtx context.Context, p *openPart, rows [][]any, rowIdx []int, n int, pre [][]parquet.Value) error {
 	lay := w.lay
-	n := len(rows)
-	if rowIdx != nil {
-		n = len(rowIdx)
-	}
 	for start := 0; start < n; {
 		if err := ctx.Err(); err != nil {
 			return err

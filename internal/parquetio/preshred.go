@@ -41,12 +41,18 @@ func (s *shredder) preShred(lay *layout, rows [][]any, idx []int) {
 	for c := range s.cols {
 		s.cols[c] = s.cols[c][:0]
 	}
-	shred := func(k int) {
+	lay.eachLane(len(rows), func(k int) {
 		for _, j := range lay.lanes[k] {
 			s.leafColumn(lay.plan.fields[j], rows, idx[j])
 		}
-	}
-	if len(lay.lanes) == 1 || len(rows) <= writeChunkRows {
+	})
+}
+
+// eachLane runs shred(k) for every lane k of lay: in turn for a batch of at
+// most writeChunkRows rows or a single lane, else each lane on its own
+// goroutine (started and waited for here).
+func (lay *layout) eachLane(rows int, shred func(k int)) {
+	if len(lay.lanes) == 1 || rows <= writeChunkRows {
 		for k := range lay.lanes {
 			shred(k)
 		}

@@ -85,6 +85,21 @@ func (f *File) Chunks(ctx context.Context, want *schema.StructType, opts ReadOpt
 	}
 }
 
+// Columns iterates every row group of the file with RowGroupColumns,
+// yielding chunks of at most maxRows records (a chunk never spans row
+// groups): the records of Chunks, column-wise.
+func (f *File) Columns(ctx context.Context, want *schema.StructType, opts ReadOptions, maxRows int) iter.Seq2[ColumnChunk, error] {
+	return func(yield func(ColumnChunk, error) bool) {
+		for i := range f.NumRowGroups() {
+			for c, err := range f.RowGroupColumns(ctx, i, want, opts, maxRows) {
+				if !yield(c, err) || err != nil {
+					return
+				}
+			}
+		}
+	}
+}
+
 // rgReader decodes one row group chunk by chunk.
 type rgReader struct {
 	f       *File

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"iter"
-	"slices"
 	"unsafe"
 
 	"github.com/lakesink/lakesink/schema"
@@ -14,193 +13,32 @@ import (
 	"github.com/parquet-go/parquet-go/format"
 )
 
-// VectorKind is how a Vector holds the values of a Delta type (KindOf).
-type VectorKind uint8
-
-const (
-	// VecAny holds values in Vector.Any, in the Batch representation.
-	VecAny VectorKind = iota
-	// VecInt64 holds long, integer, short and byte values in Vector.Int64.
-	VecInt64
-	// VecFloat64 holds double and float values in Vector.Float64 (float
-	// values widened, exactly).
-	VecFloat64
-	// VecString holds string values in Vector.String.
-	VecString
-	// VecBool holds boolean values in Vector.Bool.
-	VecBool
+// The columnar types are schema's (a streamed schema.Batch carries them).
+type (
+	// VectorKind is schema.VectorKind.
+	VectorKind = schema.VectorKind
+	// Vector is schema.Vector.
+	Vector = schema.Vector
+	// ColumnChunk is schema.ColumnChunk: Rows consecutive rows of a row
+	// group as columns, Vectors[j] holding field j of the read's want
+	// schema.
+	ColumnChunk = schema.ColumnChunk
 )
 
-// KindOf is the VectorKind of Delta type t.
-func KindOf(t schema.DataType) VectorKind {
-	switch t {
-	case schema.TypeLong, schema.TypeInteger, schema.TypeShort, schema.TypeByte:
-		return VecInt64
-	case schema.TypeDouble, schema.TypeFloat:
-		return VecFloat64
-	case schema.TypeString:
-		return VecString
-	case schema.TypeBoolean:
-		return VecBool
-	}
-	return VecAny
-}
+// The vector kinds (schema's).
+const (
+	VecAny     = schema.VecAny
+	VecInt64   = schema.VecInt64
+	VecFloat64 = schema.VecFloat64
+	VecString  = schema.VecString
+	VecBool    = schema.VecBool
+)
 
-// Vector is Len consecutive values of one column: the slice of its Kind
-// holds them (Len elements), Null[i] marks a null (its slot is the zero
-// value; Null is nil when no value is null).
-type Vector struct {
-	Kind    VectorKind
-	Len     int
-	Null    []bool
-	Int64   []int64
-	Float64 []float64
-	String  []string
-	Bool    []bool
-	Any     []any
-}
+// KindOf is schema.KindOf: the VectorKind of Delta type t.
+func KindOf(t schema.DataType) VectorKind { return schema.KindOf(t) }
 
-// NewVector is a Vector of n zero (not null) values of kind.
-func NewVector(kind VectorKind, n int) Vector {
-	v := Vector{Kind: kind, Len: n}
-	switch kind {
-	case VecInt64:
-		v.Int64 = make([]int64, n)
-	case VecFloat64:
-		v.Float64 = make([]float64, n)
-	case VecString:
-		v.String = make([]string, n)
-	case VecBool:
-		v.Bool = make([]bool, n)
-	default:
-		v.Any = make([]any, n)
-	}
-	return v
-}
-
-// SetNull marks value i null.
-func (v *Vector) SetNull(i int) {
-	if v.Null == nil {
-		v.Null = make([]bool, v.Len)
-	}
-	v.Null[i] = true
-}
-
-// Set stores x (the Batch representation of a value of the vector's type;
-// nil: null) as value i. A value of a Go type the vector's kind does not
-// hold is an error wrapping ErrUnsupported.
-func (v *Vector) Set(i int, x any) error {
-	if x == nil {
-		v.SetNull(i)
-		return nil
-	}
-	ok := true
-	switch v.Kind {
-	case VecInt64:
-		switch x := x.(type) {
-		case int64:
-			v.Int64[i] = x
-		case int32:
-			v.Int64[i] = int64(x)
-		case int16:
-			v.Int64[i] = int64(x)
-		case int8:
-			v.Int64[i] = int64(x)
-		default:
-			ok = false
-		}
-	case VecFloat64:
-		switch x := x.(type) {
-		case float64:
-			v.Float64[i] = x
-		case float32:
-			v.Float64[i] = float64(x)
-		default:
-			ok = false
-		}
-	case VecString:
-		v.String[i], ok = x.(string)
-	case VecBool:
-		v.Bool[i], ok = x.(bool)
-	default:
-		v.Any[i] = x
-	}
-	if !ok {
-		return fmt.Errorf("%w: a value of Go type %T in a column of kind %d", ErrUnsupported, x, v.Kind)
-	}
-	return nil
-}
-
-// Value is value i in the Batch representation of Delta type t (the
-// vector's kind is KindOf(t)): nil for null, int32 for integer, float32
-// for float, ...
-func (v *Vector) Value(i int, t schema.DataType) any {
-	if v.Null != nil && v.Null[i] {
-		return nil
-	}
-	switch v.Kind {
-	case VecInt64:
-		x := v.Int64[i]
-		switch t {
-		case schema.TypeInteger:
-			return int32(x)
-		case schema.TypeShort:
-			return int16(x)
-		case schema.TypeByte:
-			return int8(x)
-		}
-		return x
-	case VecFloat64:
-		if t == schema.TypeFloat {
-			return float32(v.Float64[i])
-		}
-		return v.Float64[i]
-	case VecString:
-		return v.String[i]
-	case VecBool:
-		return v.Bool[i]
-	}
-	return v.Any[i]
-}
-
-// Take keeps the values at rows (ascending indexes into the vector), in
-// place.
-func (v *Vector) Take(rows []int32) {
-	switch v.Kind {
-	case VecInt64:
-		v.Int64 = take(v.Int64, rows)
-	case VecFloat64:
-		v.Float64 = take(v.Float64, rows)
-	case VecString:
-		v.String = take(v.String, rows)
-	case VecBool:
-		v.Bool = take(v.Bool, rows)
-	default:
-		v.Any = take(v.Any, rows)
-	}
-	if v.Null != nil {
-		v.Null = take(v.Null, rows)
-		if !slices.Contains(v.Null, true) {
-			v.Null = nil
-		}
-	}
-	v.Len = len(rows)
-}
-
-func take[T any](s []T, rows []int32) []T {
-	for k, r := range rows {
-		s[k] = s[r]
-	}
-	clear(s[len(rows):]) // keep no dropped value alive
-	return s[:len(rows)]
-}
-
-// ColumnChunk is Rows consecutive rows of a row group as columns:
-// Vectors[j] holds field j of the read's want schema (Rows values each).
-type ColumnChunk struct {
-	Rows    int
-	Vectors []Vector
-}
+// NewVector is schema.NewVector: n zero (not null) values of kind.
+func NewVector(kind VectorKind, n int) Vector { return schema.NewVector(kind, n) }
 
 // RowGroupColumns decodes row group i like RowGroupChunks, but into
 // columns: each chunk is one Vector per field of want (KindOf its type),
@@ -311,7 +149,7 @@ func (rd *rgReader) nextColumns(ctx context.Context, maxRows int) (_ ColumnChunk
 					return ColumnChunk{}, fmt.Errorf("%w: %s: row group %d, row %d, field %s: %v", ErrCorruptFile, f.path, rd.rg, rd.done+r, rd.want.Fields[j].Name, err)
 				}
 				if err := vecs[j].Set(r, v); err != nil {
-					return ColumnChunk{}, fmt.Errorf("%s: row group %d, row %d, field %s: %w", f.path, rd.rg, rd.done+r, rd.want.Fields[j].Name, err)
+					return ColumnChunk{}, fmt.Errorf("%w: %s: row group %d, row %d, field %s: %v", ErrUnsupported, f.path, rd.rg, rd.done+r, rd.want.Fields[j].Name, err)
 				}
 			}
 		}

@@ -606,7 +606,7 @@ func (s *FileSource) GetBatch(ctx context.Context, start, end string) (*schema.B
 				}
 			}
 		}
-		return &schema.Batch{Schema: sch, Chunks: s.parquetChunks(ctx, files, sch)}, stats, nil
+		return &schema.Batch{Schema: sch, Chunks: s.parquetChunks(ctx, files, sch), Columns: s.parquetColumns(ctx, files, sch)}, stats, nil
 	}
 	if s.textStream {
 		if sch == nil {
@@ -1258,17 +1258,33 @@ func (s *FileSource) convertPiece(p *textPiece, sch *schema.StructType, slab *ro
 }
 
 // parquetChunks yields the records of files (Parquet, read against sch) in
-// order, in chunks of at most StreamChunkRows. One goroutine, started and
-// waited for by each iteration, decodes the next chunk while the consumer
-// has the current one, so reading overlaps with writing; it hands a chunk
-// over unbuffered, so that at most two decoded chunks are alive (with two
-// queued, four were: ~40 MiB more peak RSS for the 3M flights, and no
-// faster, since one decode keeps ahead of a write).
+// order, in chunks of at most StreamChunkRows (parquetFeed).
 func (s *FileSource) parquetChunks(ctx context.Context, files []decodedFile, sch *schema.StructType) iter.Seq2[[][]any, error] {
-	return func(yield func([][]any, error) bool) {
+	return parquetFeed(ctx, s, files, func(ctx context.Context, pf *parquetio.File) iter.Seq2[[][]any, error] {
+		return pf.Chunks(ctx, sch, parquetio.ReadOptions{}, s.opts.StreamChunkRows)
+	})
+}
+
+// parquetColumns yields the records of parquetChunks column-wise
+// (schema.Batch.Columns): typed vectors, no boxed value per row.
+func (s *FileSource) parquetColumns(ctx context.Context, files []decodedFile, sch *schema.StructType) iter.Seq2[schema.ColumnChunk, error] {
+	return parquetFeed(ctx, s, files, func(ctx context.Context, pf *parquetio.File) iter.Seq2[schema.ColumnChunk, error] {
+		return pf.Columns(ctx, sch, parquetio.ReadOptions{}, s.opts.StreamChunkRows)
+	})
+}
+
+// parquetFeed yields the chunks read(pf) gives of each of files, in order.
+// One goroutine, started and waited for by each iteration, decodes the
+// next chunk while the consumer has the current one, so reading overlaps
+// with writing; it hands a chunk over unbuffered, so that at most two
+// decoded chunks are alive (with two queued, four were: ~40 MiB more peak
+// RSS for the 3M flights, and no faster, since one decode keeps ahead of a
+// write).
+func parquetFeed[T any](ctx context.Context, s *FileSource, files []decodedFile, read func(context.Context, *parquetio.File) iter.Seq2[T, error]) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
 		type chunk struct {
-			rows [][]any
-			err  error
+			v   T
+			err error
 		}
 		ctx, cancel := context.WithCancel(ctx)
 		ch := make(chan chunk)
@@ -1291,11 +1307,11 @@ func (s *FileSource) parquetChunks(ctx context.Context, files []decodedFile, sch
 					send(chunk{err: parquetReadError(f.url, err)})
 					return
 				}
-				for rows, err := range pf.Chunks(ctx, sch, parquetio.ReadOptions{}, s.opts.StreamChunkRows) {
+				for v, err := range read(ctx, pf) {
 					if err != nil {
 						err = parquetReadError(f.url, err)
 					}
-					if !send(chunk{rows, err}) {
+					if !send(chunk{v, err}) {
 						pf.Close()
 						return
 					}
@@ -1310,12 +1326,13 @@ func (s *FileSource) parquetChunks(ctx context.Context, files []decodedFile, sch
 			wg.Wait()
 		}()
 		for c := range ch {
-			if !yield(c.rows, c.err) || c.err != nil {
+			if !yield(c.v, c.err) || c.err != nil {
 				return
 			}
 		}
 		if err := ctx.Err(); err != nil {
-			yield(nil, err)
+			var zero T
+			yield(zero, err)
 		}
 	}
 }

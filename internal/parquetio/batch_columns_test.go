@@ -1,0 +1,200 @@
+package parquetio
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"path"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/lakesink/lakesink/schema"
+)
+
+// passThroughSchema has a field of every pass-through leaf kind, nullable
+// and required, a low-cardinality string (dictionary-encoded) and a
+// unique one.
+var passThroughSchema = &schema.StructType{Fields: []schema.StructField{
+	{Name: "ts", Type: schema.TypeTimestamp, Nullable: true},
+	{Name: "ntz", Type: schema.TypeTimestampNTZ, Nullable: true},
+	{Name: "l", Type: schema.TypeLong, Nullable: true},
+	{Name: "i", Type: schema.TypeInteger},
+	{Name: "d", Type: schema.TypeDouble, Nullable: true},
+	{Name: "code", Type: schema.TypeString, Nullable: true},
+	{Name: "s", Type: schema.TypeString},
+}}
+
+// passThroughChunk is n records from row base on as vectors, some values
+// null.
+func passThroughChunk(rng *rand.Rand, base, n int) schema.ColumnChunk {
+	sch := passThroughSchema
+	c := schema.ColumnChunk{Rows: n, Vectors: make([]schema.Vector, len(sch.Fields))}
+	for j, f := range sch.Fields {
+		c.Vectors[j] = schema.NewVector(schema.KindOf(f.Type), n)
+	}
+	t0 := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+	for r := range n {
+		k := base + r
+		null := func(j int) bool {
+			if rng.IntN(17) == 0 {
+				c.Vectors[j].SetNull(r)
+				return true
+			}
+			return false
+		}
+		if !null(0) {
+			c.Vectors[0].Any[r] = t0.Add(time.Duration(rng.Int64N(1e6)) * time.Second)
+		}
+		if !null(1) {
+			c.Vectors[1].Any[r] = t0.Add(time.Duration(k) * time.Millisecond).In(time.FixedZone("+05:30", 19800)) // its wall clock is stored
+		}
+		if !null(2) {
+			c.Vectors[2].Int64[r] = rng.Int64N(5000) - 1000
+		}
+		c.Vectors[3].Int64[r] = int64(int32(rng.Uint32()))
+		if !null(4) {
+			c.Vectors[4].Float64[r] = rng.NormFloat64() * 1e3
+		}
+		if !null(5) {
+			c.Vectors[5].String[r] = fmt.Sprintf("A%02d", rng.IntN(40))
+		}
+		c.Vectors[6].String[r] = fmt.Sprintf("row-%d-%x", k, rng.Uint64())
+	}
+	return c
+}
+
+// TestWriteColumnsMatchesRowPath: a streamed batch written column-wise
+// (WriteColumns, the pass-through) gives the files the row path (Write of
+// the same records) gives, byte for byte, and the same Delta statistics,
+// record counts and partition values, across rolled files, bounded row
+// groups and chunks of uneven sizes, unpartitioned and partitioned (a
+// nullable string: 41 partitions, their files named in the order they are
+// opened, which races); every chunk takes the pass-through.
+func TestWriteColumnsMatchesRowPath(t *testing.T) {
+	for _, parts := range [][]string{nil, {"code"}} {
+		t.Run(fmt.Sprint("partitioned by ", parts), func(t *testing.T) { testWriteColumnsMatchesRowPath(t, parts) })
+	}
+}
+
+func testWriteColumnsMatchesRowPath(t *testing.T, parts []string) {
+	ctx := context.Background()
+	opts := WriteOptions{RowGroupRows: 10_000, TargetFileSizeBytes: 1 << 20, PartitionColumns: parts,
+		FileName: func(i int, ext string) string { return fmt.Sprintf("part-%05d%s.parquet", i, ext) }}
+	var chunks []schema.ColumnChunk
+	rng := rand.New(rand.NewPCG(1, 2))
+	for base := 0; base < 120_000; {
+		n := 1 + rng.IntN(9000)
+		chunks = append(chunks, passThroughChunk(rng, base, n))
+		base += n
+	}
+	write := func(columns bool) (*memStore, []WrittenFile) {
+		st := newMemStore()
+		bw, err := NewBatchWriter(st, passThroughSchema, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bw.WritesColumns() {
+			t.Fatal("WritesColumns = false for a batch of primitive fields")
+		}
+		for i, c := range chunks {
+			if columns {
+				if !bw.columnsFit(c) {
+					t.Fatalf("chunk %d does not take the pass-through", i)
+				}
+				err = bw.WriteColumns(ctx, c)
+			} else {
+				err = bw.Write(ctx, vectorRows(passThroughSchema, c))
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		files, err := bw.Close(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st, files
+	}
+	rowSt, rowFiles := write(false)
+	colSt, colFiles := write(true)
+	if len(rowFiles) < 2 {
+		t.Fatalf("%d files: want the batch rolled over several", len(rowFiles))
+	}
+	if len(colFiles) != len(rowFiles) {
+		t.Fatalf("pass-through wrote %d files, row path %d", len(colFiles), len(rowFiles))
+	}
+	rowGroups := 0
+	for i, rf := range rowFiles {
+		cf := colFiles[i]
+		if path.Dir(cf.Path) != path.Dir(rf.Path) || cf.NumRecords != rf.NumRecords || cf.Size != rf.Size || cf.Stats != rf.Stats ||
+			!reflect.DeepEqual(cf.PartitionValues, rf.PartitionValues) {
+			t.Fatalf("file %d: pass-through %+v, row path %+v", i, cf, rf)
+		}
+		rb, cb := readAllBytes(t, rowSt, rf.Path), readAllBytes(t, colSt, cf.Path)
+		if !bytes.Equal(rb, cb) {
+			t.Fatalf("%s: pass-through bytes differ from the row path's (%d vs %d bytes)", cf.Path, len(cb), len(rb))
+		}
+		f, err := OpenFile(ctx, colSt, cf.Path, cf.Size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rowGroups += f.NumRowGroups()
+		f.Close()
+	}
+	if parts == nil && rowGroups <= len(rowFiles) {
+		t.Errorf("%d row groups in %d files: want row groups bounded by RowGroupRows", rowGroups, len(rowFiles))
+	}
+}
+
+func readAllBytes(t *testing.T, st *memStore, path string) []byte {
+	t.Helper()
+	b, err := st.Read(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestWriteColumnsMisfitTakesRowPath: a chunk the pass-through cannot take
+// as is (a null in a required column) fails as the row path fails: the
+// same *schema.RowError, its Row counted from the batch's first record.
+func TestWriteColumnsMisfitTakesRowPath(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(3, 4))
+	first, bad := passThroughChunk(rng, 0, 100), passThroughChunk(rng, 100, 50)
+	bad.Vectors[6].SetNull(7) // "s" is required
+	errOf := func(columns bool) error {
+		bw, err := NewBatchWriter(newMemStore(), passThroughSchema, WriteOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer bw.Abort(ctx)
+		for _, c := range []schema.ColumnChunk{first, bad} {
+			if columns {
+				err = bw.WriteColumns(ctx, c)
+			} else {
+				err = bw.Write(ctx, vectorRows(passThroughSchema, c))
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if bw, err := NewBatchWriter(newMemStore(), passThroughSchema, WriteOptions{}); err != nil {
+		t.Fatal(err)
+	} else if bw.columnsFit(bad) || !bw.columnsFit(first) {
+		t.Fatal("columnsFit: want the good chunk taken, the one with a null in a required column not")
+	}
+	colErr, rowErr := errOf(true), errOf(false)
+	var ce, re *schema.RowError
+	if !errors.As(colErr, &ce) || !errors.As(rowErr, &re) {
+		t.Fatalf("errors: pass-through %v, row path %v; want *schema.RowError both", colErr, rowErr)
+	}
+	if ce.Row != 107 || ce.Row != re.Row || ce.Field != re.Field || colErr.Error() != rowErr.Error() {
+		t.Fatalf("pass-through %v (row %d), row path %v (row %d); want row 107 both", colErr, ce.Row, rowErr, re.Row)
+	}
+}
