@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/lakesink/lakesink/schema"
 )
@@ -236,6 +238,122 @@ func (c *converter) csvRow(header, fields []string, sch *schema.StructType, cols
 			continue
 		}
 		v, err := c.stringValue(fields[j], f.Type)
+		if err != nil {
+			return nil, atField(f.Name, err)
+		}
+		row[i] = v
+	}
+	return row, nil
+}
+
+// plainCSVRecords yields the records of CSV data holding no quote
+// character (whole lines, the last may lack its '\n'), as encoding/csv's
+// Reader reads them: a line's "\r\n" (at the end of data a lone '\r') is
+// its end, empty lines are skipped, fields are cut at each delim. line is
+// the record's line in data, from 1; fields (reused by the next record)
+// alias data. It stops when emit returns false.
+func plainCSVRecords(data []byte, delim rune, emit func(line int, fields [][]byte) bool) {
+	var fields [][]byte
+	var sep []byte // a delim of more than a byte
+	w := 1
+	if delim >= utf8.RuneSelf {
+		sep = utf8.AppendRune(nil, delim)
+		w = len(sep)
+	}
+	for line := 1; len(data) > 0; line++ {
+		l := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			l, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		l = bytes.TrimSuffix(l, []byte{'\r'})
+		if len(l) == 0 {
+			continue
+		}
+		fields = fields[:0]
+		for {
+			var i int
+			if sep == nil {
+				i = bytes.IndexByte(l, byte(delim))
+			} else {
+				i = bytes.Index(l, sep)
+			}
+			if i < 0 {
+				break
+			}
+			fields = append(fields, l[:i])
+			l = l[i+w:]
+		}
+		if fields = append(fields, l); !emit(line, fields) {
+			return
+		}
+	}
+}
+
+// csvInterned is how many distinct texts a textInterner keeps, and
+// csvInternedLen the longest it keeps.
+const (
+	csvInterned    = 1 << 12
+	csvInternedLen = 32
+)
+
+// textInterner hands out boxed strings, one box for repeated short texts
+// (a CSV string column of codes and names), so that a row of them costs no
+// allocation. One worker's; nil map until first used.
+type textInterner map[string]any
+
+// box returns b as a boxed string.
+func (t *textInterner) box(b []byte) any {
+	if v, ok := (*t)[string(b)]; ok {
+		return v
+	}
+	var v any = string(b)
+	if len(b) <= csvInternedLen && len(*t) < csvInterned {
+		if *t == nil {
+			*t = make(textInterner)
+		}
+		(*t)[v.(string)] = v
+	}
+	return v
+}
+
+// csvRowBytes is csvRow for fields cut from the input (plainCSVRecords):
+// the same values and errors, with strings boxed through in, and numbers
+// and timestamps parsed without copying their text.
+func (c *converter) csvRowBytes(header []string, fields [][]byte, sch *schema.StructType, cols, extra []int, row []any, in *textInterner) ([]any, error) {
+	if c.strict {
+		for _, j := range extra {
+			if len(fields[j]) != 0 {
+				return nil, atField(header[j], unknownFieldError{})
+			}
+		}
+	}
+	for i, f := range sch.Fields {
+		j := cols[i]
+		if j < 0 || len(fields[j]) == 0 {
+			if !f.Nullable {
+				return nil, atField(f.Name, errNull)
+			}
+			continue
+		}
+		b := fields[j]
+		switch f.Type {
+		case schema.TypeString:
+			row[i] = in.box(b)
+			continue
+		case schema.TypeLong:
+			if n, err := strconv.ParseInt(string(bytes.TrimSpace(b)), 10, 64); err == nil {
+				row[i] = n
+				continue
+			}
+		case schema.TypeTimestamp, schema.TypeTimestampNTZ:
+			if t, ok := c.tp.parseTimestamp(string(b)); ok {
+				row[i] = t
+				continue
+			}
+		}
+		v, err := c.stringValue(string(b), f.Type)
 		if err != nil {
 			return nil, atField(f.Name, err)
 		}

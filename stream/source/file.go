@@ -812,8 +812,9 @@ func (s *FileSource) textChunks(ctx context.Context, files []decodedFile, sch *s
 				defer wg.Done()
 				var slab rowSlab
 				var scratch []jsonMember
+				var texts textInterner
 				for p := range work {
-					s.convertPiece(p, sch, &slab, &scratch)
+					s.convertPiece(p, sch, &slab, &scratch, &texts)
 					close(p.done)
 				}
 			}()
@@ -1174,7 +1175,7 @@ func cutLines(data []byte, n int) (end, lines int) {
 
 // convertPiece converts the records of p into p.rows, up to its first bad
 // record (p.bad).
-func (s *FileSource) convertPiece(p *textPiece, sch *schema.StructType, slab *rowSlab, scratch *[]jsonMember) {
+func (s *FileSource) convertPiece(p *textPiece, sch *schema.StructType, slab *rowSlab, scratch *[]jsonMember, texts *textInterner) {
 	if p.bad != nil {
 		return
 	}
@@ -1206,35 +1207,23 @@ func (s *FileSource) convertPiece(p *textPiece, sch *schema.StructType, slab *ro
 			return false
 		})
 	case p.csvLines != nil:
-		r := csv.NewReader(bytes.NewReader(p.csvLines))
-		r.Comma = s.opts.CSVDelimiter
-		r.FieldsPerRecord = -1
-		r.ReuseRecord = true
 		p.rows = make([][]any, 0, textPieceRows)
-		for {
-			rec, err := r.Read()
-			if err == io.EOF {
-				return
-			}
-			if err != nil { // not from input without quotes
-				fail(p.first, fmt.Errorf("malformed CSV: %w", err))
-				return
-			}
-			l, _ := r.FieldPos(0)
+		plainCSVRecords(p.csvLines, s.opts.CSVDelimiter, func(l int, rec [][]byte) bool {
 			line := p.first - 1 + l
 			if len(rec) != p.nf {
 				fail(line, fmt.Errorf("%d fields, header has %d", len(rec), p.nf))
-				return
+				return false
 			}
 			out := slab.next(n)
-			v, err := s.conv.csvRow(p.header, rec, sch, p.cols, p.extra, out)
+			v, err := s.conv.csvRowBytes(p.header, rec, sch, p.cols, p.extra, out, texts)
 			if err != nil {
 				slab.undo(out)
 				fail(line, err)
-				return
+				return false
 			}
 			p.rows = append(p.rows, v)
-		}
+			return true
+		})
 	case p.recs != nil:
 		p.rows = make([][]any, 0, len(p.recs))
 		for _, r := range p.recs {

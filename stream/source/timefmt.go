@@ -115,21 +115,31 @@ type timeParser struct {
 }
 
 func (p *timeParser) timestamp(s string) (time.Time, error) {
+	if t, ok := p.parseTimestamp(s); ok {
+		return t, nil
+	}
 	s = strings.TrimSpace(s)
-	if p.tsLayout != "" {
-		if t, err := time.ParseInLocation(p.tsLayout, s, time.UTC); err == nil {
-			return t.UTC(), nil
-		}
-	}
-	for _, l := range defaultTimestampLayouts {
-		if t, err := time.ParseInLocation(l, s, time.UTC); err == nil {
-			return t.UTC(), nil
-		}
-	}
 	if p.tsLayout != "" {
 		return time.Time{}, fmt.Errorf("%q is not a timestamp (format %q or RFC 3339)", s, p.tsLayout)
 	}
 	return time.Time{}, fmt.Errorf("%q is not a timestamp (RFC 3339 or yyyy-MM-dd HH:mm:ss; set a timestamp format)", s)
+}
+
+// parseTimestamp is timestamp without the error (s does not escape: a
+// text converted from bytes for it need not be copied to the heap).
+func (p *timeParser) parseTimestamp(s string) (time.Time, bool) {
+	s = strings.TrimSpace(s)
+	if p.tsLayout != "" {
+		if t, err := time.ParseInLocation(p.tsLayout, s, time.UTC); err == nil {
+			return t.UTC(), true
+		}
+	}
+	for _, l := range defaultTimestampLayouts {
+		if t, err := time.ParseInLocation(l, s, time.UTC); err == nil {
+			return t.UTC(), true
+		}
+	}
+	return time.Time{}, false
 }
 
 func (p *timeParser) date(s string) (time.Time, error) {
