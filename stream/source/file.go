@@ -1208,6 +1208,7 @@ func (s *FileSource) convertPiece(p *textPiece, sch *schema.StructType, slab *ro
 		})
 	case p.csvLines != nil:
 		p.rows = make([][]any, 0, textPieceRows)
+		kinds := csvKinds(sch)
 		plainCSVRecords(p.csvLines, s.opts.CSVDelimiter, func(l int, rec [][]byte) bool {
 			line := p.first - 1 + l
 			if len(rec) != p.nf {
@@ -1215,7 +1216,7 @@ func (s *FileSource) convertPiece(p *textPiece, sch *schema.StructType, slab *ro
 				return false
 			}
 			out := slab.next(n)
-			v, err := s.conv.csvRowBytes(p.header, rec, sch, p.cols, p.extra, out, texts)
+			v, err := s.conv.csvRowBytes(p.header, rec, sch, p.cols, p.extra, kinds, out, texts)
 			if err != nil {
 				slab.undo(out)
 				fail(line, err)
