@@ -476,6 +476,16 @@ func (l *layout) partitionGroups(batch *schema.Batch, free *[][]int) ([]*partGro
 		}
 		return []*partGroup{{values: map[string]*string{}}}, nil
 	}
+	return l.partitionGroupsOf(len(batch.Rows), batch.Schema, func(i, fi int) any { return batch.Rows[i][fi] }, nil, nil, free)
+}
+
+// partitionGroupsOf is partitionGroups for n rows of schema sch (at least
+// one partition column) whose field fi of row i is value(i, fi). With one
+// partition column, strs (when not nil) are its values as strings, row i
+// null when nulls[i] (nulls may be nil): a row whose string was seen before
+// goes to its group without value being called (a columnar chunk's
+// partition column is then neither boxed nor hashed as an any).
+func (l *layout) partitionGroupsOf(n int, sch *schema.StructType, value func(i, fi int) any, strs []string, nulls []bool, free *[][]int) ([]*partGroup, error) {
 	var groups []*partGroup
 	byKey := map[string]*partGroup{}
 	var key strings.Builder
@@ -487,10 +497,22 @@ func (l *layout) partitionGroups(batch *schema.Batch, free *[][]int) ([]*partGro
 	if len(l.partIdx) == 1 {
 		byValue = map[any]*partGroup{}
 	}
-	for i, row := range batch.Rows {
+	var byString map[string]*partGroup
+	if len(l.partIdx) == 1 && strs != nil {
+		byString = map[string]*partGroup{}
+	}
+	for i := range n {
+		cacheString := false
+		if byString != nil && (nulls == nil || !nulls[i]) {
+			if g := byString[strs[i]]; g != nil {
+				g.rows = append(g.rows, i)
+				continue
+			}
+			cacheString = true
+		}
 		var cacheKey any
 		if byValue != nil {
-			switch v := row[l.partIdx[0]].(type) {
+			switch v := value(i, l.partIdx[0]).(type) {
 			case string, int64, int32, int16, int8, bool, schema.Date:
 				if g := byValue[v]; g != nil {
 					g.rows = append(g.rows, i)
@@ -501,11 +523,12 @@ func (l *layout) partitionGroups(batch *schema.Batch, free *[][]int) ([]*partGro
 		}
 		key.Reset()
 		for j, fi := range l.partIdx {
-			f := batch.Schema.Fields[fi]
-			if row[fi] == nil && !f.Nullable {
+			f := sch.Fields[fi]
+			v := value(i, fi)
+			if v == nil && !f.Nullable {
 				return nil, &schema.RowError{Row: i, Field: f.Name, Err: errNull}
 			}
-			s, err := SerializePartitionValue(row[fi], f.Type)
+			s, err := SerializePartitionValue(v, f.Type)
 			if err != nil {
 				return nil, &schema.RowError{Row: i, Field: f.Name, Err: err}
 			}
@@ -525,13 +548,16 @@ func (l *layout) partitionGroups(batch *schema.Batch, free *[][]int) ([]*partGro
 				*free = (*free)[:len(*free)-1]
 			}
 			for j, fi := range l.partIdx {
-				g.values[l.partKey(batch.Schema.Fields[fi])] = pvals[j]
+				g.values[l.partKey(sch.Fields[fi])] = pvals[j]
 			}
 			byKey[key.String()] = g
 			groups = append(groups, g)
 		}
 		if cacheKey != nil {
 			byValue[cacheKey] = g
+		}
+		if cacheString {
+			byString[strs[i]] = g
 		}
 		g.rows = append(g.rows, i)
 	}
