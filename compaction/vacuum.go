@@ -213,6 +213,20 @@ type VacuumResult struct {
 //   - an untracked file (named by no action still in the log) is deleted
 //     only when older than now - max(retention, UntrackedMinAge): a writer
 //     may be about to commit it (see VacuumOptions.UntrackedMinAge);
+//   - lakesink's own temporary files (storage.IsTempName: ".lakesink-tmp-*",
+//     a data file or commit being written, or stranded by a writer killed
+//     before its rename or link) are untracked files under that same rule,
+//     in any directory but _delta_log (whose temporary files log cleanup
+//     removes). Delta's VACUUM deletes the files in the table directory
+//     that Delta does not manage ("untracked files") once older than the
+//     retention, and skips only directories starting with "_" or "."
+//     (delta-io/delta VacuumCommand.gc; Databricks SQL reference, VACUUM:
+//     "removes all files from the table directory that are not managed by
+//     Delta"); lakesink's temporary names start with "." only so that no
+//     reader takes them for data, so they go by the untracked rule. They are
+//     listed with storage.ListTemp, counted in FilesListed, FilesKept and
+//     UntrackedKept, and reported in Files (so by DryRun too); no other
+//     hidden name is touched;
 //   - in a converted Spark file-sink directory, files that _spark_metadata
 //     names are kept too, and VACUUM refuses to run (ErrUnconvertedBatches,
 //     unless Force) while the log has batches the table's txn for
@@ -380,6 +394,24 @@ func Vacuum(ctx context.Context, t *table.Table, opts VacuumOptions) (*VacuumRes
 			}
 			victims = append(victims, VacuumFile{Path: fi.Path, Size: fi.Size, ModTime: fi.ModTime})
 		}
+		// lakesink's own temporary files, which List hides: untracked
+		// files like any other (see Vacuum).
+		for fi, err := range storage.ListTemp(ctx, store, "") {
+			if err != nil {
+				return nil, fmt.Errorf("vacuum %s: %w", t.URL(), err)
+			}
+			if fi.Path == txlog.LogDir || strings.HasPrefix(fi.Path, txlog.LogDir+"/") {
+				continue // log cleanup's (txlog.Log.Cleanup)
+			}
+			res.FilesListed++
+			dirs[path.Dir(fi.Path)] = true
+			if !fi.ModTime.Before(untrackedCutoff) {
+				res.FilesKept++
+				res.UntrackedKept++
+				continue
+			}
+			victims = append(victims, VacuumFile{Path: fi.Path, Size: fi.Size, ModTime: fi.ModTime})
+		}
 	}
 	delete(dirs, ".")
 	res.Directories = len(dirs) + 1 // + the table root, as Delta counts it
@@ -507,15 +539,19 @@ func isPartitionDir(e string, partCols []string) bool {
 // deleteAll deletes files with bounded parallelism; it returns how many were
 // deleted before the first error. A file already gone is not counted and is
 // no error.
-func deleteAll(ctx context.Context, store interface {
-	Delete(ctx context.Context, path string) error
-}, files []VacuumFile, workers int) (int, error) {
+// A temporary name (storage.IsTempName) is deleted with storage.DeleteTemp,
+// as Store.Delete refuses it.
+func deleteAll(ctx context.Context, store storage.Store, files []VacuumFile, workers int) (int, error) {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(workers)
 	var n atomic.Int64
 	for _, f := range files {
 		g.Go(func() error {
-			if err := store.Delete(gctx, f.Path); err != nil {
+			del := store.Delete
+			if storage.IsTempName(path.Base(f.Path)) {
+				del = func(ctx context.Context, key string) error { return storage.DeleteTemp(ctx, store, key) }
+			}
+			if err := del(gctx, f.Path); err != nil {
 				if errors.Is(err, storage.ErrNotFound) {
 					return nil // already gone (another VACUUM; lite mode does not list)
 				}

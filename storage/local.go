@@ -285,6 +285,12 @@ func (w *localWriter) Abort() error {
 var statEntry = func(d fs.DirEntry) (fs.FileInfo, error) { return d.Info() }
 
 func (l *localBackend) list(ctx context.Context, prefix, startAfter string) iter.Seq2[FileInfo, error] {
+	return l.listEntries(ctx, prefix, startAfter, false)
+}
+
+// listEntries is list, yielding only the temporary files (isTempName)
+// when temps is set, and none of them otherwise.
+func (l *localBackend) listEntries(ctx context.Context, prefix, startAfter string, temps bool) iter.Seq2[FileInfo, error] {
 	return func(yield func(FileInfo, error) bool) {
 		// The entries that match, each stat'ed only when it is yielded: a
 		// caller that stops early (is there any commit?) costs one stat,
@@ -343,7 +349,7 @@ func (l *localBackend) list(ctx context.Context, prefix, startAfter string) iter
 				if key <= startAfter || !strings.HasPrefix(key, prefix) {
 					continue
 				}
-				if isTempName(name) || strings.HasSuffix(name, fileblobAttrsExt) || !d.Type().IsRegular() {
+				if isTempName(name) != temps || strings.HasSuffix(name, fileblobAttrsExt) || !d.Type().IsRegular() {
 					continue
 				}
 				out = append(out, entry{key, d})

@@ -261,7 +261,11 @@ func (w *pathWriter) Close() error { return wrapErr("write", w.path, w.w.Close()
 func (w *pathWriter) Abort() error { return wrapErr("abort-write", w.path, w.w.Abort()) }
 
 func (s *store) List(ctx context.Context, prefix, startAfter string) iter.Seq2[FileInfo, error] {
-	const op = "list"
+	return s.list(ctx, "list", prefix, startAfter, s.be.list)
+}
+
+// list is List with op naming the errors and the backend listing be.
+func (s *store) list(ctx context.Context, op, prefix, startAfter string, be func(ctx context.Context, prefix, startAfter string) iter.Seq2[FileInfo, error]) iter.Seq2[FileInfo, error] {
 	return func(yield func(FileInfo, error) bool) {
 		if reason := pathProblem(prefix, true); reason != nil {
 			yield(FileInfo{}, &PathError{Op: op, Path: prefix, Err: ErrInvalidPath, Cause: reason})
@@ -280,7 +284,7 @@ func (s *store) List(ctx context.Context, prefix, startAfter string) iter.Seq2[F
 		if startAfter != "" {
 			after = s.root + startAfter
 		}
-		for fi, err := range s.be.list(ctx, full, after) {
+		for fi, err := range be(ctx, full, after) {
 			if err != nil {
 				if errors.Is(err, errNoLocation) {
 					return

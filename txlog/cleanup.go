@@ -4,9 +4,12 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/lakesink/lakesink/storage"
 )
 
 // CleanupPlan is what Cleanup deletes (or would, under DryRun) (PROTOCOL.md, "Metadata
@@ -18,7 +21,8 @@ type CleanupPlan struct {
 	// checkpoint not newer than the newest commit at or before Cutoff.
 	// -1 when there is none (nothing to delete).
 	CheckpointVersion int64
-	// Delete lists the keys to delete, oldest version first.
+	// Delete lists the keys to delete, oldest version first, then the
+	// expired sidecars, then the stranded temporary files (see Cleanup).
 	Delete []string
 }
 
@@ -32,8 +36,38 @@ type CleanupOptions struct {
 	Now func() time.Time
 }
 
-// planCleanup computes what Cleanup deletes at now, deleting nothing.
+// TempMinAge is the least age (by modification time) of a temporary file
+// in _delta_log (storage.IsTempName) that Cleanup deletes, whatever the
+// log retention: a commit being staged or a checkpoint being written is
+// younger.
+const TempMinAge = time.Hour
+
+// planCleanup computes what Cleanup deletes at now, deleting nothing: the
+// expired log files, then the temporary files under _delta_log/ (a commit
+// or checkpoint a killed writer staged) modified before both Cutoff and
+// now - TempMinAge.
 func (l *Log) planCleanup(ctx context.Context, now time.Time) (*CleanupPlan, error) {
+	plan, err := l.planExpired(ctx, now)
+	if err != nil || plan.Cutoff.IsZero() {
+		return plan, err // disabled: nothing at all is deleted
+	}
+	tempCut := plan.Cutoff
+	if c := now.Add(-TempMinAge); c.Before(tempCut) {
+		tempCut = c
+	}
+	for fi, err := range storage.ListTemp(ctx, l.store, LogDir+"/") {
+		if err != nil {
+			return nil, err // the store names the op and the path
+		}
+		if fi.ModTime.Before(tempCut) {
+			plan.Delete = append(plan.Delete, fi.Path)
+		}
+	}
+	return plan, nil
+}
+
+// planExpired is planCleanup without the temporary files.
+func (l *Log) planExpired(ctx context.Context, now time.Time) (*CleanupPlan, error) {
 	snap, err := l.Snapshot(ctx)
 	if err != nil {
 		return nil, err
@@ -199,6 +233,11 @@ func (l *Log) expiredSidecars(ctx context.Context, ls *listing, cpv int64, now t
 // previous one's counts as the previous + 1 ms). Sidecar files in
 // _delta_log/_sidecars are deleted when no retained checkpoint references
 // them and they are older than one day before midnight UTC (steps 4 and 5).
+// Temporary files under _delta_log/ (storage.IsTempName: commits and
+// checkpoints that a writer killed before its link or rename stranded;
+// PROTOCOL.md leaves such files to the writer, Delta's VACUUM never
+// enters _delta_log) are deleted when modified before both the cutoff and
+// now - TempMinAge; no other file is touched.
 // With o.DryRun it returns the plan and deletes nothing. An invalid
 // delta.enableExpiredLogCleanup or delta.logRetentionDuration is
 // ErrInvalidProperty naming the key.
@@ -212,7 +251,11 @@ func (l *Log) Cleanup(ctx context.Context, o CleanupOptions) (*CleanupPlan, erro
 		return plan, err
 	}
 	for _, p := range plan.Delete {
-		if err := l.store.Delete(ctx, p); err != nil {
+		del := l.store.Delete
+		if storage.IsTempName(path.Base(p)) {
+			del = func(ctx context.Context, key string) error { return storage.DeleteTemp(ctx, l.store, key) }
+		}
+		if err := del(ctx, p); err != nil {
 			return plan, fmt.Errorf("log cleanup: %w", err)
 		}
 	}

@@ -54,7 +54,8 @@ func newCleanupLogCommand(g *globalOptions) *cobra.Command {
 		Long: `Delete log files of the Delta table at URL that are older than
 delta.logRetentionDuration (default 30 days) and older than the newest
 checkpoint, keeping every retained version readable (PROTOCOL.md, Metadata
-Cleanup).
+Cleanup), and the temporary files (.lakesink-tmp-*) that killed writers left
+in _delta_log when older than that retention and 1 hour.
 
 EXAMPLE
   lakesink cleanup-log ./demo/flights

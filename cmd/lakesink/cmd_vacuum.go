@@ -51,7 +51,9 @@ Files that no commit still in the log names (untracked: a batch being
 written, an OPTIMIZE output not committed yet) are deleted only when older
 than --untracked-min-age (default 1h) as well as the retention: --retain 0h
 --force cannot delete the files of a commit in flight. Going below 1h needs
---force-untracked-min-age.
+--force-untracked-min-age. lakesink's own temporary files (.lakesink-tmp-*, a
+data file being written or one a killed writer left) outside _delta_log are
+untracked files under the same rule, and are listed by --dry-run.
 
 --mode lite (Delta's VACUUM LITE) lists nothing and deletes only the files of
 expired remove actions still in the log; --mode full (the default) lists the
