@@ -103,7 +103,9 @@ func checkKafkaTable(t *testing.T, dir, topic string, lines []string, parts int)
 // 3-partition topic of an in-process Kafka (kfake, loopback only), streams
 // them into a Delta table with `lakesink ingest --format kafka`, kills the
 // ingest with SIGKILL at random moments, restarts it, and checks that every
-// record is in the table exactly once by (topic, partition, offset).
+// record is in the table exactly once by (topic, partition, offset). The
+// kills go on until both recovery paths were seen; a run that drains the
+// topic before its kill gets 3,000 records more.
 // LAKESINK_KAFKA_KILL_TRIALS sets the number of kills (default 4; `make
 // soak` runs 50).
 func TestKafkaKillDashNineIsExactlyOnce(t *testing.T) {
@@ -133,26 +135,24 @@ func kafkaKillTest(t *testing.T, cluster kafkaCluster) {
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewSource(seed))
-	var counts recoveryCounts
-	kills := 0
-	for trial := 0; trial < minTrials*5 && kills < minTrials; trial++ {
-		out, killed := ingestUntilKilled(t, args, 150*time.Millisecond, rng)
-		finished := !killed
-		if killed {
-			kills++
-		}
-		counts.add(out)
-		if finished {
-			break
-		}
+	// A run that drains the topic before its kill gets 3,000 records more
+	// (15 batches): the first 3,000 lines again, keys and offsets going on.
+	more := func() {
+		from := len(lines)
+		lines = append(lines, lines[:3000]...)
+		produceRange(t, addrs, topic, parts, lines, from, len(lines))
 	}
+	kills, counts := killLoop(t, args, 150*time.Millisecond, rng, minTrials, bothRecoveries, more)
 	outp := ingestToEnd(t, args)
 	counts.add(outp)
-	t.Logf("%d kills, %d batches reported, %d reruns committed, %d reruns skipped (commit had landed)",
-		kills, counts.batches, counts.rerunCommitted, counts.rerunSkipped)
+	t.Logf("%d kills, %d records, %d batches reported, %d reruns committed, %d reruns skipped (commit had landed)",
+		kills, len(lines), counts.batches, counts.rerunCommitted, counts.rerunSkipped)
 	checkKafkaTable(t, out, topic, lines, parts)
 	if kills < minTrials {
-		t.Fatalf("only %d kills before the stream finished, want %d", kills, minTrials)
+		t.Fatalf("only %d kills, want %d", kills, minTrials)
+	}
+	if !bothRecoveries(counts) {
+		t.Fatalf("recovery paths not both exercised: %d reruns committed, %d reruns skipped", counts.rerunCommitted, counts.rerunSkipped)
 	}
 
 	// A second run finds nothing new and leaves the table as it is.

@@ -49,6 +49,10 @@ func (c *recoveryCounts) add(out []byte) {
 	}
 }
 
+// bothRecoveries reports whether c has both recovery paths: a rerun that
+// committed and one the sink skipped.
+func bothRecoveries(c recoveryCounts) bool { return c.rerunCommitted > 0 && c.rerunSkipped > 0 }
+
 func envInt(name string, def int) int {
 	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
 		return v
@@ -59,10 +63,12 @@ func envInt(name string, def int) int {
 // TestKillDashNineIngestIsExactlyOnce streams the 20 flight files into a
 // Delta table with one file per micro-batch, kills the ingest process with
 // SIGKILL at random moments, restarts it, and checks that the table holds
-// each of the 20,000 source rows exactly once. It also checks that both
-// recovery paths were exercised. LAKESINK_KILL_TRIALS sets the minimum
-// number of kills (default 5, and more until both recovery paths have been
-// seen, to keep `make test` short; `make soak` runs 200).
+// each of the 20,000 source rows exactly once (a run that drains the source
+// before its kill gets copies of 20 parts more, whose rows must then be in
+// the table twice). It also checks that both recovery paths were
+// exercised. LAKESINK_KILL_TRIALS sets the minimum number of kills (default
+// 5, and more until both recovery paths have been seen, to keep `make test`
+// short; `make soak` runs 200).
 func TestKillDashNineIngestIsExactlyOnce(t *testing.T) {
 	t.Parallel() // mostly waiting on processes and timers: overlaps the CPU-bound tests
 	killTest(t, "--table", "", "", envInt("LAKESINK_KILL_TRIALS", 5))
@@ -118,24 +124,24 @@ func killTest(t *testing.T, targetFlag, outURL, checkpointURL string, minTrials 
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewSource(seed))
-	maxTrials := minTrials * 10
-	var counts recoveryCounts
-	kills, completions := 0, 0
-	for trial := 0; trial < maxTrials; trial++ {
-		if trial >= minTrials && counts.rerunCommitted > 0 && counts.rerunSkipped > 0 {
-			break
-		}
-		out, killed := ingestUntilKilled(t, args, 200*time.Millisecond, rng)
-		if killed {
-			kills++
-		} else {
-			completions++
-		}
-		counts.add(out)
-		if completions > 0 {
-			break
+	// A run that drains the source before its kill gets 20 more parts: a
+	// copy of the next 20 of the 200 under new names (their rows count
+	// twice in the source, and so must in the table).
+	gen := 0
+	more := func() {
+		gen++
+		for i := range 20 {
+			j := ((gen-1)*20 + i) % n
+			data, err := os.ReadFile(filepath.Join(src, fmt.Sprintf("part-%04d.json", j)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(src, fmt.Sprintf("part-%04d-copy-%d.json", j, gen)), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
+	kills, counts := killLoop(t, args, 200*time.Millisecond, rng, minTrials, bothRecoveries, more)
 	// Finish the stream without interference: the batch a kill left
 	// planned reruns with exactly its file, then the rest comes in one
 	// batch (the kills are over; 170-odd more one-file batches would only
@@ -148,13 +154,51 @@ func killTest(t *testing.T, targetFlag, outURL, checkpointURL string, minTrials 
 	t.Logf("%d kills, %d batches reported, %d reruns committed, %d reruns skipped (commit had landed)",
 		kills, counts.batches, counts.rerunCommitted, counts.rerunSkipped)
 
-	compareKeys(t, tableKeys(t, out), sourceKeys(t, files))
-	if kills < minTrials {
-		t.Fatalf("only %d kills before the stream finished, want at least %d", kills, minTrials)
+	fed, err := filepath.Glob(filepath.Join(src, "*.json"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	if counts.rerunCommitted == 0 || counts.rerunSkipped == 0 {
+	compareKeys(t, tableKeys(t, out), sourceKeys(t, fed))
+	if kills < minTrials {
+		t.Fatalf("only %d kills, want at least %d", kills, minTrials)
+	}
+	if !bothRecoveries(counts) {
 		t.Fatalf("recovery paths not both exercised: %d reruns committed, %d reruns skipped", counts.rerunCommitted, counts.rerunSkipped)
 	}
+}
+
+// killLoop runs the CLI with args under ingestUntilKilled (a SIGKILL after
+// a random delay below maxDelay) over and over until it has been killed
+// minKills times and enough(counts of the runs' progress lines) holds (nil:
+// no further condition). A run that finishes before its kill has drained
+// the source: more adds input (the next files or records) and the loop goes
+// on, so the kills made do not depend on how fast the machine runs the
+// stream against the delays. It stops after minKills*20 runs (then short of
+// kills: the caller fails the test after checking the table, so a broken
+// exactly-once shows as such). It returns the kills and the counts.
+func killLoop(t *testing.T, args []string, maxDelay time.Duration, rng *rand.Rand, minKills int,
+	enough func(recoveryCounts) bool, more func()) (int, recoveryCounts) {
+	t.Helper()
+	var counts recoveryCounts
+	kills, finished := 0, 0
+	for run := 0; kills < minKills || (enough != nil && !enough(counts)); run++ {
+		if run >= minKills*20 {
+			t.Logf("stopped after %d runs short of kills or recoveries", run)
+			break
+		}
+		o, killed := ingestUntilKilled(t, args, maxDelay, rng)
+		counts.add(o)
+		if killed {
+			kills++
+			continue
+		}
+		finished++
+		more()
+	}
+	if finished > 0 {
+		t.Logf("%d runs drained their input before the kill; more input added each time", finished)
+	}
+	return kills, counts
 }
 
 // ingestUntilKilled runs the CLI with args (with the after-commit delay

@@ -44,7 +44,8 @@ func pipelineSize() (files, perFile, kills int) {
 // than the run: it deletes nothing silver still has to read) run over and
 // over on bronze. Each query is SIGKILLed at random moments and restarted,
 // until it was killed the wanted number of times and has rerun a batch
-// after a kill. Bronze starts with a tenth of the files already ingested, so
+// after a kill; a query that drains its input before that gets 5 more
+// source files (silver through an unkilled bronze run). Bronze starts with a tenth of the files already ingested, so
 // silver's first batches come from the starting snapshot (isStartingVersion
 // offsets). At the end bronze and silver each hold every source id exactly
 // once: the multisets of ids, compared id by id.
@@ -65,26 +66,59 @@ func TestKillDashNinePipelineIsExactlyOnce(t *testing.T) {
 		`{"name":"payload","type":"string","nullable":true,"metadata":{}}]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var names []string
-	for f := range nFiles {
+	// stage writes source file f (ids f*perFile up to (f+1)*perFile) into
+	// the staging folder and returns its name.
+	stage := func(f int) (string, error) {
 		var b strings.Builder
 		for i := range perFile {
 			id := f*perFile + i
 			fmt.Fprintf(&b, `{"id":%d,"part":"p%d","payload":"row %d of file %d"}`+"\n", id, id%4, i, f)
 		}
 		name := fmt.Sprintf("part-%04d.json", f)
-		if err := os.WriteFile(filepath.Join(staging, name), []byte(b.String()), 0o644); err != nil {
+		return name, os.WriteFile(filepath.Join(staging, name), []byte(b.String()), 0o644)
+	}
+	var names []string
+	for f := range nFiles {
+		name, err := stage(f)
+		if err != nil {
 			t.Fatal(err)
 		}
 		names = append(names, name)
 	}
-	feed := func(names []string) {
-		t.Helper()
+	feedErr := func(names []string) error {
 		for _, n := range names {
 			if err := os.Rename(filepath.Join(staging, n), filepath.Join(src, n)); err != nil {
-				t.Fatal(err)
+				return err
 			}
 		}
+		return nil
+	}
+	feed := func(names []string) {
+		t.Helper()
+		if err := feedErr(names); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// grow adds 5 source files, ids going on, for a query whose run drained
+	// its input before it had its kills (a fast machine against the
+	// delays); nFiles counts them.
+	var growMu sync.Mutex
+	grown := 0
+	grow := func() error {
+		growMu.Lock()
+		defer growMu.Unlock()
+		grown++
+		for range 5 {
+			name, err := stage(nFiles)
+			if err != nil {
+				return err
+			}
+			if err := feedErr([]string{name}); err != nil {
+				return err
+			}
+			nFiles++
+		}
+		return nil
 	}
 
 	bronzeArgs := []string{"ingest", "--json", "--source", src, "--format", "json", "--schema", schemaFile,
@@ -165,10 +199,10 @@ func TestKillDashNinePipelineIsExactlyOnce(t *testing.T) {
 	bronzeDone := make(chan struct{})
 	var qWG sync.WaitGroup
 	killLoop := func(name string, args []string, res *result, rng *rand.Rand, done <-chan struct{}, maxDelay time.Duration) {
-		for trial := 0; trial < minKills*20 && !failed(); trial++ {
-			if res.kills >= minKills && res.counts.rerunCommitted+res.counts.rerunSkipped > 0 {
-				return
-			}
+		enough := func() bool { return res.kills >= minKills && res.counts.rerunCommitted+res.counts.rerunSkipped > 0 }
+		// Up to minKills*20 runs killed or followed by more input; the runs
+		// of silver that wait for bronze do not count (a slow bronze).
+		for trial := 0; trial < minKills*20 && !failed() && !enough(); {
 			out, killed, err := runUntilKilled(args, maxDelay, rng)
 			res.counts.add(out)
 			if err != nil {
@@ -177,15 +211,35 @@ func TestKillDashNinePipelineIsExactlyOnce(t *testing.T) {
 			}
 			if killed {
 				res.kills++
+				trial++
 				continue
 			}
 			// The run finished: nothing left for now.
+			if enough() {
+				return
+			}
 			if done == nil {
-				return // bronze has consumed its source
+				trial++
+				// Bronze consumed its source short of its kills: more files.
+				if err := grow(); err != nil {
+					fail("%s: more source files: %v", name, err)
+					return
+				}
+				continue
 			}
 			select {
 			case <-done:
-				return // bronze is complete and silver caught up
+				trial++
+				// Bronze is complete and silver caught up short of its
+				// kills: more files, through bronze (no longer killed).
+				if err := grow(); err != nil {
+					fail("%s: more source files: %v", name, err)
+					return
+				}
+				if _, err := runToEnd(bronzeArgs); err != nil {
+					fail("%s: bronze run for more input: %v", name, err)
+					return
+				}
 			case <-time.After(100 * time.Millisecond):
 			}
 		}
@@ -223,6 +277,9 @@ func TestKillDashNinePipelineIsExactlyOnce(t *testing.T) {
 	t.Logf("silver: %d kills, %d batches reported, %d reruns committed, %d reruns skipped", silverRes.kills,
 		silverRes.counts.batches, silverRes.counts.rerunCommitted, silverRes.counts.rerunSkipped)
 	t.Logf("bronze maintenance: %d compactions that rewrote files, %d vacuums", compactions, vacuums)
+	if grown > 0 {
+		t.Logf("a query drained its input short of its kills %d times: %d source files in all", grown, nFiles)
+	}
 
 	want := make([]int64, nFiles*perFile)
 	for i := range want {
