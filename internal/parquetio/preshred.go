@@ -1,6 +1,7 @@
 package parquetio
 
 import (
+	"cmp"
 	"unsafe"
 
 	"github.com/parquet-go/parquet-go"
@@ -66,27 +67,62 @@ func (lay *layout) eachLane(rows int, shred func(k int)) {
 }
 
 // leafStats adds the values of leaf column n (shredded by leafColumn) to
-// its statistics, as leafColumn would have.
+// its statistics, as leafColumn would have: one loop per kind, the least
+// and greatest value of vals found before they are added.
 func (s *shredder) leafStats(n *wnode, vals []parquet.Value) {
 	if n.stat < 0 {
 		return
 	}
 	st := &s.stats[n.stat]
-	for _, v := range vals {
-		if v.IsNull() {
-			st.nulls++
-			continue
-		}
-		switch n.leaf {
-		case lkString:
+	switch n.leaf {
+	case lkString:
+		lo, hi, k := valueRange(vals, func(v *parquet.Value) string {
 			b := v.ByteArray()
-			st.addString(unsafe.String(unsafe.SliceData(b), len(b)))
-		case lkLong, lkTimestamp, lkTimestampNTZ:
-			st.addInt(v.Int64())
-		case lkInt:
-			st.addInt(int64(v.Int32()))
-		case lkDouble:
-			st.addFloat(v.Double())
+			return unsafe.String(unsafe.SliceData(b), len(b))
+		})
+		st.nulls += int64(len(vals) - k)
+		if k > 0 {
+			st.addString(lo)
+			st.addString(hi)
+			st.n += int64(k) - 2
+		}
+	case lkLong, lkTimestamp, lkTimestampNTZ, lkInt:
+		get := (*parquet.Value).Int64
+		if n.leaf == lkInt {
+			get = func(v *parquet.Value) int64 { return int64(v.Int32()) }
+		}
+		lo, hi, k := valueRange(vals, get)
+		st.nulls += int64(len(vals) - k)
+		if k > 0 {
+			st.addInt(lo)
+			st.addInt(hi)
+			st.n += int64(k) - 2
+		}
+	case lkDouble:
+		for i := range vals {
+			if vals[i].IsNull() {
+				st.nulls++
+				continue
+			}
+			st.addFloat(vals[i].Double())
 		}
 	}
+}
+
+// valueRange is the least and greatest of get(v) over the non-null values v
+// of vals, and how many those are (lo and hi are zero when none is).
+func valueRange[T cmp.Ordered](vals []parquet.Value, get func(*parquet.Value) T) (lo, hi T, k int) {
+	for i := range vals {
+		v := &vals[i]
+		if v.IsNull() {
+			continue
+		}
+		x := get(v)
+		if k == 0 {
+			lo, hi = x, x
+		}
+		lo, hi = min(lo, x), max(hi, x)
+		k++
+	}
+	return lo, hi, k
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"reflect"
 	"testing"
 	"time"
@@ -162,6 +163,54 @@ func TestManyPartitionsShareDictionaryBudget(t *testing.T) {
 	for j, r := range back {
 		if want := rows[j*parts][1]; r[0] != want {
 			t.Fatalf("row %d: %v, want %v", j, r[0], want)
+		}
+	}
+}
+
+// TestLeafStatsMatchesValueByValue: leafStats (least and greatest of a
+// chunk found first) gives the statistics the values added one by one give,
+// for every kind, with nulls, a chunk of nulls only, one value, and NaN.
+func TestLeafStatsMatchesValueByValue(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, leaf := range []leafKind{lkString, lkLong, lkInt, lkTimestamp, lkTimestampNTZ, lkDouble} {
+		for _, size := range []int{0, 1, 2, 143, 512} {
+			for _, nullEvery := range []int{0, 1, 3} {
+				vals := make([]parquet.Value, size)
+				want := colStats{}
+				for i := range vals {
+					if nullEvery > 0 && i%nullEvery == 0 {
+						want.nulls++
+						continue
+					}
+					switch leaf {
+					case lkString:
+						s := fmt.Sprintf("s%d", rng.IntN(50))
+						vals[i] = parquet.ByteArrayValue([]byte(s))
+						want.addString(s)
+					case lkInt:
+						x := int32(rng.Uint32())
+						vals[i] = parquet.Int32Value(x)
+						want.addInt(int64(x))
+					case lkDouble:
+						x := rng.NormFloat64()
+						if rng.IntN(40) == 0 {
+							x = math.NaN()
+						}
+						vals[i] = parquet.DoubleValue(x)
+						want.addFloat(x)
+					default:
+						x := int64(rng.Uint64())
+						vals[i] = parquet.Int64Value(x)
+						want.addInt(x)
+					}
+				}
+				s := &shredder{stats: make([]colStats, 1)}
+				s.leafStats(&wnode{leaf: leaf, stat: 0}, vals[:size/2])
+				s.leafStats(&wnode{leaf: leaf, stat: 0}, vals[size/2:])
+				if got := s.stats[0]; !reflect.DeepEqual(got, want) {
+					t.Errorf("leaf %d, %d values, null every %d: leafStats %+v, value by value %+v", leaf, size, nullEvery, got, want)
+				}
+			}
 		}
 	}
 }
