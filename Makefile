@@ -45,8 +45,8 @@ test-short:
 # the machine and date; bin/bench.md is the same table in Markdown (the
 # README's "Benchmarks" section). Lakesink and each baseline run as whole
 # processes, alternated (internal/testutil/benchproc); packages run one at a
-# time (-p 1) so that no two benchmarks share the machine. About 25 minutes
-# on the loaded 2-core development machine. A failed benchmark fails the
+# time (-p 1) so that no two benchmarks share the machine. About 5 minutes
+# on the idle 2-core development machine, 25 when it is loaded. A failed benchmark fails the
 # target after the table is printed. cmd/lakesink's BenchmarkProfile* (runs
 # for pprof, no rows) are skipped.
 bench: build
@@ -89,7 +89,7 @@ soak: build
 # delta-rs"; tests/enginebench_test.go), then the size of the 3M flights'
 # data files against Spark's for the same rows (issue 22, "Files as small as
 # Spark's"; interop/engines TestDataFilesAsSmallAsSpark, also run by make
-# interop): about 25 minutes on 2 cores.
+# interop): 7 minutes on the idle 2-core machine, up to 25 when loaded.
 bench-engines: build
 	./scripts/install-engines.sh
 	eval "$$(./scripts/install-engines.sh --env)" && LAKESINK_BENCH_ENGINES=1 \
