@@ -3,6 +3,7 @@ package schema
 import (
 	"fmt"
 	"slices"
+	"time"
 )
 
 // Columnar records: a Vector holds one column's values in the typed slice
@@ -26,6 +27,15 @@ const (
 	VecString
 	// VecBool holds boolean values in Vector.Bool.
 	VecBool
+	// VecMicros holds timestamp and timestamp_ntz values in Vector.Int64
+	// as microseconds since 1970-01-01 00:00:00 UTC (timestamp_ntz: its
+	// wall clock read as UTC), the int64 Delta data files store. KindOf
+	// never gives it: a reader hands it out only when its caller asked for
+	// it (the streamed Parquet source of an ingest does), so that a column
+	// of a Parquet file stored in micros reaches a writer with no time.Time
+	// per value. Value gives the time.Time (UTC) of the Batch
+	// representation; Set stores a time.Time's instant.
+	VecMicros
 )
 
 // KindOf is the VectorKind of Delta type t.
@@ -66,7 +76,7 @@ type Vector struct {
 func NewVector(kind VectorKind, n int) Vector {
 	v := Vector{Kind: kind, Len: n}
 	switch kind {
-	case VecInt64:
+	case VecInt64, VecMicros:
 		v.Int64 = make([]int64, n)
 	case VecFloat64:
 		v.Float64 = make([]float64, n)
@@ -124,6 +134,11 @@ func (v *Vector) Set(i int, x any) error {
 		v.String[i], ok = x.(string)
 	case VecBool:
 		v.Bool[i], ok = x.(bool)
+	case VecMicros:
+		var t time.Time
+		if t, ok = x.(time.Time); ok {
+			v.Int64[i] = t.UnixMicro()
+		}
 	default:
 		v.Any[i] = x
 	}
@@ -161,6 +176,8 @@ func (v *Vector) Value(i int, t DataType) any {
 		return v.String[i]
 	case VecBool:
 		return v.Bool[i]
+	case VecMicros:
+		return time.UnixMicro(v.Int64[i]).UTC()
 	}
 	return v.Any[i]
 }
@@ -169,7 +186,7 @@ func (v *Vector) Value(i int, t DataType) any {
 // place.
 func (v *Vector) Take(rows []int32) {
 	switch v.Kind {
-	case VecInt64:
+	case VecInt64, VecMicros:
 		v.Int64 = take(v.Int64, rows)
 	case VecFloat64:
 		v.Float64 = take(v.Float64, rows)

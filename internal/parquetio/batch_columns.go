@@ -37,7 +37,9 @@ func (w *BatchWriter) WritesColumns() bool {
 // type as the pass-through needs it (a kind that differs, a null in a
 // required column, a timestamp column value that is not a time.Time) is
 // written through Write's row path instead, which reports a record that
-// does not fit as Write does. Only when WritesColumns.
+// does not fit as Write does. A timestamp or timestamp_ntz column may also
+// come as a schema.VecMicros vector (its values written as they are).
+// Only when WritesColumns.
 func (w *BatchWriter) WriteColumns(ctx context.Context, c schema.ColumnChunk) error {
 	if w.closed || w.failed {
 		return errors.New("batch writer is closed or failed")
@@ -68,7 +70,7 @@ func (w *BatchWriter) columnsFit(c schema.ColumnChunk) bool {
 	}
 	for _, fi := range lay.partIdx {
 		v := &c.Vectors[fi]
-		if v.Kind != schema.KindOf(lay.schema.Fields[fi].Type) || !complete(v, c.Rows) {
+		if t := lay.schema.Fields[fi].Type; (v.Kind != schema.KindOf(t) && (v.Kind != schema.VecMicros || !isTimestamp(t))) || !complete(v, c.Rows) {
 			return false
 		}
 	}
@@ -85,6 +87,10 @@ func (w *BatchWriter) columnsFit(c schema.ColumnChunk) bool {
 			want = schema.VecInt64
 		case lkDouble:
 			want = schema.VecFloat64
+		case lkTimestamp, lkTimestampNTZ:
+			if v.Kind == schema.VecMicros {
+				want = schema.VecMicros
+			}
 		}
 		if v.Kind != want {
 			return false
@@ -118,7 +124,7 @@ func (w *BatchWriter) columnsFit(c schema.ColumnChunk) bool {
 func complete(v *schema.Vector, n int) bool {
 	l := 0
 	switch v.Kind {
-	case schema.VecInt64:
+	case schema.VecInt64, schema.VecMicros:
 		l = len(v.Int64)
 	case schema.VecFloat64:
 		l = len(v.Float64)
@@ -248,6 +254,17 @@ func vectorColumn(n *wnode, v *schema.Vector, col []parquet.Value, fast bool) []
 			}
 		}
 	case lkTimestamp, lkTimestampNTZ:
+		if v.Kind == schema.VecMicros {
+			// Already the int64 the column stores (schema.VecMicros).
+			for i, x := range v.Int64[:v.Len] {
+				if null(i) {
+					col = append(col, parquet.Value{})
+				} else {
+					col = append(col, parquet.Int64Value(x))
+				}
+			}
+			break
+		}
 		for i, x := range v.Any[:v.Len] {
 			t, ok := x.(time.Time)
 			if !ok || null(i) {
@@ -264,4 +281,10 @@ func vectorColumn(n *wnode, v *schema.Vector, col []parquet.Value, fast bool) []
 		setLevels(col[start:], n.def, n.col, fast)
 	}
 	return col
+}
+
+// isTimestamp: t is timestamp or timestamp_ntz (the types a
+// schema.VecMicros vector holds).
+func isTimestamp(t schema.DataType) bool {
+	return t == schema.TypeTimestamp || t == schema.TypeTimestampNTZ
 }

@@ -9,6 +9,7 @@ import (
 	"path"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -74,13 +75,45 @@ func passThroughChunk(rng *rand.Rand, base, n int) schema.ColumnChunk {
 // groups and chunks of uneven sizes, unpartitioned and partitioned (a
 // nullable string: 41 partitions, their files named in the order they are
 // opened, which races); every chunk takes the pass-through.
+//
+// The same with the timestamp columns as schema.VecMicros vectors (the
+// values a reader with ReadOptions.TimestampMicros gives).
 func TestWriteColumnsMatchesRowPath(t *testing.T) {
 	for _, parts := range [][]string{nil, {"code"}} {
-		t.Run(fmt.Sprint("partitioned by ", parts), func(t *testing.T) { testWriteColumnsMatchesRowPath(t, parts) })
+		for _, micros := range []bool{false, true} {
+			if micros && parts != nil {
+				continue // the partition column is a string: the same files as unpartitioned's show
+			}
+			t.Run(fmt.Sprint("partitioned by ", parts, ", micros ", micros), func(t *testing.T) { testWriteColumnsMatchesRowPath(t, parts, micros) })
+		}
 	}
 }
 
-func testWriteColumnsMatchesRowPath(t *testing.T, parts []string) {
+// microsChunk is c with its timestamp vectors as schema.VecMicros (a
+// timestamp_ntz value's wall clock read as UTC).
+func microsChunk(sch *schema.StructType, c schema.ColumnChunk) schema.ColumnChunk {
+	out := c
+	out.Vectors = slices.Clone(c.Vectors)
+	for j, f := range sch.Fields {
+		if f.Type != schema.TypeTimestamp && f.Type != schema.TypeTimestampNTZ {
+			continue
+		}
+		v := schema.NewVector(schema.VecMicros, c.Rows)
+		v.Null = c.Vectors[j].Null
+		for r := range c.Rows {
+			if x, ok := c.Vectors[j].Any[r].(time.Time); ok {
+				if f.Type == schema.TypeTimestampNTZ {
+					x = ntzWall(x)
+				}
+				v.Int64[r] = x.UnixMicro()
+			}
+		}
+		out.Vectors[j] = v
+	}
+	return out
+}
+
+func testWriteColumnsMatchesRowPath(t *testing.T, parts []string, micros bool) {
 	ctx := context.Background()
 	opts := WriteOptions{RowGroupRows: 10_000, TargetFileSizeBytes: 1 << 20, PartitionColumns: parts,
 		FileName: func(i int, ext string) string { return fmt.Sprintf("part-%05d%s.parquet", i, ext) }}
@@ -102,6 +135,9 @@ func testWriteColumnsMatchesRowPath(t *testing.T, parts []string) {
 		}
 		for i, c := range chunks {
 			if columns {
+				if micros {
+					c = microsChunk(passThroughSchema, c)
+				}
 				if !bw.columnsFit(c) {
 					t.Fatalf("chunk %d does not take the pass-through", i)
 				}
@@ -247,5 +283,68 @@ func TestPartitionColumnGroupsMatchesRows(t *testing.T) {
 	})
 	if allocs > n/10 {
 		t.Errorf("%.0f allocations to group %d rows into %d partitions: want under one per 10 rows", allocs, n, len(want))
+	}
+}
+
+// TestWriteColumnsMicrosPartition: a schema.VecMicros partition column
+// takes the pass-through and gives the row path's files and partition
+// values.
+func TestWriteColumnsMicrosPartition(t *testing.T) {
+	ctx := context.Background()
+	sch := &schema.StructType{Fields: []schema.StructField{
+		{Name: "day", Type: schema.TypeTimestampNTZ, Nullable: true},
+		{Name: "l", Type: schema.TypeLong, Nullable: true},
+	}}
+	const n = 2000
+	rows := schema.ColumnChunk{Rows: n, Vectors: []schema.Vector{schema.NewVector(schema.VecAny, n), schema.NewVector(schema.VecInt64, n)}}
+	t0 := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+	for r := range n {
+		if r%7 == 0 {
+			rows.Vectors[0].SetNull(r)
+		} else {
+			rows.Vectors[0].Any[r] = t0.Add(time.Duration(r%4) * 24 * time.Hour)
+		}
+		rows.Vectors[1].Int64[r] = int64(r)
+	}
+	write := func(columns bool) (*memStore, []WrittenFile) {
+		st := newMemStore()
+		bw, err := NewBatchWriter(st, sch, WriteOptions{PartitionColumns: []string{"day"},
+			FileName: func(i int, ext string) string { return fmt.Sprintf("part-%05d%s.parquet", i, ext) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if columns {
+			c := microsChunk(sch, rows)
+			if c.Vectors[0].Kind != schema.VecMicros || !bw.columnsFit(c) {
+				t.Fatal("a VecMicros partition column does not take the pass-through")
+			}
+			err = bw.WriteColumns(ctx, c)
+		} else {
+			err = bw.Write(ctx, vectorRows(sch, rows))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		files, err := bw.Close(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.SortFunc(files, func(a, b WrittenFile) int { return strings.Compare(a.Path, b.Path) })
+		return st, files
+	}
+	rowSt, rowFiles := write(false)
+	colSt, colFiles := write(true)
+	if len(rowFiles) != 5 || len(colFiles) != len(rowFiles) {
+		t.Fatalf("pass-through wrote %d files, row path %d, want 5", len(colFiles), len(rowFiles))
+	}
+	for i, rf := range rowFiles {
+		cf := colFiles[i]
+		if path.Dir(cf.Path) != path.Dir(rf.Path) || cf.NumRecords != rf.NumRecords || cf.Stats != rf.Stats ||
+			!reflect.DeepEqual(cf.PartitionValues, rf.PartitionValues) {
+			t.Fatalf("file %d: pass-through %+v, row path %+v", i, cf, rf)
+		}
+		if !bytes.Equal(readAllBytes(t, rowSt, rf.Path), readAllBytes(t, colSt, cf.Path)) {
+			t.Fatalf("%s: pass-through bytes differ from the row path's", cf.Path)
+		}
 	}
 }

@@ -34,6 +34,12 @@ type ReadOptions struct {
 	// storage, so rows may be kept; the outer slice may not), for a caller
 	// that copies the rows out before asking for the next chunk.
 	ReuseChunkRows bool
+	// TimestampMicros makes RowGroupColumns (and Columns) decode a top-level
+	// timestamp or timestamp_ntz field whose column stores INT64 micros or
+	// millis into a VecMicros vector, page by page with no time.Time per
+	// value, instead of VecAny; other timestamp columns (INT96, nanos, DATE
+	// widened to timestamp_ntz) stay VecAny.
+	TimestampMicros bool
 }
 
 // File is an open Parquet data file. Its footer is read at open; row groups

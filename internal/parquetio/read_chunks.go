@@ -113,6 +113,7 @@ type rgReader struct {
 	left    int             // records not yet yielded
 	done    int             // records yielded
 	reuse   bool            // ReadOptions.ReuseChunkRows
+	micros  bool            // ReadOptions.TimestampMicros
 	out     [][]any         // the chunk slice handed back again when reuse
 }
 
@@ -160,6 +161,7 @@ func (f *File) openRowGroup(ctx context.Context, i int, want *schema.StructType,
 		curs:    make(map[int]*cursor, len(cols)),
 		left:    int(rg.NumRows()),
 		reuse:   opts.ReuseChunkRows,
+		micros:  opts.TimestampMicros,
 	}
 	// Top-level primitive fields are decoded straight into the rows; the
 	// other columns into cursors for record assembly.

@@ -32,6 +32,7 @@ const (
 	VecFloat64 = schema.VecFloat64
 	VecString  = schema.VecString
 	VecBool    = schema.VecBool
+	VecMicros  = schema.VecMicros
 )
 
 // KindOf is schema.KindOf: the VectorKind of Delta type t.
@@ -99,7 +100,13 @@ func (rd *rgReader) nextColumns(ctx context.Context, maxRows int) (_ ColumnChunk
 	}
 	vecs := make([]Vector, len(rd.plan.fields))
 	for j, fn := range rd.plan.fields {
-		vecs[j] = NewVector(KindOf(rd.want.Fields[j].Type), n)
+		kind := KindOf(rd.want.Fields[j].Type)
+		if _, flat := rd.flat[fn.col]; flat && !fn.missing && rd.micros {
+			if _, ok := microsConv(rd.want.Fields[j].Type, rd.f.leaves[fn.col]); ok {
+				kind = VecMicros
+			}
+		}
+		vecs[j] = NewVector(kind, n)
 		if fn.missing {
 			vecs[j].Null = make([]bool, n)
 			for r := range n {
@@ -115,7 +122,11 @@ func (rd *rgReader) nextColumns(ctx context.Context, maxRows int) (_ ColumnChunk
 		var err error
 		if j, ok := rd.flat[c]; ok {
 			v := &vecs[j]
-			if tc, ok := typedConv(rd.want.Fields[j].Type, leaf); ok {
+			tc, ok := typedConv(rd.want.Fields[j].Type, leaf)
+			if v.Kind == VecMicros {
+				tc, ok = microsConv(rd.want.Fields[j].Type, leaf)
+			}
+			if ok {
 				s.typed = true
 				err = s.readTyped(leaf, tc, v, rd.done)
 			} else {
@@ -194,6 +205,43 @@ func (s *colStream) readFlatVector(leaf *fnode, conv convFunc, v *Vector, base i
 type typedPath struct {
 	phys     format.Type
 	unsigned bool // INT32 annotated UINT_32, read as long
+	// scale: a VecMicros vector's values are the stored ones times scale
+	// (1 micros, 1,000 millis); 0 otherwise.
+	scale int64
+}
+
+// microsConv reports whether leaf, read as Delta type want, decodes into a
+// VecMicros vector (ReadOptions.TimestampMicros): a timestamp or
+// timestamp_ntz stored as INT64 micros or millis, the values converter's
+// unitTime gives, without time.Time. (DATE days widened to timestamp_ntz
+// and nanos stay VecAny: days of a far year overflow int64 micros, and
+// nanos would lose their digits before a reader asked for them.)
+func microsConv(want schema.DataType, leaf *fnode) (typedPath, bool) {
+	if want != schema.TypeTimestamp && want != schema.TypeTimestampNTZ {
+		return typedPath{}, false
+	}
+	el := leaf.el
+	phys, ok := el.Type.Get()
+	if !ok {
+		return typedPath{}, false
+	}
+	switch phys {
+	case format.Int64:
+		if ts, ok := el.LogicalType.Value.(*format.TimestampType); ok {
+			switch ts.Unit.Value.(type) {
+			case *format.MilliSeconds:
+				return typedPath{phys: phys, scale: 1000}, true
+			case *format.NanoSeconds:
+				return typedPath{}, false
+			}
+			return typedPath{phys: phys, scale: 1}, true
+		}
+		if ct, ok := el.ConvertedType.Get(); ok && ct == deprecated.TimestampMillis {
+			return typedPath{phys: phys, scale: 1000}, true
+		}
+		return typedPath{phys: phys, scale: 1}, true
+	}
+	return typedPath{}, false
 }
 
 // typedConv reports whether leaf, read as Delta type want, has a typed page
@@ -344,6 +392,11 @@ func (s *colStream) readTyped(leaf *fnode, tp typedPath, v *Vector, base int) er
 				ps.strs = cutStrings(data.ByteArray())
 			}
 			ps.val = fillStr(v.String[r:r+m], defs, maxDef, ps.strs, idx, ps.val)
+		}
+		if tp.scale > 1 {
+			for k := range m {
+				v.Int64[r+k] *= tp.scale
+			}
 		}
 		ps.lvl += m
 		r += m

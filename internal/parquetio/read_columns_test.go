@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/lakesink/lakesink/schema"
 	"github.com/parquet-go/parquet-go"
@@ -184,6 +185,89 @@ func TestRowGroupColumnsSmallPages(t *testing.T) {
 		}
 		for _, max := range []int{1, 5, 97, 0} {
 			assertRows(t, columnRows(t, f, want, ReadOptions{}, max), all, want)
+		}
+	}
+}
+
+// TestRowGroupColumnsTimestampMicros: with ReadOptions.TimestampMicros, a
+// timestamp stored as INT64 micros or millis comes as a VecMicros vector
+// whose values are the row read's, nulls and values before 1970 included;
+// nanos and DATE days widened to timestamp_ntz stay VecAny; without the
+// option every timestamp is VecAny.
+func TestRowGroupColumnsTimestampMicros(t *testing.T) {
+	type row struct {
+		Us *time.Time `parquet:"us,optional,timestamp(microsecond)"`
+		Ms *time.Time `parquet:"ms,optional,timestamp(millisecond)"`
+		Ns *time.Time `parquet:"ns,optional,timestamp(nanosecond)"`
+		D  *time.Time `parquet:"d,optional,date"`
+		R  time.Time  `parquet:"r,timestamp(microsecond)"`
+	}
+	const n = 3000
+	var buf bytes.Buffer
+	w := parquet.NewGenericWriter[row](&buf, parquet.PageBufferSize(512))
+	t0 := time.Date(1969, 12, 31, 23, 0, 0, 0, time.UTC) // negative micros too
+	for i := range n {
+		ts := t0.Add(time.Duration(i) * 1_234_567_891 * time.Nanosecond)
+		r := row{R: ts.Truncate(time.Microsecond)}
+		if i%5 != 0 {
+			us, ms, day := ts.Truncate(time.Microsecond), ts.Truncate(time.Millisecond), ts.Truncate(24*time.Hour)
+			r.Us, r.Ms, r.Ns, r.D = &us, &ms, &ts, &day
+		}
+		if _, err := w.Write([]row{r}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st := newMemStore()
+	if err := st.Put(context.Background(), "ts.parquet", buf.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	f, err := OpenFile(context.Background(), st, "ts.parquet", int64(buf.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sch := &schema.StructType{Fields: []schema.StructField{
+		{Name: "us", Type: schema.TypeTimestamp, Nullable: true},
+		{Name: "ms", Type: schema.TypeTimestampNTZ, Nullable: true},
+		{Name: "ns", Type: schema.TypeTimestamp, Nullable: true},
+		{Name: "d", Type: schema.TypeTimestampNTZ, Nullable: true},
+		{Name: "r", Type: schema.TypeTimestamp},
+	}}
+	all, err := f.ReadAll(context.Background(), sch, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, micros := range []bool{false, true} {
+		kinds := []VectorKind{VecAny, VecAny, VecAny, VecAny, VecAny}
+		if micros {
+			kinds = []VectorKind{VecMicros, VecMicros, VecAny, VecAny, VecMicros}
+		}
+		for _, max := range []int{1, 77, 0} {
+			r := 0
+			for c, err := range f.Columns(context.Background(), sch, ReadOptions{TimestampMicros: micros}, max) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				for j, v := range c.Vectors {
+					if v.Kind != kinds[j] {
+						t.Fatalf("micros %v: field %s: kind %d, want %d", micros, sch.Fields[j].Name, v.Kind, kinds[j])
+					}
+				}
+				for k := range c.Rows {
+					for j := range c.Vectors {
+						got, want := c.Vectors[j].Value(k, sch.Fields[j].Type), all[r+k][j]
+						if got != want && !(got != nil && want != nil && got.(time.Time).Equal(want.(time.Time))) {
+							t.Fatalf("micros %v, max %d: row %d, field %s: %v, want %v", micros, max, r+k, sch.Fields[j].Name, got, want)
+						}
+					}
+				}
+				r += c.Rows
+			}
+			if r != n {
+				t.Fatalf("%d rows, want %d", r, n)
+			}
 		}
 	}
 }

@@ -1256,10 +1256,11 @@ func (s *FileSource) parquetChunks(ctx context.Context, files []decodedFile, sch
 }
 
 // parquetColumns yields the records of parquetChunks column-wise
-// (schema.Batch.Columns): typed vectors, no boxed value per row.
+// (schema.Batch.Columns): typed vectors, no boxed value per row (timestamps
+// stored in micros or millis as schema.VecMicros).
 func (s *FileSource) parquetColumns(ctx context.Context, files []decodedFile, sch *schema.StructType) iter.Seq2[schema.ColumnChunk, error] {
 	return parquetFeed(ctx, s, files, func(ctx context.Context, pf *parquetio.File) iter.Seq2[schema.ColumnChunk, error] {
-		return pf.Columns(ctx, sch, parquetio.ReadOptions{}, s.opts.StreamChunkRows)
+		return pf.Columns(ctx, sch, parquetio.ReadOptions{TimestampMicros: true}, s.opts.StreamChunkRows)
 	})
 }
 
