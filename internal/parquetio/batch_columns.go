@@ -177,11 +177,19 @@ func (w *BatchWriter) writeColumns(ctx context.Context, c schema.ColumnChunk) er
 			lay.pschema = lay.withPlainColumns(plain)
 		}
 	}
+	if len(groups) > 1 {
+		// Each partition's file builds its rows' values from the vectors.
+		vecs := make([]*schema.Vector, len(lay.plan.fields))
+		for j := range vecs {
+			vecs[j] = &c.Vectors[lay.dataIdx[j]]
+		}
+		return w.writeGroups(ctx, groups, nil, c.Rows, nil, vecs)
+	}
 	if w.pre == nil {
 		w.pre = newShredder(lay.plan)
 	}
 	w.pre.shredVectors(lay, c)
-	return w.writeGroups(ctx, groups, nil, c.Rows, w.pre.cols)
+	return w.writeGroups(ctx, groups, nil, c.Rows, w.pre.cols, nil)
 }
 
 // partitionColumnGroups is partitionGroups for the rows of c (lay has
@@ -287,4 +295,70 @@ func vectorColumn(n *wnode, v *schema.Vector, col []parquet.Value, fast bool) []
 // schema.VecMicros vector holds).
 func isTimestamp(t schema.DataType) bool {
 	return t == schema.TypeTimestamp || t == schema.TypeTimestampNTZ
+}
+
+// vectorColumnSel is vectorColumn for the rows sel of v (indexes into v, in
+// any order): the values of those rows, in that order, appended to col.
+func vectorColumnSel(n *wnode, v *schema.Vector, sel []int, col []parquet.Value, fast bool) []parquet.Value {
+	start := len(col)
+	switch n.leaf {
+	case lkString:
+		for _, i := range sel {
+			if v.Null != nil && v.Null[i] {
+				col = append(col, parquet.Value{})
+			} else {
+				col = append(col, parquet.ByteArrayValue(stringBytes(v.String[i])))
+			}
+		}
+	case lkLong:
+		for _, i := range sel {
+			if v.Null != nil && v.Null[i] {
+				col = append(col, parquet.Value{})
+			} else {
+				col = append(col, parquet.Int64Value(v.Int64[i]))
+			}
+		}
+	case lkInt:
+		for _, i := range sel {
+			if v.Null != nil && v.Null[i] {
+				col = append(col, parquet.Value{})
+			} else {
+				col = append(col, parquet.Int32Value(int32(v.Int64[i])))
+			}
+		}
+	case lkDouble:
+		for _, i := range sel {
+			if v.Null != nil && v.Null[i] {
+				col = append(col, parquet.Value{})
+			} else {
+				col = append(col, parquet.DoubleValue(v.Float64[i]))
+			}
+		}
+	case lkTimestamp, lkTimestampNTZ:
+		if v.Kind == schema.VecMicros {
+			for _, i := range sel {
+				if v.Null != nil && v.Null[i] {
+					col = append(col, parquet.Value{})
+				} else {
+					col = append(col, parquet.Int64Value(v.Int64[i]))
+				}
+			}
+			break
+		}
+		for _, i := range sel {
+			t, ok := v.Any[i].(time.Time)
+			if !ok || (v.Null != nil && v.Null[i]) {
+				col = append(col, parquet.Value{})
+				continue
+			}
+			if n.leaf == lkTimestampNTZ {
+				t = ntzWall(t)
+			}
+			col = append(col, parquet.Int64Value(t.UnixMicro()))
+		}
+	}
+	if n.def > 0 {
+		setLevels(col[start:], n.def, n.col, fast)
+	}
+	return col
 }

@@ -151,13 +151,14 @@ func (w *BatchWriter) write(ctx context.Context, rows [][]any, validate bool) er
 		w.pre.preShred(lay, rows, lay.dataIdx)
 		pre = w.pre.cols
 	}
-	return w.writeGroups(ctx, groups, rows, len(rows), pre)
+	return w.writeGroups(ctx, groups, rows, len(rows), pre, nil)
 }
 
 // writeGroups writes the rows of each group (of n rows in all: rows, or
-// pre when rows is nil) to its partition's file, Workers partitions at
-// once, then bounds the open files. The values of pre are cleared after.
-func (w *BatchWriter) writeGroups(ctx context.Context, groups []*partGroup, rows [][]any, n int, pre [][]parquet.Value) error {
+// pre or the vectors vecs when rows is nil; vecs[j] holds field j of the
+// plan) to its partition's file, Workers partitions at once, then bounds
+// the open files. The values of pre are cleared after.
+func (w *BatchWriter) writeGroups(ctx context.Context, groups []*partGroup, rows [][]any, n int, pre [][]parquet.Value, vecs []*schema.Vector) error {
 	lay := w.lay
 	targets := make([]*openPart, len(groups))
 	for gi, g := range groups {
@@ -177,7 +178,7 @@ func (w *BatchWriter) writeGroups(ctx context.Context, groups []*partGroup, rows
 			if g.rows != nil {
 				n = len(g.rows)
 			}
-			if err := w.appendTo(gctx, ctx, targets[gi], rows, g.rows, n, pre); err != nil {
+			if err := w.appendTo(gctx, ctx, targets[gi], rows, g.rows, n, pre, vecs); err != nil {
 				return err
 			}
 			if w.closeAtEnd && targets[gi].fw != nil {
@@ -190,6 +191,13 @@ func (w *BatchWriter) writeGroups(ctx context.Context, groups []*partGroup, rows
 	for _, g := range groups {
 		if g.rows != nil {
 			w.freeRowIdx = append(w.freeRowIdx, g.rows[:0])
+		}
+	}
+	if vecs != nil {
+		for _, p := range targets {
+			if p.fw != nil {
+				p.fw.vecs = nil // the chunk's, not to be kept
+			}
 		}
 	}
 	if pre != nil {
@@ -210,11 +218,11 @@ func (w *BatchWriter) writeGroups(ctx context.Context, groups []*partGroup, rows
 }
 
 // appendTo writes the n rows of rows (rowIdx; nil: all; rows is nil when
-// pre holds them, shredded) to partition p, rolling its file
+// pre holds them, shredded, or vecs, typed) to partition p, rolling its file
 // at the target size; the last file stays open. New files are created under
 // fileCtx (the Write call's: a store writer is bound to the ctx it was made
 // with, and this file may outlive ctx, the errgroup's).
-func (w *BatchWriter) appendTo(ctx, fileCtx context.Context, p *openPart, rows [][]any, rowIdx []int, n int, pre [][]parquet.Value) error {
+func (w *BatchWriter) appendTo(ctx, fileCtx context.Context, p *openPart, rows [][]any, rowIdx []int, n int, pre [][]parquet.Value, vecs []*schema.Vector) error {
 	lay := w.lay
 	for start := 0; start < n; {
 		if err := ctx.Err(); err != nil {
@@ -233,7 +241,7 @@ func (w *BatchWriter) appendTo(ctx, fileCtx context.Context, p *openPart, rows [
 			fw.partValues = p.values
 			p.fw = fw
 		}
-		p.fw.pre = pre
+		p.fw.pre, p.fw.vecs = pre, vecs
 		took, err := p.fw.writeRange(rows, rowIdx, start, n, lay.dataIdx, lay.opts.TargetFileSizeBytes)
 		if err != nil {
 			return err

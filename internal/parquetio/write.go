@@ -826,6 +826,10 @@ type FileWriter struct {
 	// written, shredded in row order (one array per column, BatchWriter's
 	// preShred): the lanes copy them out instead of shredding the rows.
 	pre [][]parquet.Value
+	// vecs, when set, are the typed vectors of a columnar chunk (vecs[j]
+	// holds field j of the plan): the lanes build their rows' values from
+	// them (vectorColumnSel) instead of copying them out of pre.
+	vecs []*schema.Vector
 }
 
 // NewFileWriter opens a data file at path (relative to store) for records of
@@ -993,6 +997,9 @@ func (w *FileWriter) bufferedBytes() int64 { return w.pw.Size() - w.groupStart }
 // (whole rows per column, as ColumnWriter.WriteRowValues requires).
 func (w *FileWriter) writeLane(k int, cws []*parquet.ColumnWriter, rows [][]any, sel []int, lo, hi int, idx []int) error {
 	fields := w.lay.lanes[k]
+	if w.vecs != nil && sel != nil {
+		return w.writeLaneVecs(fields, cws, sel, lo, hi)
+	}
 	if w.pre != nil {
 		return w.writeLanePre(fields, cws, sel, lo, hi)
 	}
@@ -1049,6 +1056,35 @@ func (w *FileWriter) writeLanePre(fields []int, cws []*parquet.ColumnWriter, sel
 			} else {
 				vals = src[pos:end]
 			}
+			w.shred.leafStats(f, vals)
+			if _, err := cws[f.col].WriteRowValues(vals); err != nil {
+				return fmt.Errorf("write rows to %s: %w", w.path, err)
+			}
+		}
+	}
+	return nil
+}
+
+// writeLaneVecs is writeLane for the rows sel[lo:hi] of a columnar chunk
+// (w.vecs): each chunk's values of a column are built from the rows' typed
+// values, as vectorColumn builds a whole chunk's, then added to the
+// statistics and written. Building them from the 8-byte longs or 16-byte
+// strings costs less than copying the 24-byte parquet.Values of a chunk
+// shredded ahead, which were written to memory first (pre): 229 airports
+// of the 3M flights read each chunk's columns once per partition.
+func (w *FileWriter) writeLaneVecs(fields []int, cws []*parquet.ColumnWriter, sel []int, lo, hi int) error {
+	scratch := preScratchPool.Get().(*preScratch)
+	defer func() {
+		clear(scratch.vals[:cap(scratch.vals)]) // the strings of rows
+		scratch.vals = scratch.vals[:0]
+		preScratchPool.Put(scratch)
+	}()
+	for pos := lo; pos < hi; pos += writeChunkRows {
+		end := min(pos+writeChunkRows, hi)
+		for _, j := range fields {
+			f := w.lay.plan.fields[j]
+			vals := vectorColumnSel(f, w.vecs[j], sel[pos:end], scratch.vals[:0], w.lay.plan.fastLevels)
+			scratch.vals = vals
 			w.shred.leafStats(f, vals)
 			if _, err := cws[f.col].WriteRowValues(vals); err != nil {
 				return fmt.Errorf("write rows to %s: %w", w.path, err)
