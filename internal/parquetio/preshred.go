@@ -1,7 +1,6 @@
 package parquetio
 
 import (
-	"cmp"
 	"unsafe"
 
 	"github.com/parquet-go/parquet-go"
@@ -67,62 +66,197 @@ func (lay *layout) eachLane(rows int, shred func(k int)) {
 }
 
 // leafStats adds the values of leaf column n (shredded by leafColumn) to
-// its statistics, as leafColumn would have: one loop per kind, the least
-// and greatest value of vals found before they are added.
+// its statistics, as leafColumn would have (addValueStats).
 func (s *shredder) leafStats(n *wnode, vals []parquet.Value) {
-	if n.stat < 0 {
-		return
-	}
-	st := &s.stats[n.stat]
-	switch n.leaf {
-	case lkString:
-		lo, hi, k := valueRange(vals, func(v *parquet.Value) string {
-			b := v.ByteArray()
-			return unsafe.String(unsafe.SliceData(b), len(b))
-		})
-		st.nulls += int64(len(vals) - k)
-		if k > 0 {
-			st.addString(lo)
-			st.addString(hi)
-			st.n += int64(k) - 2
-		}
-	case lkLong, lkTimestamp, lkTimestampNTZ, lkInt:
-		get := (*parquet.Value).Int64
-		if n.leaf == lkInt {
-			get = func(v *parquet.Value) int64 { return int64(v.Int32()) }
-		}
-		lo, hi, k := valueRange(vals, get)
-		st.nulls += int64(len(vals) - k)
-		if k > 0 {
-			st.addInt(lo)
-			st.addInt(hi)
-			st.n += int64(k) - 2
-		}
-	case lkDouble:
-		for i := range vals {
-			if vals[i].IsNull() {
-				st.nulls++
-				continue
-			}
-			st.addFloat(vals[i].Double())
-		}
+	if n.stat >= 0 {
+		s.stats[n.stat].addValueStats(n.leaf, vals)
 	}
 }
 
-// valueRange is the least and greatest of get(v) over the non-null values v
-// of vals, and how many those are (lo and hi are zero when none is).
-func valueRange[T cmp.Ordered](vals []parquet.Value, get func(*parquet.Value) T) (lo, hi T, k int) {
-	for i := range vals {
-		v := &vals[i]
-		if v.IsNull() {
-			continue
-		}
-		x := get(v)
-		if k == 0 {
-			lo, hi = x, x
-		}
-		lo, hi = min(lo, x), max(hi, x)
-		k++
+// statsOf is the statistics of leaf column n, nil when it has none.
+func (s *shredder) statsOf(n *wnode) *colStats {
+	if n.stat < 0 {
+		return nil
 	}
-	return lo, hi, k
+	return &s.stats[n.stat]
+}
+
+// addValueStats adds vals, values of a leaf of kind leaf (a pre-shreddable
+// one, writePlan.preShreddable), to c as adding them one by one would: one
+// typed loop per kind finds their least and greatest, then those are added
+// (addIntRange, addStringRange, addFloatRange).
+func (c *colStats) addValueStats(leaf leafKind, vals []parquet.Value) {
+	switch leaf {
+	case lkString:
+		var r strRange
+		for i := range vals {
+			v := &vals[i]
+			if v.IsNull() {
+				c.nulls++
+				continue
+			}
+			b := v.ByteArray()
+			r.add(unsafe.String(unsafe.SliceData(b), len(b)))
+		}
+		c.addStringRange(r)
+	case lkLong, lkInt, lkTimestamp, lkTimestampNTZ:
+		var least, greatest int64
+		k := 0
+		for i := range vals {
+			v := &vals[i]
+			if v.IsNull() {
+				c.nulls++
+				continue
+			}
+			x := v.Int64()
+			if leaf == lkInt {
+				x = int64(v.Int32())
+			}
+			if k == 0 {
+				least, greatest = x, x
+			}
+			least, greatest = min(least, x), max(greatest, x)
+			k++
+		}
+		c.addIntRange(least, greatest, k)
+	case lkDouble:
+		var r floatRange
+		for i := range vals {
+			v := &vals[i]
+			if v.IsNull() {
+				c.nulls++
+				continue
+			}
+			r.add(v.Double())
+		}
+		c.addFloatRange(r)
+	}
+}
+
+// addIntRange adds k values whose least is lo and greatest hi (as addInt
+// of each would).
+func (c *colStats) addIntRange(lo, hi int64, k int) {
+	if k == 0 {
+		return
+	}
+	c.n += int64(k)
+	mergeRange(&c.has, &c.minI, &c.maxI, lo, hi)
+}
+
+// mergeRange widens [*least, *greatest] to take [lo, hi] in, or sets it
+// when *has is false, as adding the values one by one would (an equal
+// bound stays the first that came: -0 and 0).
+func mergeRange[T int64 | float64 | string](has *bool, least, greatest *T, lo, hi T) {
+	if !*has {
+		*least, *greatest, *has = lo, hi, true
+		return
+	}
+	if lo < *least {
+		*least = lo
+	}
+	if hi > *greatest {
+		*greatest = hi
+	}
+}
+
+// strRange is the least and greatest of the strings added and how many
+// those are. A string's first 8 bytes, as a big-endian number with zero
+// bytes past its end (prefix8), order it before the whole string is
+// looked at: two strings whose prefixes differ compare as the prefixes do
+// (the first byte that differs decides, and a string that ends first is a
+// prefix of the other there), so only a tie compares more; comparing every
+// flights airport code to the least and greatest as strings was 7.8% of the
+// ingest's CPU.
+type strRange struct {
+	lo, hi   string
+	loP, hiP uint64 // prefix8 of lo and hi
+	k        int
+}
+
+func (r *strRange) add(x string) {
+	p := prefix8(x)
+	switch {
+	case r.k == 0:
+		r.lo, r.hi, r.loP, r.hiP = x, x, p, p
+	case p < r.loP || (p == r.loP && lessTied(x, r.lo)):
+		r.lo, r.loP = x, p
+	case p > r.hiP || (p == r.hiP && lessTied(r.hi, x)):
+		r.hi, r.hiP = x, p
+	}
+	r.k++
+}
+
+// prefix8 is the first 8 bytes of x as a big-endian number, zero bytes
+// past the end of a shorter x. A shorter x is read in two overlapping
+// loads (4 to 7 bytes: its first 4 and its last 4; 1 to 3: its first,
+// middle and last byte), each put at its place, so no loop and no read
+// past x.
+func prefix8(x string) uint64 {
+	n := len(x)
+	switch {
+	case n >= 8:
+		return uint64(be32(x))<<32 | uint64(be32(x[4:]))
+	case n >= 4:
+		return uint64(be32(x))<<32 | uint64(be32(x[n-4:]))<<(64-8*n)
+	case n > 0:
+		return uint64(x[0])<<56 | uint64(x[n/2])<<(56-8*(n/2)) | uint64(x[n-1])<<(56-8*(n-1))
+	}
+	return 0
+}
+
+// be32 is the first 4 bytes of x (at least 4 long) as a big-endian number.
+func be32(x string) uint32 {
+	_ = x[3]
+	return uint32(x[3]) | uint32(x[2])<<8 | uint32(x[1])<<16 | uint32(x[0])<<24
+}
+
+// lessTied is a < b for strings whose prefix8 is equal: when both are at
+// most 8 bytes long, the shorter is the other's prefix (it ends in zero
+// bytes there).
+func lessTied(a, b string) bool {
+	if len(a) <= 8 && len(b) <= 8 {
+		return len(a) < len(b)
+	}
+	return a < b
+}
+
+// addStringRange adds the strings of r (as addString of each would).
+func (c *colStats) addStringRange(r strRange) {
+	if r.k == 0 {
+		return
+	}
+	c.n += int64(r.k)
+	mergeRange(&c.has, &c.minS, &c.maxS, r.lo, r.hi)
+}
+
+// floatRange is the least and greatest of the non-NaN doubles added, with
+// addFloat's ordering (NaN apart, the first of equal values kept: -0 and 0
+// stay as they came), whether a NaN came, and how many doubles in all.
+type floatRange struct {
+	lo, hi   float64
+	has, nan bool
+	k        int
+}
+
+func (r *floatRange) add(x float64) {
+	r.k++
+	switch {
+	case x != x: // NaN
+		r.nan = true
+	case !r.has:
+		r.lo, r.hi, r.has = x, x, true
+	case x < r.lo:
+		r.lo = x
+	case x > r.hi:
+		r.hi = x
+	}
+}
+
+// addFloatRange adds the doubles of r (as addFloat of each would).
+func (c *colStats) addFloatRange(r floatRange) {
+	c.n += int64(r.k)
+	c.nan = c.nan || r.nan
+	if r.has {
+		mergeRange(&c.has, &c.minF, &c.maxF, r.lo, r.hi)
+	}
 }

@@ -169,7 +169,8 @@ func TestManyPartitionsShareDictionaryBudget(t *testing.T) {
 
 // TestLeafStatsMatchesValueByValue: leafStats (least and greatest of a
 // chunk found first) gives the statistics the values added one by one give,
-// for every kind, with nulls, a chunk of nulls only, one value, and NaN.
+// for every kind, with nulls, a chunk of nulls only, one value, NaN, and
+// strings that share 8-byte prefixes.
 func TestLeafStatsMatchesValueByValue(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, leaf := range []leafKind{lkString, lkLong, lkInt, lkTimestamp, lkTimestampNTZ, lkDouble} {
@@ -185,6 +186,9 @@ func TestLeafStatsMatchesValueByValue(t *testing.T) {
 					switch leaf {
 					case lkString:
 						s := fmt.Sprintf("s%d", rng.IntN(50))
+						if rng.IntN(2) == 0 {
+							s = tieStrings[rng.IntN(len(tieStrings))] // 8-byte prefixes shared
+						}
 						vals[i] = parquet.ByteArrayValue([]byte(s))
 						want.addString(s)
 					case lkInt:

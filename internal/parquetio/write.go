@@ -828,7 +828,7 @@ type FileWriter struct {
 	pre [][]parquet.Value
 	// vecs, when set, are the typed vectors of a columnar chunk (vecs[j]
 	// holds field j of the plan): the lanes build their rows' values from
-	// them (vectorColumnSel) instead of copying them out of pre.
+	// them (vectorValues).
 	vecs []*schema.Vector
 }
 
@@ -997,10 +997,7 @@ func (w *FileWriter) bufferedBytes() int64 { return w.pw.Size() - w.groupStart }
 // (whole rows per column, as ColumnWriter.WriteRowValues requires).
 func (w *FileWriter) writeLane(k int, cws []*parquet.ColumnWriter, rows [][]any, sel []int, lo, hi int, idx []int) error {
 	fields := w.lay.lanes[k]
-	if w.vecs != nil && sel != nil {
-		return w.writeLaneVecs(fields, cws, sel, lo, hi)
-	}
-	if w.pre != nil {
+	if w.vecs != nil || w.pre != nil {
 		return w.writeLanePre(fields, cws, sel, lo, hi)
 	}
 	chunk := w.laneChunks[k][:0]
@@ -1031,9 +1028,16 @@ func (w *FileWriter) writeLane(k int, cws []*parquet.ColumnWriter, rows [][]any,
 	return nil
 }
 
-// writeLanePre is writeLane for rows shredded ahead (w.pre): the values of
-// rows [lo,hi) (row k is sel[k] when sel is not nil) are copied out of
-// w.pre a chunk at a time, added to the statistics and written.
+// writeLanePre is writeLane for rows whose values are at hand: a columnar
+// chunk's typed vectors (w.vecs), from which each chunk's values of a
+// column are built (vectorValues), statistics with them, or rows shredded
+// ahead (w.pre), whose values are copied out and added to the statistics.
+// Rows [lo,hi) are written (row k is sel[k] when sel is not nil). Building
+// a partition's values from the 8-byte longs or 16-byte strings costs less
+// than copying the 24-byte parquet.Values of a chunk shredded ahead, which
+// were written to memory first: 229 airports of the 3M flights read each
+// chunk's columns once per partition; an unpartitioned chunk's values then
+// stay in the CPU caches from being built to being written.
 func (w *FileWriter) writeLanePre(fields []int, cws []*parquet.ColumnWriter, sel []int, lo, hi int) error {
 	scratch := preScratchPool.Get().(*preScratch)
 	defer func() {
@@ -1045,18 +1049,26 @@ func (w *FileWriter) writeLanePre(fields []int, cws []*parquet.ColumnWriter, sel
 		end := min(pos+writeChunkRows, hi)
 		for _, j := range fields {
 			f := w.lay.plan.fields[j]
-			src := w.pre[f.col]
 			var vals []parquet.Value
-			if sel != nil {
+			switch {
+			case w.vecs != nil:
+				buf := &scratch.nums
+				if f.leaf == lkString {
+					buf = &scratch.vals
+				}
+				vals = vectorValues(f, w.vecs[j], sel, pos, end, *buf, w.shred.statsOf(f), w.lay.plan.fastLevels)
+				*buf = vals
+			case sel != nil:
 				vals = scratch.vals[:0]
 				for _, ri := range sel[pos:end] {
-					vals = append(vals, src[ri])
+					vals = append(vals, w.pre[f.col][ri])
 				}
 				scratch.vals = vals
-			} else {
-				vals = src[pos:end]
+				w.shred.leafStats(f, vals)
+			default:
+				vals = w.pre[f.col][pos:end]
+				w.shred.leafStats(f, vals)
 			}
-			w.shred.leafStats(f, vals)
 			if _, err := cws[f.col].WriteRowValues(vals); err != nil {
 				return fmt.Errorf("write rows to %s: %w", w.path, err)
 			}
@@ -1065,42 +1077,17 @@ func (w *FileWriter) writeLanePre(fields []int, cws []*parquet.ColumnWriter, sel
 	return nil
 }
 
-// writeLaneVecs is writeLane for the rows sel[lo:hi] of a columnar chunk
-// (w.vecs): each chunk's values of a column are built from the rows' typed
-// values, as vectorColumn builds a whole chunk's, then added to the
-// statistics and written. Building them from the 8-byte longs or 16-byte
-// strings costs less than copying the 24-byte parquet.Values of a chunk
-// shredded ahead, which were written to memory first (pre): 229 airports
-// of the 3M flights read each chunk's columns once per partition.
-func (w *FileWriter) writeLaneVecs(fields []int, cws []*parquet.ColumnWriter, sel []int, lo, hi int) error {
-	scratch := preScratchPool.Get().(*preScratch)
-	defer func() {
-		clear(scratch.vals[:cap(scratch.vals)]) // the strings of rows
-		scratch.vals = scratch.vals[:0]
-		preScratchPool.Put(scratch)
-	}()
-	for pos := lo; pos < hi; pos += writeChunkRows {
-		end := min(pos+writeChunkRows, hi)
-		for _, j := range fields {
-			f := w.lay.plan.fields[j]
-			vals := vectorColumnSel(f, w.vecs[j], sel[pos:end], scratch.vals[:0], w.lay.plan.fastLevels)
-			scratch.vals = vals
-			w.shred.leafStats(f, vals)
-			if _, err := cws[f.col].WriteRowValues(vals); err != nil {
-				return fmt.Errorf("write rows to %s: %w", w.path, err)
-			}
-		}
-	}
-	return nil
-}
+// preScratch holds the buffers writeLanePre builds or gathers one column's
+// values of a chunk in: vals for any, nums only for values without a
+// pointer (longs, integers, doubles, timestamps), which vectorValues then
+// writes without their pointer word, so without a write barrier. Pooled,
+// since a partitioned batch has many files open (229 airports: 11 MiB of
+// per-file buffers before) and a lane needs one at a time.
+type preScratch struct{ vals, nums []parquet.Value }
 
-// preScratch is the buffer writeLanePre gathers one column's values of a
-// chunk into; pooled, since a partitioned batch has many files open (229
-// airports: 11 MiB of per-file buffers before) and a lane needs one at a
-// time.
-type preScratch struct{ vals []parquet.Value }
-
-var preScratchPool = sync.Pool{New: func() any { return &preScratch{vals: make([]parquet.Value, 0, writeChunkRows)} }}
+var preScratchPool = sync.Pool{New: func() any {
+	return &preScratch{vals: make([]parquet.Value, 0, writeChunkRows), nums: make([]parquet.Value, 0, writeChunkRows)}
+}}
 
 // Close finishes the file, publishes it and describes it.
 func (w *FileWriter) Close(ctx context.Context) (WrittenFile, error) {
