@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -269,5 +270,64 @@ func TestRowGroupColumnsTimestampMicros(t *testing.T) {
 				t.Fatalf("%d rows, want %d", r, n)
 			}
 		}
+	}
+}
+
+// TestColumnsReusePageBuffers: reading a column of many pages returns each
+// page's buffers to parquet-go's pools before the next (colStream.nextPage),
+// so the bytes allocated are about the vectors' (8 a long) and the file's,
+// not those plus every decoded page's; TestRowGroupColumnsSmallPages keeps each chunk's
+// strings to its end, so a value left pointing into a reused page fails it.
+func TestColumnsReusePageBuffers(t *testing.T) {
+	type row struct {
+		L int64 `parquet:"l,plain"`
+	}
+	const n = 1 << 20
+	var buf bytes.Buffer
+	w := parquet.NewGenericWriter[row](&buf, parquet.PageBufferSize(8<<10))
+	rows := make([]row, n)
+	for i := range rows {
+		rows[i].L = int64(i) * 7919
+	}
+	if _, err := w.Write(rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st := newMemStore()
+	if err := st.Put(context.Background(), "p.parquet", buf.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	f, err := OpenFile(context.Background(), st, "p.parquet", int64(buf.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sch := &schema.StructType{Fields: []schema.StructField{{Name: "l", Type: schema.TypeLong}}}
+	read := func() (sum int64) {
+		for c, err := range f.Columns(context.Background(), sch, ReadOptions{}, 4096) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, x := range c.Vectors[0].Int64[:c.Rows] {
+				sum += x
+			}
+		}
+		return sum
+	}
+	want := int64(n) * (n - 1) / 2 * 7919
+	if got := read(); got != want {
+		t.Fatalf("sum %d, want %d", got, want)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	read()
+	runtime.ReadMemStats(&after)
+	// The vectors, the row group's column chunk read at once (prefetch),
+	// and a quarter of the vectors for the rest; every page's own buffers
+	// would be another 8 bytes a long.
+	vectors, file := uint64(n*8), uint64(buf.Len())
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > vectors+file+vectors/4 {
+		t.Errorf("reading %d longs in %d-byte pages allocated %d bytes, want at most %d (vectors) + %d (file) + %d", n, 8<<10, alloc, vectors, file, vectors/4)
 	}
 }
