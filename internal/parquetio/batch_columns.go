@@ -265,8 +265,11 @@ func vectorValues(n *wnode, v *schema.Vector, sel []int, lo, hi int, col []parqu
 			x := xs[i]
 			l := &ls[k] // field by field: a valueLayout built whole goes through the stack
 			l.ptr, l.u64, l.kind, l.def, l.rep, l.colix = unsafe.StringData(x), uint64(len(x)), kind, d, 0, c
-			r.add(x)
+			if p := prefix8(x); !r.has || p <= r.loP || p >= r.hiP {
+				r.addPrefixed(x, p)
+			}
 		}
+		r.k = len(ls)
 		if rangeTo != nil {
 			rangeTo.addStringRange(r)
 		}

@@ -170,20 +170,27 @@ func mergeRange[T int64 | float64 | string](has *bool, least, greatest *T, lo, h
 type strRange struct {
 	lo, hi   string
 	loP, hiP uint64 // prefix8 of lo and hi
+	has      bool   // lo and hi are set
 	k        int
 }
 
 func (r *strRange) add(x string) {
-	p := prefix8(x)
+	r.addPrefixed(x, prefix8(x))
+	r.k++
+}
+
+// addPrefixed is add of x whose prefix8 is p, without counting it: the
+// part of add a caller skips for a p strictly between loP and hiP (most
+// values), where x changes neither bound.
+func (r *strRange) addPrefixed(x string, p uint64) {
 	switch {
-	case r.k == 0:
-		r.lo, r.hi, r.loP, r.hiP = x, x, p, p
+	case !r.has:
+		r.lo, r.hi, r.loP, r.hiP, r.has = x, x, p, p, true
 	case p < r.loP || (p == r.loP && lessTied(x, r.lo)):
 		r.lo, r.loP = x, p
 	case p > r.hiP || (p == r.hiP && lessTied(r.hi, x)):
 		r.hi, r.hiP = x, p
 	}
-	r.k++
 }
 
 // prefix8 is the first 8 bytes of x as a big-endian number, zero bytes

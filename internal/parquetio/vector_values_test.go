@@ -156,3 +156,24 @@ func addOne(st *colStats, leaf leafKind, v *schema.Vector, i int) {
 		st.addInt(v.Int64[i])
 	}
 }
+
+// TestVectorValuesStringTies: a later string whose 8-byte prefix ties the
+// least's or greatest's still takes its place when it orders before or
+// after it (short strings ending in zero bytes, long ones differing past 8
+// bytes), in vectorValues's loop and in strRange.add.
+func TestVectorValuesStringTies(t *testing.T) {
+	for _, xs := range [][]string{{"b", "\x00", ""}, {"a", "a\x00"}, {"b", "abcdefghi", "abcdefgh"}, {"a", "abcdefgh", "abcdefghi"}} {
+		v := schema.NewVector(schema.VecString, len(xs))
+		copy(v.String, xs)
+		var st colStats
+		vectorValues(&wnode{leaf: lkString, def: 1, col: 0}, &v, nil, 0, len(xs), nil, &st, levelsMirrorOK())
+		var r strRange
+		for _, x := range xs {
+			r.add(x)
+		}
+		lo, hi := slices.Min(xs), slices.Max(xs)
+		if st.minS != lo || st.maxS != hi || r.lo != lo || r.hi != hi {
+			t.Errorf("%q: vectorValues %q..%q, strRange %q..%q, want %q..%q", xs, st.minS, st.maxS, r.lo, r.hi, lo, hi)
+		}
+	}
+}
