@@ -139,17 +139,7 @@ func TestRowGroupColumnsSmallPages(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	st := newMemStore()
-	if err := st.Put(context.Background(), "p.parquet", buf.Bytes()); err != nil {
-		t.Fatal(err)
-	}
-	f, err := OpenFile(context.Background(), st, "p.parquet", int64(buf.Len()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := closeAndOpen(t, w, &buf, "p.parquet")
 	if pages := f.pf.Metadata().RowGroups[0].Columns[0].MetaData.NumValues; pages != n {
 		t.Fatalf("%d values", pages)
 	}
@@ -218,17 +208,7 @@ func TestRowGroupColumnsTimestampMicros(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	st := newMemStore()
-	if err := st.Put(context.Background(), "ts.parquet", buf.Bytes()); err != nil {
-		t.Fatal(err)
-	}
-	f, err := OpenFile(context.Background(), st, "ts.parquet", int64(buf.Len()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := closeAndOpen(t, w, &buf, "ts.parquet")
 	sch := &schema.StructType{Fields: []schema.StructField{
 		{Name: "us", Type: schema.TypeTimestamp, Nullable: true},
 		{Name: "ms", Type: schema.TypeTimestampNTZ, Nullable: true},
@@ -292,17 +272,7 @@ func TestColumnsReusePageBuffers(t *testing.T) {
 	if _, err := w.Write(rows); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	st := newMemStore()
-	if err := st.Put(context.Background(), "p.parquet", buf.Bytes()); err != nil {
-		t.Fatal(err)
-	}
-	f, err := OpenFile(context.Background(), st, "p.parquet", int64(buf.Len()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := closeAndOpen(t, w, &buf, "p.parquet")
 	sch := &schema.StructType{Fields: []schema.StructField{{Name: "l", Type: schema.TypeLong}}}
 	read := func() (sum int64) {
 		for c, err := range f.Columns(context.Background(), sch, ReadOptions{}, 4096) {
@@ -330,4 +300,22 @@ func TestColumnsReusePageBuffers(t *testing.T) {
 	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > vectors+file+vectors/4 {
 		t.Errorf("reading %d longs in %d-byte pages allocated %d bytes, want at most %d (vectors) + %d (file) + %d", n, 8<<10, alloc, vectors, file, vectors/4)
 	}
+}
+
+// closeAndOpen closes w, which wrote into buf, and opens buf's bytes as the
+// file name of a memStore.
+func closeAndOpen(t *testing.T, w interface{ Close() error }, buf *bytes.Buffer, name string) *File {
+	t.Helper()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st := newMemStore()
+	if err := st.Put(context.Background(), name, buf.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	f, err := OpenFile(context.Background(), st, name, int64(buf.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
