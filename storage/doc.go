@@ -66,6 +66,13 @@
 // directory holds only data files and logs); S3 writes are single or
 // multipart uploads that become visible on completion.
 //
+// NewDeferredWriter writes an object whose durability waits for
+// SyncObjects, for data files that only a later commit makes visible: on
+// local disk Close renames without any fsync, and SyncObjects fsyncs many
+// such files and their directories at once (the file system commits them
+// together), before the commit is written. Elsewhere both are the plain
+// NewWriter.
+//
 // Options.LocalSkipFsync (tests only; storagetest.NewLocal uses it) keeps
 // all of this atomic but skips the fsyncs, which cost milliseconds each.
 //
