@@ -1,9 +1,11 @@
 package parquetio
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 
 	"github.com/parquet-go/parquet-go"
@@ -51,6 +53,9 @@ type BatchWriter struct {
 	// pre shreds the rows of a partitioned write once, in row order, when
 	// the plan allows it (writePlan.preShreddable); nil otherwise.
 	pre *shredder
+	// syncObjects makes the closed files durable (storage.SyncObjects;
+	// tests count the calls).
+	syncObjects func(ctx context.Context, st storage.Store, paths []string) error
 	// freeRowIdx are the row index slices of the last chunk's partitions,
 	// for the next chunk's (partitionGroups).
 	freeRowIdx [][]int
@@ -99,7 +104,9 @@ func NewBatchWriter(store storage.Store, sch *schema.StructType, opts WriteOptio
 	w := &BatchWriter{store: store, lay: lay, name: name, parts: map[string]*openPart{},
 		workers:    partitionWorkers(opts.Workers, lay.plan.numCols),
 		maxOpen:    max(1, openFilesBudget/(max(lay.plan.numCols, 1)*columnBufferBytes)),
-		dictBudget: dictionaryBudget, pageBudget: pageBudget, bufBudget: bufferedBytesBudget}
+		dictBudget: dictionaryBudget, pageBudget: pageBudget, bufBudget: bufferedBytesBudget,
+		syncObjects: storage.SyncObjects}
+	lay.deferSync = true
 	if len(lay.partIdx) > 0 && lay.plan.preShreddable() {
 		w.pre = newShredder(lay.plan)
 	}
@@ -170,21 +177,43 @@ func (w *BatchWriter) writeGroups(ctx context.Context, groups []*partGroup, rows
 		}
 		targets[gi] = p
 	}
+	// A few goroutines take the groups, largest first, one after another
+	// (one goroutine per group, 229 airports a chunk, each grew its stack
+	// anew in parquet-go's deep frames: 5% of the CPU); several groups keep
+	// the CPUs busy, so a file's lanes then run one after another.
+	order := make([]int, len(groups))
+	for i := range order {
+		order[i] = i
+	}
+	if len(groups) > 1 {
+		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(len(groups[b].rows), len(groups[a].rows)) })
+	}
+	var next atomic.Int64
 	eg, gctx := errgroup.WithContext(ctx)
-	eg.SetLimit(w.workers)
-	for gi, g := range groups {
+	for range min(w.workers, len(groups)) {
 		eg.Go(func() error {
-			n := n
-			if g.rows != nil {
-				n = len(g.rows)
+			for {
+				k := int(next.Add(1) - 1)
+				if k >= len(order) {
+					return nil
+				}
+				if err := gctx.Err(); err != nil {
+					return err
+				}
+				g, p := groups[order[k]], targets[order[k]]
+				n := n
+				if g.rows != nil {
+					n = len(g.rows)
+				}
+				if err := w.appendTo(gctx, ctx, p, rows, g.rows, n, pre, vecs, len(groups) > 1); err != nil {
+					return err
+				}
+				if w.closeAtEnd && p.fw != nil {
+					if err := w.closeFile(gctx, p); err != nil {
+						return err
+					}
+				}
 			}
-			if err := w.appendTo(gctx, ctx, targets[gi], rows, g.rows, n, pre, vecs); err != nil {
-				return err
-			}
-			if w.closeAtEnd && targets[gi].fw != nil {
-				return w.closeFile(gctx, targets[gi])
-			}
-			return nil
 		})
 	}
 	err := eg.Wait()
@@ -219,10 +248,11 @@ func (w *BatchWriter) writeGroups(ctx context.Context, groups []*partGroup, rows
 
 // appendTo writes the n rows of rows (rowIdx; nil: all; rows is nil when
 // pre holds them, shredded, or vecs, typed) to partition p, rolling its file
-// at the target size; the last file stays open. New files are created under
+// at the target size, the file's lanes one after another when serialLanes;
+// the last file stays open. New files are created under
 // fileCtx (the Write call's: a store writer is bound to the ctx it was made
 // with, and this file may outlive ctx, the errgroup's).
-func (w *BatchWriter) appendTo(ctx, fileCtx context.Context, p *openPart, rows [][]any, rowIdx []int, n int, pre [][]parquet.Value, vecs []*schema.Vector) error {
+func (w *BatchWriter) appendTo(ctx, fileCtx context.Context, p *openPart, rows [][]any, rowIdx []int, n int, pre [][]parquet.Value, vecs []*schema.Vector, serialLanes bool) error {
 	lay := w.lay
 	for start := 0; start < n; {
 		if err := ctx.Err(); err != nil {
@@ -241,7 +271,7 @@ func (w *BatchWriter) appendTo(ctx, fileCtx context.Context, p *openPart, rows [
 			fw.partValues = p.values
 			p.fw = fw
 		}
-		p.fw.pre, p.fw.vecs = pre, vecs
+		p.fw.pre, p.fw.vecs, p.fw.serialLanes = pre, vecs, serialLanes
 		took, err := p.fw.writeRange(rows, rowIdx, start, n, lay.dataIdx, lay.opts.TargetFileSizeBytes)
 		if err != nil {
 			return err
@@ -354,9 +384,12 @@ func (w *BatchWriter) closeFiles(ctx context.Context, parts []*openPart) error {
 	return eg.Wait()
 }
 
-// Close finishes every open file and returns the batch's files, partition
-// by partition in order of first appearance, each partition's in writing
-// order. On error the files are deleted (best effort).
+// Close finishes every open file, makes them all durable at once
+// (storage.SyncObjects: their files were written by
+// storage.NewDeferredWriter, whose Close does not fsync) and returns the
+// batch's files, partition by partition in order of first appearance, each
+// partition's in writing order. On error the files are deleted (best
+// effort).
 func (w *BatchWriter) Close(ctx context.Context) ([]WrittenFile, error) {
 	if w.closed || w.failed {
 		return nil, errors.New("batch writer is closed or failed")
@@ -365,8 +398,17 @@ func (w *BatchWriter) Close(ctx context.Context) ([]WrittenFile, error) {
 		w.Abort(ctx)
 		return nil, err
 	}
+	files := w.files()
+	paths := make([]string, len(files))
+	for i, f := range files {
+		paths[i] = f.Path
+	}
+	if err := w.syncObjects(ctx, w.store, paths); err != nil {
+		w.Abort(ctx)
+		return nil, fmt.Errorf("make data files durable: %w", err)
+	}
 	w.closed = true
-	return w.files(), nil
+	return files, nil
 }
 
 func (w *BatchWriter) files() []WrittenFile {

@@ -71,10 +71,11 @@ type WriteOptions struct {
 	// "part-%05d-<uuid>.c000<ext>.parquet". Spark's file sink uses
 	// "part-%05d-<uuid>-c%03d<ext>.parquet".
 	FileName func(partIndex int, codecExt string) string
-	// Workers is how many partitions are written at once (each file's
-	// columns are also written in parallel lanes, one per CPU). Writing
-	// many small files is mostly waiting for the store (fsync, uploads), so
-	// a partitioned batch goes much faster in parallel. Default (0): 8;
+	// Workers is how many partitions are written at once, and how many
+	// files are closed at once (a write of one partition writes its
+	// file's columns in parallel lanes instead, one per CPU). Closing many
+	// small files is mostly waiting for the store (uploads), so a
+	// partitioned batch goes much faster in parallel. Default (0): 8;
 	// fewer for schemas of more than 512 leaf columns, whose open files'
 	// buffers would pass 256 MiB (see partitionWorkers).
 	Workers int
@@ -580,6 +581,9 @@ type layout struct {
 	codec      compress.Codec
 	codecExt   string
 	opts       WriteOptions
+	// deferSync: data files are written by storage.NewDeferredWriter and
+	// made durable together by the BatchWriter's Close (SyncObjects).
+	deferSync bool
 	// lanes splits the data fields (plan field indexes) into groups of
 	// about equal work, one per CPU: each lane shreds its fields and feeds
 	// their column writers on its own goroutine (columns are independent
@@ -744,7 +748,13 @@ func (l *layout) newFileWriter(ctx context.Context, store storage.Store, path st
 // dictMaxBytes (at most dictionaryPageBytes) before it falls back to PLAIN,
 // and data pages of pageBytes (at most pageBufferSize).
 func (l *layout) newFileWriterSized(ctx context.Context, store storage.Store, path string, dictMaxBytes, pageBytes int64) (*FileWriter, error) {
-	sw, err := store.NewWriter(ctx, path)
+	var sw storage.Writer
+	var err error
+	if l.deferSync {
+		sw, err = storage.NewDeferredWriter(ctx, store, path)
+	} else {
+		sw, err = store.NewWriter(ctx, path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("create data file %s: %w", path, err)
 	}
@@ -830,6 +840,9 @@ type FileWriter struct {
 	// holds field j of the plan): the lanes build their rows' values from
 	// them (vectorValues).
 	vecs []*schema.Vector
+	// serialLanes: the lanes run one after another on the caller's
+	// goroutine (a BatchWriter writing several partitions at once).
+	serialLanes bool
 }
 
 // NewFileWriter opens a data file at path (relative to store) for records of
@@ -951,7 +964,7 @@ func (w *FileWriter) writeSegment(rows [][]any, sel []int, lo, hi int, idx []int
 	}
 	cws := w.pw.ColumnWriters()
 	var err error
-	if len(lanes) == 1 || hi-lo <= writeChunkRows {
+	if len(lanes) == 1 || hi-lo <= writeChunkRows || w.serialLanes {
 		for k := range lanes {
 			if err = w.writeLane(k, cws, rows, sel, lo, hi, idx); err != nil {
 				break
