@@ -295,10 +295,17 @@ func TestColumnsReusePageBuffers(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	// The vectors, the row group's column chunk read at once (prefetch),
 	// and a quarter of the vectors for the rest; every page's own buffers
-	// would be another 8 bytes a long.
+	// would be another 8 bytes a long. Under the race detector sync.Pool
+	// drops a quarter of the buffers put back, so about a quarter of the
+	// pages' buffers are allocated anew: half the vectors for the rest
+	// (19.5 MB measured; 26.0 MB without the release).
 	vectors, file := uint64(n*8), uint64(buf.Len())
-	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > vectors+file+vectors/4 {
-		t.Errorf("reading %d longs in %d-byte pages allocated %d bytes, want at most %d (vectors) + %d (file) + %d", n, 8<<10, alloc, vectors, file, vectors/4)
+	rest := vectors / 4
+	if raceEnabled {
+		rest = vectors / 2
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > vectors+file+rest {
+		t.Errorf("reading %d longs in %d-byte pages allocated %d bytes, want at most %d (vectors) + %d (file) + %d", n, 8<<10, alloc, vectors, file, rest)
 	}
 }
 
