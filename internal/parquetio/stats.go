@@ -221,6 +221,16 @@ func minMaxJSON(spec statSpec, c *colStats) (lo, hi any, ok bool) {
 		if !c.has {
 			return nil, nil, false
 		}
+		// A bound that is not valid UTF-8 has no faithful JSON form: the
+		// encoder (and []rune in the truncation) turns each bad byte into
+		// U+FFFD, which sorts below 0xF5..0xFF and above 0x80..0xBF, so
+		// "\xff" as maxValues would become "\ufffd" < "\xff" and data
+		// skipping would drop a file holding a matching row. Such a column
+		// gets no minValues/maxValues (stats are optional per column,
+		// PROTOCOL.md "Per-file Statistics"); nullCount stays.
+		if !utf8.ValidString(c.minS) || !utf8.ValidString(c.maxS) {
+			return nil, nil, false
+		}
 		mx, ok := truncateMaxString(c.maxS, StatsStringPrefixLength)
 		if !ok {
 			return nil, nil, false

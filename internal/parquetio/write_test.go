@@ -649,3 +649,44 @@ func TestDefaultRowGroupsAreBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestStringStatsInvalidUTF8 is the regression test of a string column
+// whose least or greatest value is not valid UTF-8: JSON has no form for it
+// (each bad byte became U+FFFD, so maxValues "\ufffd" sorted below the row
+// "\xff" and a reader's data skipping could drop the file for
+// s >= "\xf5"). Such a column gets nullCount only; a valid one beside it
+// keeps its bounds.
+func TestStringStatsInvalidUTF8(t *testing.T) {
+	sch := &schema.StructType{Fields: []schema.StructField{
+		{Name: "bad", Type: schema.TypeString, Nullable: true},
+		{Name: "ok", Type: schema.TypeString, Nullable: true},
+	}}
+	for _, c := range []struct{ name, lo, hi string }{
+		{"max", "a", "\xff"},
+		{"min", "a\x80", "b"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rows := [][]any{{c.lo, "x"}, {c.hi, "y"}, {nil, "z"}}
+			files, err := WriteFiles(context.Background(), newMemStore(), &schema.Batch{Schema: sch, Rows: rows}, WriteOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var stats struct {
+				MinValues, MaxValues map[string]any
+				NullCount            map[string]int64
+			}
+			if err := json.Unmarshal([]byte(files[0].Stats), &stats); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := stats.MinValues["bad"]; ok {
+				t.Errorf("minValues.bad written: %s", files[0].Stats)
+			}
+			if _, ok := stats.MaxValues["bad"]; ok {
+				t.Errorf("maxValues.bad written: %s", files[0].Stats)
+			}
+			if stats.NullCount["bad"] != 1 || stats.MinValues["ok"] != "x" || stats.MaxValues["ok"] != "z" {
+				t.Errorf("stats %s, want nullCount.bad 1 and ok in [x, z]", files[0].Stats)
+			}
+		})
+	}
+}
