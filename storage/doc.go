@@ -73,6 +73,10 @@
 // together), before the commit is written. Elsewhere both are the plain
 // NewWriter.
 //
+// Read and Stat on local disk open or stat the file itself (a writer
+// reads and stats each commit after its snapshot): fileblob's way costs a
+// stat, a lookup of the ".attrs" sidecar and a tracing span per call.
+//
 // Options.LocalSkipFsync (tests only; storagetest.NewLocal uses it) keeps
 // all of this atomic but skips the fsyncs, which cost milliseconds each.
 //
@@ -93,5 +97,5 @@
 // Limitations: on local disk a key cannot be both an object and a "directory"
 // of other objects ("a" and "a/b"), keys ending in ".attrs" are refused, and
 // keys containing fileblob/s3blob's escape pattern "__0x..__" are read back
-// unescaped by gocloud.
+// unescaped by gocloud (NewRangeReader; Read and Stat use the key as written).
 package storage

@@ -151,6 +151,13 @@ func (s *store) Read(ctx context.Context, path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if lb, ok := s.be.(*localBackend); ok {
+		data, err := lb.read(key)
+		if err != nil {
+			return nil, wrapErr(op, path, err)
+		}
+		return data, nil
+	}
 	b, err := s.be.bucket(ctx)
 	if err != nil {
 		return nil, wrapErr(op, path, err)
@@ -308,6 +315,13 @@ func (s *store) Stat(ctx context.Context, path string) (FileInfo, error) {
 	key, err := s.begin(ctx, op, path)
 	if err != nil {
 		return FileInfo{}, err
+	}
+	if lb, ok := s.be.(*localBackend); ok {
+		fi, err := lb.stat(key)
+		if err != nil {
+			return FileInfo{}, wrapErr(op, path, err)
+		}
+		return FileInfo{Path: path, Size: fi.Size(), ModTime: fi.ModTime()}, nil
 	}
 	b, err := s.be.bucket(ctx)
 	if err != nil {

@@ -266,7 +266,9 @@ func appendDoubling(buf, frag []byte, limit int, work *lineWork) []byte {
 // ParseCommit decodes a whole commit file held in memory.
 func ParseCommit(data []byte, path string, version int64, maxLine int) ([]Action, error) {
 	var out []Action
-	err := DecodeCommit(bytes.NewReader(data), path, version, maxLine, func(_ int, a *Action) error {
+	// The read buffer is the data's size, not 64 KiB: a writer parses each
+	// commit it reads or writes.
+	err := decodeCommit(bytes.NewReader(data), path, version, maxLine, int64(len(data)), func(_ int, a *Action) error {
 		out = append(out, *a)
 		return nil
 	})

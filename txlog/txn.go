@@ -417,6 +417,8 @@ func (t *Transaction) Commit(ctx context.Context, operation string, params Opera
 	var winVersions []int64 // their versions
 	var staged storage.Staged
 	var stagedData []byte
+	var out []Action // acts as committed (row ids assigned)
+	var data []byte  // out encoded with ci
 	defer func() {
 		if staged != nil {
 			_ = staged.Close()
@@ -429,15 +431,19 @@ func (t *Transaction) Commit(ctx context.Context, operation string, params Opera
 				return -1, err
 			}
 		}
-		out := acts
-		if rowTracking {
-			if out, err = assignRowIDs(acts, version, hwm); err != nil {
+		// The bytes change between attempts only with the in-commit
+		// timestamp or row ids (both depend on the winners); otherwise
+		// the first attempt's bytes are put again as they are.
+		if stagedData == nil || ict || rowTracking {
+			out = acts
+			if rowTracking {
+				if out, err = assignRowIDs(acts, version, hwm); err != nil {
+					return -1, err
+				}
+			}
+			if data, err = EncodeCommit(append([]Action{{CommitInfo: ci}}, out...)); err != nil {
 				return -1, err
 			}
-		}
-		data, err := EncodeCommit(append([]Action{{CommitInfo: ci}}, out...))
-		if err != nil {
-			return -1, err
 		}
 		p := CommitPath(version)
 		// The commit's bytes are staged once (on local disk: written and
@@ -724,11 +730,16 @@ func (l *Log) commitsFrom(ctx context.Context, version int64) ([]commitSummary, 
 	var out []commitSummary
 	for v := version; ; v++ {
 		p := CommitPath(v)
+		// Read whole, as Log.Update reads (the read buffer is the file's
+		// size; every action is kept anyway).
+		data, err := l.store.Read(ctx, p)
 		var acts []Action
-		err := readCommit(ctx, l.store, p, v, l.opts.MaxLineBytes, func(_ int, a *Action) error {
-			acts = append(acts, *a)
-			return nil
-		})
+		if err == nil {
+			acts, err = ParseCommit(data, p, v, l.opts.MaxLineBytes)
+		}
+		if err == nil && len(acts) == 0 {
+			err = &CorruptLogError{Path: p, Version: v, Err: errEmptyCommit}
+		}
 		if errors.Is(err, storage.ErrNotFound) {
 			if v == version {
 				return nil, fmt.Errorf("commit %s exists but cannot be read: %w", p, err)
