@@ -124,10 +124,11 @@ func median(xs []float64) float64 {
 // waited for at the end of the timed commits) on local disk with fsync, on a
 // table of 200, 1,000 and 10,000 versions, by 1 and by 4 writers (each its
 // own Table, as separate processes would be), against the durable-writes
-// floor: the same three files per commit (data file and .crc by temp +
-// fsync + rename + directory fsync, the commit by temp + fsync + link +
-// directory fsync, sizes as lakesink wrote them) with no Delta logic, by as
-// many goroutines. Each writer keeps the snapshot of its last commit and
+// floor: the same files (data file and .crc by temp + fsync + rename +
+// directory fsync, the commit by temp + fsync + link + directory fsync, and
+// after one commit in 10 a checkpoint and _last_checkpoint by temp + fsync +
+// rename + directory fsync, sizes as lakesink wrote them) into a copy of
+// the same table, with no Delta logic, by as many goroutines. Each writer keeps the snapshot of its last commit and
 // reads only the commits after it (txlog.Log.Update).
 //
 // A shared disk's fsync latency drifts, so the figures are paired: each of
@@ -154,7 +155,10 @@ func BenchmarkBlindAppendCommitRate(b *testing.B) {
 				dataSize := newestSize(b, filepath.Join(base, "*.parquet"))
 				commitSize := newestSize(b, filepath.Join(base, txlog.LogDir, "*.json"))
 				crcSize := newestSize(b, filepath.Join(base, txlog.LogDir, "*.crc"))
+				ckptSize := newestSize(b, filepath.Join(base, txlog.LogDir, "*.checkpoint.parquet"))
+				lastSize := newestSize(b, filepath.Join(base, txlog.LogDir, "_last_checkpoint"))
 				data, commit, crc := make([]byte, dataSize), make([]byte, commitSize), make([]byte, crcSize)
+				ckpt, last := make([]byte, ckptSize), make([]byte, lastSize)
 
 				// runOurs times commits blind appends by writers Tables on a
 				// fresh copy of the table.
@@ -220,11 +224,11 @@ func BenchmarkBlindAppendCommitRate(b *testing.B) {
 					return d
 				}
 				runFloor := func() time.Duration {
+					// The floor writes into a copy of the same table: its
+					// directories hold as many entries as lakesink's do.
 					fdir := b.TempDir()
+					corpus.CopyDir(b, base, fdir)
 					flog := filepath.Join(fdir, txlog.LogDir)
-					if err := os.MkdirAll(flog, 0o755); err != nil {
-						b.Fatal(err)
-					}
 					// What the previous phase left dirty is not the floor's
 					// cost either.
 					if err := syncFS(fdir); err != nil {
@@ -236,13 +240,23 @@ func BenchmarkBlindAppendCommitRate(b *testing.B) {
 					for w := range writers {
 						wg.Go(func() {
 							for i := range commits / writers {
-								n := w*commits + i
+								k := w*(commits/writers) + i // this commit's place among all writers'
+								n := versions + 1_000_000 + k
 								err := durablePut(fdir, fmt.Sprintf("part-%d.parquet", n), data, false)
 								if err == nil {
 									err = durablePut(flog, fmt.Sprintf("%020d.json", n), commit, true)
 								}
 								if err == nil {
 									err = durablePut(flog, fmt.Sprintf("%020d.crc", n), crc, false)
+								}
+								// One commit in 10 is followed by its
+								// checkpoint and _last_checkpoint, as
+								// lakesink's (delta.checkpointInterval 10).
+								if err == nil && k%10 == 9 {
+									err = durablePut(flog, fmt.Sprintf("%020d.checkpoint.parquet", n), ckpt, false)
+									if err == nil {
+										err = durablePut(flog, "_last_checkpoint", last, false)
+									}
 								}
 								if err != nil {
 									errs[w] = err
