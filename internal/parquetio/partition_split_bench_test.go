@@ -1,0 +1,101 @@
+package parquetio
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/lakesink/lakesink/schema"
+)
+
+// dictChunk is n rows of (code string, l long) whose codes are drawn from
+// k 3-letter values cut from one allocation, as the columnar reader hands
+// out a dictionary page's strings (cutStrings).
+func dictChunk(n, k int) schema.ColumnChunk {
+	var sb strings.Builder
+	for i := range k {
+		fmt.Fprintf(&sb, "%c%c%c", 'A'+i/26/26%26, 'A'+i/26%26, 'A'+i%26)
+	}
+	all := sb.String()
+	dict := make([]string, k)
+	for i := range dict {
+		dict[i] = all[3*i : 3*i+3]
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	c := schema.ColumnChunk{Rows: n, Vectors: []schema.Vector{schema.NewVector(schema.VecString, n), schema.NewVector(schema.VecInt64, n)}}
+	for r := range n {
+		c.Vectors[0].String[r] = dict[rng.IntN(k)]
+		c.Vectors[1].Int64[r] = int64(r)
+	}
+	return c
+}
+
+var dictChunkSchema = &schema.StructType{Fields: []schema.StructField{
+	{Name: "code", Type: schema.TypeString, Nullable: true},
+	{Name: "l", Type: schema.TypeLong, Nullable: true},
+}}
+
+// BenchmarkPartitionColumnGroups: grouping a chunk of 128Ki rows by a
+// string column of 229 dictionary values (the 3M flights by origin).
+func BenchmarkPartitionColumnGroups(b *testing.B) {
+	lay, err := newLayout(dictChunkSchema, WriteOptions{PartitionColumns: []string{"code"}}.withDefaults())
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := dictChunk(1<<17, 229)
+	var free [][]int
+	for b.Loop() {
+		groups, err := partitionColumnGroups(lay, c, &free)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, g := range groups {
+			free = append(free, g.rows[:0])
+		}
+	}
+}
+
+// TestPartitionColumnGroupsSharedStrings: rows whose strings share a
+// dictionary's bytes, rows holding copies of the same values, empty strings
+// and nulls, in one chunk, are grouped as partitionGroups groups their
+// records (partitionGroupsOf's address cache neither splits a value's rows
+// nor merges two values').
+func TestPartitionColumnGroupsSharedStrings(t *testing.T) {
+	lay, err := newLayout(dictChunkSchema, WriteOptions{PartitionColumns: []string{"code"}}.withDefaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 30_000
+	c := dictChunk(n, 229)
+	rng := rand.New(rand.NewPCG(5, 6))
+	for r := range n {
+		switch rng.IntN(10) {
+		case 0:
+			c.Vectors[0].String[r] = strings.Clone(c.Vectors[0].String[r])
+		case 1:
+			c.Vectors[0].String[r] = c.Vectors[0].String[r][:rng.IntN(3)] // a prefix shares the bytes, not the length
+		case 2:
+			c.Vectors[0].SetNull(r)
+		}
+	}
+	want, err := lay.partitionGroups(&schema.Batch{Schema: dictChunkSchema, Rows: vectorRows(dictChunkSchema, c)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := partitionColumnGroups(lay, c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) || len(want) < 229 {
+		t.Fatalf("%d groups from the vectors, %d from the records (want > 229)", len(got), len(want))
+	}
+	for i := range want {
+		if got[i].key != want[i].key || !reflect.DeepEqual(got[i].values, want[i].values) || !slices.Equal(got[i].rows, want[i].rows) {
+			t.Fatalf("group %d: %q %v (%d rows) from the vectors, %q %v (%d rows) from the records",
+				i, got[i].key, got[i].values, len(got[i].rows), want[i].key, want[i].values, len(want[i].rows))
+		}
+	}
+}
