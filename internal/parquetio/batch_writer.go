@@ -391,7 +391,7 @@ func (w *BatchWriter) closeFiles(ctx context.Context, parts []*openPart) error {
 	return eg.Wait()
 }
 
-// Close finishes every open file, makes them all durable at once
+// Close finishes every open file, makes them all durable
 // (storage.SyncObjects: their files were written by
 // storage.NewDeferredWriter, whose Close does not fsync) and returns the
 // batch's files, partition by partition in order of first appearance, each
@@ -401,21 +401,96 @@ func (w *BatchWriter) Close(ctx context.Context) ([]WrittenFile, error) {
 	if w.closed || w.failed {
 		return nil, errors.New("batch writer is closed or failed")
 	}
-	if err := w.closeFiles(ctx, w.order); err != nil {
+	if err := w.closeAndSync(ctx); err != nil {
 		w.Abort(ctx)
 		return nil, err
 	}
-	files := w.files()
-	paths := make([]string, len(files))
-	for i, f := range files {
-		paths[i] = f.Path
-	}
-	if err := w.syncObjects(ctx, w.store, paths); err != nil {
-		w.Abort(ctx)
-		return nil, fmt.Errorf("make data files durable: %w", err)
-	}
 	w.closed = true
-	return files, nil
+	return w.files(), nil
+}
+
+// closeAndSync closes the open files, Workers at once, while one goroutine
+// (owned here: closeAndSync waits for it) makes the batch's files durable
+// wave after wave: each syncObjects call names the files closed since the
+// previous call began (the files closed before Close, rolled or bounded,
+// in the first), so the fsyncs wait for the disk while the other files'
+// footers are written. Every file is named in one call, after its Close
+// returned; closeAndSync returns when every call has. Closing the 229
+// files of the 3M flights by origin (~25 ms of CPU) and then syncing them
+// (~40 ms of waiting, CPUs idle) were one after the other. Errors: a file's
+// Close, or the sync's wrapped "make data files durable"; either stops
+// the other.
+func (w *BatchWriter) closeAndSync(ctx context.Context) error {
+	done := w.files()
+	closed := make(chan string, len(done)+len(w.order)) // never blocks: one path per file
+	for _, f := range done {
+		closed <- f.Path
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	synced := make(chan error, 1)
+	go func() {
+		err := w.syncClosed(ctx, closed)
+		if err != nil {
+			cancel()
+		}
+		synced <- err
+	}()
+	eg, gctx := errgroup.WithContext(ctx)
+	eg.SetLimit(w.workers)
+	for _, p := range w.order {
+		if p.fw != nil {
+			eg.Go(func() error {
+				n := len(p.files)
+				if err := w.closeFile(gctx, p); err != nil {
+					return err
+				}
+				for _, f := range p.files[n:] {
+					closed <- f.Path
+				}
+				return nil
+			})
+		}
+	}
+	err := eg.Wait()
+	close(closed)
+	if err != nil {
+		cancel()
+	}
+	serr := <-synced
+	if err != nil {
+		return err
+	}
+	if serr != nil {
+		return fmt.Errorf("make data files durable: %w", serr)
+	}
+	return nil
+}
+
+// syncClosed calls syncObjects on the paths received from closed until it
+// is closed, each call on all those received by then, one call after
+// another; it stops at the first error.
+func (w *BatchWriter) syncClosed(ctx context.Context, closed <-chan string) error {
+	var wave []string
+	for p := range closed {
+		wave = append(wave[:0], p)
+	more:
+		for {
+			select {
+			case q, ok := <-closed:
+				if !ok {
+					break more
+				}
+				wave = append(wave, q)
+			default:
+				break more
+			}
+		}
+		if err := w.syncObjects(ctx, w.store, wave); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (w *BatchWriter) files() []WrittenFile {
