@@ -173,9 +173,7 @@ func (w *BatchWriter) writeColumns(ctx context.Context, c schema.ColumnChunk) er
 	}
 	if !w.encodingsChosen {
 		w.encodingsChosen = true
-		sample := c
-		sample.Rows = min(c.Rows, dictionarySampleRows)
-		if plain := lay.choosePlainColumns(vectorRows(lay.schema, sample), groups); plain != nil {
+		if plain := lay.choosePlainVectors(c, groups); plain != nil {
 			lay.pschema = lay.withPlainColumns(plain)
 		}
 	}

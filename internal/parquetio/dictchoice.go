@@ -33,6 +33,110 @@ const dictionarySampleRows = 1 << 16
 // write PLAIN; nil when every column keeps its dictionary.
 func (l *layout) choosePlainColumns(rows [][]any, groups []*partGroup) []int {
 	n := min(len(rows), dictionarySampleRows)
+	return l.choosePlain(n, groups, func(j, fi int) sampleKeys {
+		leaf := l.plan.fields[j].leaf
+		return func(r int) (uint64, string, sampleKind) { return valueKey(rows[r][fi], leaf) }
+	})
+}
+
+// choosePlainVectors is choosePlainColumns for the first rows of a
+// columnar chunk: the same columns from its vectors, a value boxed only in
+// a schema.VecAny vector (boxing the sample's rows, vectorRows, and hashing
+// each value's key with a string field for every column were ~20 ms of a
+// serial stretch before the first files of the 3M flights were written).
+func (l *layout) choosePlainVectors(c schema.ColumnChunk, groups []*partGroup) []int {
+	n := min(c.Rows, dictionarySampleRows)
+	return l.choosePlain(n, groups, func(j, fi int) sampleKeys {
+		if fi >= len(c.Vectors) {
+			return func(int) (uint64, string, sampleKind) { return 0, "", sampleNull }
+		}
+		v, leaf, t := &c.Vectors[fi], l.plan.fields[j].leaf, l.schema.Fields[fi].Type
+		absent := func(r int) bool { return r >= v.Len || v.Null != nil && v.Null[r] } // vectorRows's nil
+		switch {
+		case v.Kind == schema.VecString && t == schema.TypeString:
+			return func(r int) (uint64, string, sampleKind) {
+				if absent(r) {
+					return 0, "", sampleNull
+				}
+				return 0, v.String[r], sampleString
+			}
+		case v.Kind == schema.VecInt64 && t == schema.TypeLong, v.Kind == schema.VecMicros && isTimestamp(t):
+			// A VecMicros value is a UTC time.Time (ntzWall keeps it): its
+			// UnixMicro is the stored value.
+			return func(r int) (uint64, string, sampleKind) {
+				if absent(r) {
+					return 0, "", sampleNull
+				}
+				return uint64(v.Int64[r]), "", sampleNumber
+			}
+		case v.Kind == schema.VecFloat64 && t == schema.TypeDouble:
+			return func(r int) (uint64, string, sampleKind) {
+				if absent(r) {
+					return 0, "", sampleNull
+				}
+				return math.Float64bits(v.Float64[r]), "", sampleNumber
+			}
+		}
+		return func(r int) (uint64, string, sampleKind) {
+			if absent(r) {
+				return 0, "", sampleNull
+			}
+			return valueKey(v.Value(r, t), leaf)
+		}
+	})
+}
+
+// sampleKeys gives row r's value of one sampled column as choosePlain
+// counts it: its kind, and a number's key u (as valueKey makes it) or a
+// string s.
+type sampleKeys func(r int) (u uint64, s string, k sampleKind)
+
+// sampleKind is what a sampled row holds.
+type sampleKind uint8
+
+const (
+	sampleNull   sampleKind = iota // a null
+	sampleOther                    // a value of no counted Go type: in the partition's rows, not in the values
+	sampleNumber                   // a number, date or time: u
+	sampleString                   // a string: s
+)
+
+// valueKey is the key of v, a value of a column of leaf kind leaf, as
+// choosePlain counts distinct values: a number's bits (a time's micros), a
+// string itself.
+func valueKey(v any, leaf leafKind) (u uint64, s string, k sampleKind) {
+	switch x := v.(type) {
+	case nil:
+		return 0, "", sampleNull
+	case string:
+		return 0, x, sampleString
+	case int64:
+		return uint64(x), "", sampleNumber
+	case int32:
+		return uint64(x), "", sampleNumber
+	case int16:
+		return uint64(x), "", sampleNumber
+	case int8:
+		return uint64(x), "", sampleNumber
+	case float64:
+		return math.Float64bits(x), "", sampleNumber
+	case float32:
+		return uint64(math.Float32bits(x)), "", sampleNumber
+	case schema.Date:
+		return uint64(x), "", sampleNumber
+	case time.Time:
+		if leaf == lkTimestampNTZ {
+			x = ntzWall(x)
+		}
+		return uint64(x.UnixMicro()), "", sampleNumber
+	}
+	return 0, "", sampleOther
+}
+
+// choosePlain is choosePlainColumns for the first n rows of a batch whose
+// data field j (plan order), field fi of the schema, gives its rows' values
+// through keys(j, fi).
+func (l *layout) choosePlain(n int, groups []*partGroup, keys func(j, fi int) sampleKeys) []int {
 	if n == 0 {
 		return nil
 	}
@@ -47,13 +151,14 @@ func (l *layout) choosePlainColumns(rows [][]any, groups []*partGroup) []int {
 			}
 		}
 	}
-	type dkey struct {
+	type strKey struct {
 		g int32
-		u uint64
 		s string
 	}
-	seen := map[dkey]struct{}{}
+	seenNum := map[[2]uint64]struct{}{} // partition, value bits
+	seenStr := map[strKey]struct{}{}
 	distinct := make([]int, max(len(groups), 1))
+	perGroup := make([]int, len(distinct))
 	var plain []int
 	for j, f := range l.plan.fields {
 		if f.kind != nkLeaf {
@@ -69,48 +174,43 @@ func (l *layout) choosePlainColumns(rows [][]any, groups []*partGroup) []int {
 		default: // booleans (never dictionary-encoded), binaries, decimals
 			continue
 		}
-		fi := l.dataIdx[j]
-		clear(seen)
+		key := keys(j, l.dataIdx[j])
+		clear(seenNum)
+		clear(seenStr)
 		clear(distinct)
+		clear(perGroup)
 		var raw, dict int64
 		values := 0
-		for r, row := range rows[:n] {
-			v := row[fi]
-			if v == nil {
+		for r := range n {
+			u, str, kind := key(r)
+			if kind == sampleNull {
 				continue
 			}
-			k := dkey{g: group[r]}
-			size := int64(width)
-			switch x := v.(type) {
-			case string:
-				k.s, size = x, int64(len(x))+4
-			case int64:
-				k.u = uint64(x)
-			case int32:
-				k.u = uint64(x)
-			case int16:
-				k.u = uint64(x)
-			case int8:
-				k.u = uint64(x)
-			case float64:
-				k.u = math.Float64bits(x)
-			case float32:
-				k.u = uint64(math.Float32bits(x))
-			case schema.Date:
-				k.u = uint64(x)
-			case time.Time:
-				if f.leaf == lkTimestampNTZ {
-					x = ntzWall(x)
-				}
-				k.u = uint64(x.UnixMicro())
-			default:
+			g := group[r]
+			perGroup[g]++
+			if kind == sampleOther {
 				continue
+			}
+			size := int64(width)
+			isNew := false
+			if kind == sampleString {
+				size = int64(len(str)) + 4
+				k := strKey{g, str}
+				if _, seen := seenStr[k]; !seen {
+					seenStr[k] = struct{}{}
+					isNew = true
+				}
+			} else {
+				k := [2]uint64{uint64(g), u}
+				if _, seen := seenNum[k]; !seen {
+					seenNum[k] = struct{}{}
+					isNew = true
+				}
 			}
 			raw += size
 			values++
-			if _, ok := seen[k]; !ok {
-				seen[k] = struct{}{}
-				distinct[k.g]++
+			if isNew {
+				distinct[g]++
 				dict += size
 			}
 		}
@@ -120,12 +220,6 @@ func (l *layout) choosePlainColumns(rows [][]any, groups []*partGroup) []int {
 		// The indexes: each partition's values at the bit width of its
 		// dictionary (RLE/bit-packed, one width byte a page).
 		var indexBits int64
-		perGroup := make([]int, len(distinct))
-		for r, row := range rows[:n] {
-			if row[fi] != nil {
-				perGroup[group[r]]++
-			}
-		}
 		for g, d := range distinct {
 			if d > 0 {
 				indexBits += int64(perGroup[g]) * int64(bits.Len(uint(d-1)))

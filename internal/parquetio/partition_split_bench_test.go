@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lakesink/lakesink/schema"
 )
@@ -96,6 +97,51 @@ func TestPartitionColumnGroupsSharedStrings(t *testing.T) {
 		if got[i].key != want[i].key || !reflect.DeepEqual(got[i].values, want[i].values) || !slices.Equal(got[i].rows, want[i].rows) {
 			t.Fatalf("group %d: %q %v (%d rows) from the vectors, %q %v (%d rows) from the records",
 				i, got[i].key, got[i].values, len(got[i].rows), want[i].key, want[i].values, len(want[i].rows))
+		}
+	}
+}
+
+// TestChoosePlainVectorsMatchesRows: the columns choosePlainVectors writes
+// PLAIN from a chunk's vectors are those choosePlainColumns picks from its
+// records (vectorRows), partitioned or not, for chunks shorter and longer
+// than the sample, and some columns go each way.
+func TestChoosePlainVectorsMatchesRows(t *testing.T) {
+	for _, part := range [][]string{nil, {"code"}} {
+		lay, err := newLayout(passThroughSchema, WriteOptions{PartitionColumns: part}.withDefaults())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []int{1, 500, dictionarySampleRows + 3000} {
+			c := passThroughChunk(rand.New(rand.NewPCG(uint64(n), 9)), 0, n)
+			// ts as the Parquet reader gives it (schema.VecMicros); ntz
+			// stays time.Time values (the boxed path); l takes 5 values
+			// (a dictionary in every partition) in the first half of the
+			// sample, so that it stays dictionary-encoded only without
+			// partitions.
+			ts := schema.Vector{Kind: schema.VecMicros, Len: n, Null: c.Vectors[0].Null, Int64: make([]int64, n)}
+			for r := range n {
+				if x, ok := c.Vectors[0].Any[r].(time.Time); ok {
+					ts.Int64[r] = x.UnixMicro()
+				}
+				if r < n/2 {
+					c.Vectors[2].Int64[r] %= 5
+				}
+			}
+			c.Vectors[0] = ts
+			groups := []*partGroup{{values: map[string]*string{}}}
+			if len(part) > 0 {
+				if groups, err = partitionColumnGroups(lay, c, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want := lay.choosePlainColumns(vectorRows(passThroughSchema, c), groups)
+			got := lay.choosePlainVectors(c, groups)
+			if !slices.Equal(got, want) {
+				t.Errorf("partition by %q, %d rows: PLAIN columns %v from the vectors, %v from the records", part, n, got, want)
+			}
+			if n > 1000 && (len(want) == 0 || len(want) == len(lay.plan.fields)) {
+				t.Errorf("partition by %q, %d rows: PLAIN columns %v of %d: want some, not all", part, n, want, len(lay.plan.fields))
+			}
 		}
 	}
 }
