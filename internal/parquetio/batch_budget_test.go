@@ -13,7 +13,8 @@ import (
 // buffer budget (the largest first), and read back the same rows; one open
 // file is bounded by its own row-group size only (with the shared budget
 // applied to it too, an unpartitioned streamed batch was cut into row groups
-// of the budget's size instead of RowGroupSizeBytes).
+// of the budget's size instead of RowGroupSizeBytes). bound reads each open
+// file's buffered bytes as its last write or flush left them (openPart.held).
 func TestOpenFilesShareTheBufferBudget(t *testing.T) {
 	ctx := context.Background()
 	sch := &schema.StructType{Fields: []schema.StructField{
@@ -48,6 +49,9 @@ func TestOpenFilesShareTheBufferBudget(t *testing.T) {
 				for _, p := range bw.order {
 					if p.fw != nil {
 						held += p.fw.bufferedBytes()
+						if p.held != p.fw.bufferedBytes() {
+							t.Fatalf("after chunk %d %q holds %d bytes, bound would read %d", c, p.dir, p.fw.bufferedBytes(), p.held)
+						}
 					}
 				}
 				if parts > 1 && held > budget {
