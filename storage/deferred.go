@@ -123,7 +123,7 @@ func inside(d, dir string) bool {
 
 // fsyncPath fsyncs the file or directory at name.
 func fsyncPath(name string) error {
-	f, err := os.Open(name)
+	f, err := openLocal(name, os.O_RDONLY, 0)
 	if err != nil {
 		return err
 	}
@@ -141,15 +141,18 @@ func fsyncPath(name string) error {
 func (l *localBackend) newWriterDeferred(ctx context.Context, key string) (Writer, error) {
 	final := l.filename(key)
 	dir := filepath.Dir(final)
-	if _, err := os.Stat(dir); err != nil {
+	// The create is tried first: dir is there for every write to it but
+	// the first, which then costs no stat of it.
+	f, err := createTemp(dir, filepath.Base(final))
+	if errors.Is(err, fs.ErrNotExist) {
 		if err := l.mkdirAllSync(l.dir); err != nil {
 			return nil, err
 		}
 		if err := os.MkdirAll(dir, 0o777); err != nil {
 			return nil, err
 		}
+		f, err = createTemp(dir, filepath.Base(final))
 	}
-	f, err := createTemp(dir, filepath.Base(final))
 	if err != nil {
 		return nil, err
 	}

@@ -102,7 +102,7 @@ func createTemp(dir, base string) (*os.File, error) {
 	for range 100 {
 		binaryRand(rnd[:])
 		name := filepath.Join(dir, tempPrefix+hex.EncodeToString(rnd[:])+"-"+base)
-		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		f, err := openLocal(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
@@ -117,14 +117,24 @@ func binaryRand(b []byte) {
 	}
 }
 
+// createTempIn is createTemp in dir, creating dir as mkdirAllSync does
+// when it is missing: the create is tried first (dir is there for every
+// write but a table's first), so a write costs no stat of its directory.
+func (l *localBackend) createTempIn(dir, base string) (*os.File, error) {
+	f, err := createTemp(dir, base)
+	if err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return f, err
+	}
+	if err := l.mkdirAllSync(dir); err != nil {
+		return nil, err
+	}
+	return createTemp(dir, base)
+}
+
 // writeTemp writes data to a new fsynced temporary file next to final and
 // returns its name.
 func (l *localBackend) writeTemp(final string, data []byte) (string, error) {
-	dir := filepath.Dir(final)
-	if err := l.mkdirAllSync(dir); err != nil {
-		return "", err
-	}
-	f, err := createTemp(dir, filepath.Base(final))
+	f, err := l.createTempIn(filepath.Dir(final), filepath.Base(final))
 	if err != nil {
 		return "", err
 	}
@@ -174,7 +184,7 @@ func (l *localBackend) stat(key string) (os.FileInfo, error) {
 // read is Store.Read on local disk: open, fstat, one read of the file's
 // size, without fileblob's stat and .attrs lookup (see stat).
 func (l *localBackend) read(key string) ([]byte, error) {
-	f, err := os.Open(l.filename(key))
+	f, err := openLocal(l.filename(key), os.O_RDONLY, 0)
 	if err != nil {
 		return nil, notFound(err)
 	}
@@ -199,7 +209,7 @@ func (l *localBackend) syncDir(dir string) error {
 	if l.noSync {
 		return nil
 	}
-	d, err := os.Open(dir)
+	d, err := openLocal(dir, os.O_RDONLY, 0)
 	if err != nil {
 		return err
 	}
@@ -220,7 +230,7 @@ func (l *localBackend) put(ctx context.Context, key string, data []byte) error {
 		_ = os.Remove(tmp)
 		return err
 	}
-	if err := os.Rename(tmp, final); err != nil {
+	if err := renameLocal(tmp, final); err != nil {
 		_ = os.Remove(tmp)
 		return err
 	}
@@ -255,11 +265,7 @@ func (l *localBackend) putIfAbsent(ctx context.Context, key string, data []byte)
 
 func (l *localBackend) newWriter(ctx context.Context, key string) (Writer, error) {
 	final := l.filename(key)
-	dir := filepath.Dir(final)
-	if err := l.mkdirAllSync(dir); err != nil {
-		return nil, err
-	}
-	f, err := createTemp(dir, filepath.Base(final))
+	f, err := l.createTempIn(filepath.Dir(final), filepath.Base(final))
 	if err != nil {
 		return nil, err
 	}
@@ -309,7 +315,7 @@ func (w *localWriter) Close() error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp, w.final)
+		err = renameLocal(tmp, w.final)
 	}
 	if err != nil {
 		_ = os.Remove(tmp)
@@ -453,17 +459,21 @@ func (l *localBackend) url(root string) string {
 	return (&url.URL{Scheme: "file", Path: p}).String()
 }
 
+// statDir is mkdirAllSync's stat of a directory (a variable for the test
+// that counts them).
+var statDir = os.Stat
+
 // mkdirAllSync creates dir and its missing parents, and fsyncs the parent of
 // every directory it created, so that a file fsynced into a new directory
 // (the first commit's _delta_log/) survives a crash together with the
 // directory entries leading to it.
 func (l *localBackend) mkdirAllSync(dir string) error {
-	if _, err := os.Stat(dir); err == nil {
+	if _, err := statDir(dir); err == nil {
 		return nil
 	}
 	var created []string
 	for d := dir; ; {
-		if _, err := os.Stat(d); err == nil {
+		if _, err := statDir(d); err == nil {
 			break
 		}
 		created = append(created, d)
