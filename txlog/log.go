@@ -104,6 +104,9 @@ func (l *Log) list(ctx context.Context, startAfter string) (*listing, error) {
 		}
 		ls.checkpoints[k.v] = append(ls.checkpoints[k.v], ref)
 	}
+	if err := l.fillListingGaps(ctx, ls); err != nil {
+		return nil, err
+	}
 	for v := range ls.commits {
 		ls.maxVersion = max(ls.maxVersion, v)
 	}
@@ -113,6 +116,51 @@ func (l *Log) list(ctx context.Context, startAfter string) (*listing, error) {
 		sort.SliceStable(refs, func(i, j int) bool { return refs[i].kind < refs[j].kind })
 	}
 	return ls, nil
+}
+
+// maxGapStats bounds the commits fillListingGaps looks up in one listing.
+const maxGapStats = 64
+
+// fillListingGaps looks up, by Stat, the commits missing between two
+// listed ones (at most maxGapStats) and adds those that are there. A
+// listing is not a snapshot of the directory: a local directory read
+// (getdents on ext4 walks hash order) can miss a commit created while it
+// runs and return a later one, and commit N+1 is only ever created after N
+// (put-if-absent of the next version), so a concurrent writer's commits
+// made a 4-writer append to a 10,000-version table fail with "versions not
+// contiguous". A commit still missing after its Stat is a real gap, and
+// segmentFor reports it. Gaps before the first listed commit are left as
+// listed (log cleanup deletes the oldest commits).
+func (l *Log) fillListingGaps(ctx context.Context, ls *listing) error {
+	if len(ls.commits) < 2 {
+		return nil
+	}
+	first, last := int64(-1), int64(-1)
+	for v := range ls.commits {
+		if first < 0 || v < first {
+			first = v
+		}
+		last = max(last, v)
+	}
+	if last-first+1 == int64(len(ls.commits)) {
+		return nil
+	}
+	_, gaps := versionGaps(ls.commits, first, last)
+	n := 0
+	for _, g := range gaps {
+		for v := g[0]; v <= g[1] && n < maxGapStats; v++ {
+			n++
+			fi, err := l.store.Stat(ctx, CommitPath(v))
+			if errors.Is(err, storage.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return err // the store names the op and the path
+			}
+			ls.commits[v] = logFile{info: fi, kind: kindCommit, version: v}
+		}
+	}
+	return nil
 }
 
 // segment is what a snapshot of version is built from: an optional
