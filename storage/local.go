@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"iter"
 	"math/rand/v2"
@@ -203,6 +204,40 @@ func (l *localBackend) read(key string) ([]byte, error) {
 	}
 	return buf.Bytes(), nil
 }
+
+// rangeReader is Store.NewRangeReader on local disk: the file itself,
+// opened and positioned at offset, length bytes (the rest of the file when
+// length < 0), without fileblob's stat, .attrs lookup and tracing span (see
+// stat): the snapshot load reads every commit file this way. An offset at
+// or past the end reads nothing, as a file does.
+func (l *localBackend) rangeReader(key string, offset, length int64) (io.ReadCloser, error) {
+	f, err := openLocal(l.filename(key), os.O_RDONLY, 0)
+	if err != nil {
+		return nil, notFound(err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if fi.IsDir() {
+		f.Close()
+		return nil, &classErr{class: ErrNotFound, cause: fmt.Errorf("%s is a directory", key)}
+	}
+	n := max(fi.Size()-offset, 0)
+	if length >= 0 {
+		n = min(n, length)
+	}
+	return &localRange{Reader: io.NewSectionReader(f, offset, n), f: f}, nil
+}
+
+// localRange reads a section of an open file and closes the file.
+type localRange struct {
+	io.Reader
+	f *os.File
+}
+
+func (r *localRange) Close() error { return r.f.Close() }
 
 // syncDir fsyncs a directory so that a rename or link in it is durable.
 func (l *localBackend) syncDir(dir string) error {

@@ -3,13 +3,15 @@ package storage
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 )
 
-// TestLocalReadStatWithoutBlobLayer: on local disk Read and Stat go to the
+// TestLocalReadStatWithoutBlobLayer: on local disk Read, Stat and
+// NewRangeReader (the snapshot load's read of each commit) go to the
 // file directly (no gocloud fileblob stat, .attrs lookup and tracing span
 // for each commit a writer reads) and answer as fileblob does: the content
 // and the size and modification time of a file; ErrNotFound for a missing
@@ -46,7 +48,26 @@ func TestLocalReadStatWithoutBlobLayer(t *testing.T) {
 	if err != nil || fi.Size != 3 || !fi.ModTime.Equal(mod) || fi.Path != "_delta_log/00000000000000000000.json" {
 		t.Fatalf("Stat = %+v, %v", fi, err)
 	}
+	for _, rc := range []struct {
+		off, n int64
+		want   string
+	}{{0, -1, "{}\n"}, {1, 1, "}"}, {1, 10, "}\n"}, {3, -1, ""}, {10, 5, ""}} {
+		r, err := st.NewRangeReader(ctx, "_delta_log/00000000000000000000.json", rc.off, rc.n)
+		if err != nil {
+			t.Fatalf("NewRangeReader(%d, %d): %v", rc.off, rc.n, err)
+		}
+		got, err := io.ReadAll(r)
+		if cerr := r.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil || string(got) != rc.want {
+			t.Errorf("NewRangeReader(%d, %d) read %q, %v; want %q", rc.off, rc.n, got, err, rc.want)
+		}
+	}
 	for _, p := range []string{"_delta_log/00000000000000000001.json", "_delta_log", "_delta_log/00000000000000000000.json/x"} {
+		if _, err := st.NewRangeReader(ctx, p, 0, -1); !errors.Is(err, ErrNotFound) {
+			t.Errorf("NewRangeReader %s: %v, want ErrNotFound", p, err)
+		}
 		if _, err := st.Read(ctx, p); !errors.Is(err, ErrNotFound) {
 			t.Errorf("Read %s: %v, want ErrNotFound", p, err)
 		}

@@ -188,6 +188,13 @@ func (s *store) NewRangeReader(ctx context.Context, path string, offset, length 
 	if offset < 0 {
 		return nil, &PathError{Op: op, Path: path, Err: fmt.Errorf("negative offset %d", offset)}
 	}
+	if lb, ok := s.be.(*localBackend); ok {
+		r, err := lb.rangeReader(key, offset, length)
+		if err != nil {
+			return nil, wrapErr(op, path, err)
+		}
+		return &rangeReader{r: r, path: path}, nil
+	}
 	b, err := s.be.bucket(ctx)
 	if err != nil {
 		return nil, wrapErr(op, path, err)
@@ -208,7 +215,7 @@ func (s *store) NewRangeReader(ctx context.Context, path string, offset, length 
 
 // rangeReader wraps read errors with the path.
 type rangeReader struct {
-	r    *blob.Reader
+	r    io.ReadCloser // a *blob.Reader, or a local file's section
 	path string
 }
 
