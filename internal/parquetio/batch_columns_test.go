@@ -254,25 +254,9 @@ func TestPartitionColumnGroupsMatchesRows(t *testing.T) {
 			c.Vectors[5].String[r] = ""
 		}
 	}
-	want, err := lay.partitionGroups(&schema.Batch{Schema: passThroughSchema, Rows: vectorRows(passThroughSchema, c)}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := partitionColumnGroups(lay, c, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != len(want) || len(want) < 40 {
-		t.Fatalf("%d groups from the vectors, %d from the records (want > 40)", len(got), len(want))
-	}
-	for i := range want {
-		if got[i].key != want[i].key || !reflect.DeepEqual(got[i].values, want[i].values) || !slices.Equal(got[i].rows, want[i].rows) {
-			t.Fatalf("group %d: %q %v (%d rows) from the vectors, %q %v (%d rows) from the records",
-				i, got[i].key, got[i].values, len(got[i].rows), want[i].key, want[i].values, len(want[i].rows))
-		}
-	}
-	free := make([][]int, 0, len(want))
-	for range want {
+	groups := checkGroupsMatchRecords(t, lay, passThroughSchema, c, 40)
+	free := make([][]int, 0, groups)
+	for range groups {
 		free = append(free, make([]int, 0, n))
 	}
 	allocs := testing.AllocsPerRun(3, func() {
@@ -282,7 +266,7 @@ func TestPartitionColumnGroupsMatchesRows(t *testing.T) {
 		}
 	})
 	if allocs > n/10 {
-		t.Errorf("%.0f allocations to group %d rows into %d partitions: want under one per 10 rows", allocs, n, len(want))
+		t.Errorf("%.0f allocations to group %d rows into %d partitions: want under one per 10 rows", allocs, n, groups)
 	}
 }
 
@@ -347,4 +331,30 @@ func TestWriteColumnsMicrosPartition(t *testing.T) {
 			t.Fatalf("%s: pass-through bytes differ from the row path's", cf.Path)
 		}
 	}
+}
+
+// checkGroupsMatchRecords: partitionColumnGroups groups chunk c (of schema
+// sch) as partitionGroups groups its records, into more than minGroups
+// groups: the same keys, values and rows, in the same order. It returns
+// the number of groups.
+func checkGroupsMatchRecords(t *testing.T, lay *layout, sch *schema.StructType, c schema.ColumnChunk, minGroups int) int {
+	t.Helper()
+	want, err := lay.partitionGroups(&schema.Batch{Schema: sch, Rows: vectorRows(sch, c)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := partitionColumnGroups(lay, c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) || len(want) < minGroups {
+		t.Fatalf("%d groups from the vectors, %d from the records (want > %d)", len(got), len(want), minGroups)
+	}
+	for i := range want {
+		if got[i].key != want[i].key || !reflect.DeepEqual(got[i].values, want[i].values) || !slices.Equal(got[i].rows, want[i].rows) {
+			t.Fatalf("group %d: %q %v (%d rows) from the vectors, %q %v (%d rows) from the records",
+				i, got[i].key, got[i].values, len(got[i].rows), want[i].key, want[i].values, len(want[i].rows))
+		}
+	}
+	return len(want)
 }

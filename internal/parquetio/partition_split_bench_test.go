@@ -3,7 +3,6 @@ package parquetio
 import (
 	"fmt"
 	"math/rand/v2"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -82,23 +81,7 @@ func TestPartitionColumnGroupsSharedStrings(t *testing.T) {
 			c.Vectors[0].SetNull(r)
 		}
 	}
-	want, err := lay.partitionGroups(&schema.Batch{Schema: dictChunkSchema, Rows: vectorRows(dictChunkSchema, c)}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := partitionColumnGroups(lay, c, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != len(want) || len(want) < 229 {
-		t.Fatalf("%d groups from the vectors, %d from the records (want > 229)", len(got), len(want))
-	}
-	for i := range want {
-		if got[i].key != want[i].key || !reflect.DeepEqual(got[i].values, want[i].values) || !slices.Equal(got[i].rows, want[i].rows) {
-			t.Fatalf("group %d: %q %v (%d rows) from the vectors, %q %v (%d rows) from the records",
-				i, got[i].key, got[i].values, len(got[i].rows), want[i].key, want[i].values, len(want[i].rows))
-		}
-	}
+	checkGroupsMatchRecords(t, lay, dictChunkSchema, c, 229)
 }
 
 // TestChoosePlainVectorsMatchesRows: the columns choosePlainVectors writes
