@@ -2,6 +2,7 @@ package txlog
 
 import (
 	"context"
+	"errors"
 	"iter"
 	"testing"
 
@@ -74,5 +75,54 @@ func TestListingMissingACommitStillLoads(t *testing.T) {
 	got, err = hl.Snapshot(ctx)
 	if err != nil || got.Version() != 7 || got.NumFiles() != want+2 {
 		t.Fatalf("snapshot from the checkpoint through a listing without commit 6: %v, %v", got, err)
+	}
+}
+
+// TestListingMissingTheCommitAfterACheckpoint: when the checkpoint's own
+// commit is gone (log cleanup by another engine, or a log that starts at a
+// checkpoint; PROTOCOL.md, "Checkpoints"), the first listed commit after
+// the checkpoint is not the first one the snapshot needs: a listing that
+// misses the commit right after the checkpoint (created while it ran)
+// still loads, from the hint and from a full listing, with one listed
+// commit after the checkpoint or several. A commit really missing there
+// is still "versions not contiguous".
+func TestListingMissingTheCommitAfterACheckpoint(t *testing.T) {
+	ctx := context.Background()
+	st := newMemStore()
+	l := newTestLog(t, st, Options{DisableAutoCheckpoint: true})
+	s := createTable(t, l)
+	for _, p := range []string{"a", "b", "c"} {
+		mustCommit(t, l, s, addAction(p, true))
+		s, _ = l.Snapshot(ctx)
+	}
+	if _, err := l.Checkpoint(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	cp := s.Version()
+	for v := int64(0); v <= cp; v++ {
+		st.del(CommitPath(v))
+	}
+	want := s.NumFiles()
+	for _, p := range []string{"d", "e", "f"} {
+		mustCommit(t, l, s, addAction(p, true))
+		s, _ = l.Snapshot(ctx)
+	}
+	for _, hide := range [][]int64{{cp + 1}, {cp + 1, cp + 2}} {
+		h := &hidingLister{memStore: st, hide: map[string]bool{}}
+		for _, v := range hide {
+			h.hide[CommitPath(v)] = true
+		}
+		hl := newTestLog(t, h, Options{DisableAutoCheckpoint: true})
+		got, err := hl.Snapshot(ctx)
+		if err != nil {
+			t.Fatalf("snapshot through a listing without commits %v after checkpoint %d: %v", hide, cp, err)
+		}
+		if got.Version() != cp+3 || got.NumFiles() != want+3 {
+			t.Errorf("hiding %v: version %d, %d files; want %d, %d", hide, got.Version(), got.NumFiles(), cp+3, want+3)
+		}
+	}
+	st.del(CommitPath(cp + 1))
+	if _, err := l.Snapshot(ctx); !errors.Is(err, ErrCorruptLog) {
+		t.Errorf("commit %d deleted after checkpoint %d: %v, want ErrCorruptLog", cp+1, cp, err)
 	}
 }

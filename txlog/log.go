@@ -130,9 +130,13 @@ const maxGapStats = 64
 // made a 4-writer append to a 10,000-version table fail with "versions not
 // contiguous". A commit still missing after its Stat is a real gap, and
 // segmentFor reports it. Gaps before the first listed commit are left as
-// listed (log cleanup deletes the oldest commits).
+// listed (log cleanup deletes the oldest commits), except those after the
+// newest checkpoint below it: when the checkpoint's own commit is gone (a
+// log that starts at a checkpoint, PROTOCOL.md "Checkpoints"), the commit
+// right after it is the first the snapshot needs and can be the one the
+// listing missed.
 func (l *Log) fillListingGaps(ctx context.Context, ls *listing) error {
-	if len(ls.commits) < 2 {
+	if len(ls.commits) == 0 {
 		return nil
 	}
 	first, last := int64(-1), int64(-1)
@@ -142,10 +146,16 @@ func (l *Log) fillListingGaps(ctx context.Context, ls *listing) error {
 		}
 		last = max(last, v)
 	}
-	if last-first+1 == int64(len(ls.commits)) {
+	from, cpv := first, int64(-1) // the first version looked for; the newest checkpoint below first
+	for cv := range ls.checkpoints {
+		if cv < first && cv > cpv {
+			cpv, from = cv, cv+1
+		}
+	}
+	if from == first && last-first+1 == int64(len(ls.commits)) {
 		return nil
 	}
-	_, gaps := versionGaps(ls.commits, first, last)
+	_, gaps := versionGaps(ls.commits, from, last)
 	n := 0
 	for _, g := range gaps {
 		for v := g[0]; v <= g[1] && n < maxGapStats; v++ {
