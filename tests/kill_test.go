@@ -81,11 +81,22 @@ func TestKillDashNineFileSinkIsExactlyOnce(t *testing.T) {
 	killTest(t, "--file-sink", "", "", envInt("LAKESINK_KILL_TRIALS", 5))
 }
 
+// TestKillDashNinePartitionedIngestIsExactlyOnce is the Delta test with
+// the table partitioned by origin: each 100-row batch writes a file into
+// each of its airports' directories (created by the batch that first
+// meets the airport) through storage.NewDeferredWriter, made durable by
+// one SyncObjects before the commit, so a kill lands in the deferred
+// writes, the sync waves or the commit.
+func TestKillDashNinePartitionedIngestIsExactlyOnce(t *testing.T) {
+	t.Parallel() // mostly waiting on processes and timers: overlaps the CPU-bound tests
+	killTest(t, "--table", "", "", envInt("LAKESINK_KILL_TRIALS", 5), "--partition-by", "origin")
+}
+
 // killTest runs the kill -9 loop with the target flag (--table or
 // --file-sink); outURL and checkpointURL, when set, are the target and the
 // checkpoint (e.g. on the S3 server), else local folders. The source folder
 // is always local.
-func killTest(t *testing.T, targetFlag, outURL, checkpointURL string, minTrials int) {
+func killTest(t *testing.T, targetFlag, outURL, checkpointURL string, minTrials int, extra ...string) {
 	files := flightFiles(t)
 	dir := t.TempDir()
 	src := filepath.Join(dir, "source")
@@ -118,8 +129,9 @@ func killTest(t *testing.T, targetFlag, outURL, checkpointURL string, minTrials 
 	}
 	args := []string{"ingest", "--json", "--source", src, "--format", "json",
 		"--schema", "../testdata/flights-schema.json", "--timestamp-format", "2006/01/02 15:04",
-		"--checkpoint", chk, targetFlag, out,
-		"--trigger", "available-now", "--max-files-per-trigger", "1"}
+		"--checkpoint", chk, targetFlag, out}
+	args = append(args, extra...)
+	args = append(args, "--trigger", "available-now", "--max-files-per-trigger", "1")
 
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d", seed)
