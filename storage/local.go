@@ -36,10 +36,11 @@ func isTempName(base string) bool { return strings.HasPrefix(base, tempPrefix) }
 // refuses such keys and hides such files, so we refuse them too.
 const fileblobAttrsExt = ".attrs"
 
-// localBackend stores objects as files under dir. Reads, stats, deletes and
-// listings go through gocloud's fileblob (with Metadata: MetadataDontWrite,
-// so no ".attrs" sidecar files ever appear in a table directory). Writes are
-// our own: temp file + fsync + rename (Put, NewWriter) or + link
+// localBackend stores objects as files under dir, key k at dir/k
+// (filename). Reads, stats, range reads, deletes and listings go to the
+// files themselves, under the names the writes use (gocloud's fileblob,
+// opened by bucket with Metadata: MetadataDontWrite, escapes keys into
+// other names). Writes are our own: temp file + fsync + rename (Put, NewWriter) or + link
 // (PutIfAbsent), because fileblob's IfNotExist is a check-then-rename that
 // two processes can both win.
 type localBackend struct {
@@ -229,6 +230,20 @@ func (l *localBackend) rangeReader(key string, offset, length int64) (io.ReadClo
 		n = min(n, length)
 	}
 	return &localRange{Reader: io.NewSectionReader(f, offset, n), f: f}, nil
+}
+
+// remove is Store.Delete on local disk: the file the writes, Read, Stat
+// and the listing name (l.filename). gocloud's fileblob Delete maps the
+// key to a file name by its own escaping: it deleted nothing, and said
+// nothing, for a key holding "__0x41__" (a partition value can), and
+// refused one that is not UTF-8. A missing file or parent (ENOTDIR) is no error,
+// as Delete documents; an empty directory is removed, as fileblob did.
+func (l *localBackend) remove(key string) error {
+	err := os.Remove(l.filename(key))
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		return nil
+	}
+	return err
 }
 
 // localRange reads a section of an open file and closes the file.

@@ -347,6 +347,9 @@ func (s *store) Delete(ctx context.Context, path string) error {
 	if err != nil {
 		return err
 	}
+	if lb, ok := s.be.(*localBackend); ok {
+		return wrapErr(op, path, lb.remove(key))
+	}
 	b, err := s.be.bucket(ctx)
 	if errors.Is(err, errNoLocation) {
 		return nil

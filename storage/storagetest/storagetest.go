@@ -407,6 +407,9 @@ func testRangeRead(t *testing.T, s storage.Store) {
 		{"length past end", 12, 100, "cdef"},
 		{"at end", 16, -1, ""},
 		{"zero length", 3, 0, ""},
+		{"zero length at end", 16, 0, ""},
+		{"past end", 20, -1, ""},
+		{"past end with length", 20, 5, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := s.NewRangeReader(t.Context(), "r", tc.offset, tc.length)
