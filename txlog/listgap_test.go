@@ -3,6 +3,7 @@ package txlog
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 	"testing"
 
@@ -124,5 +125,39 @@ func TestListingMissingTheCommitAfterACheckpoint(t *testing.T) {
 	st.del(CommitPath(cp + 1))
 	if _, err := l.Snapshot(ctx); !errors.Is(err, ErrCorruptLog) {
 		t.Errorf("commit %d deleted after checkpoint %d: %v, want ErrCorruptLog", cp+1, cp, err)
+	}
+}
+
+// TestListingGapLookupsAreBounded: a listing missing maxGapStats commits
+// between listed ones loads with that many Stats; one missing more fails
+// as a gap ("versions not contiguous", ErrCorruptLog) after at most
+// maxGapStats Stats per listing, not one per missing version.
+func TestListingGapLookupsAreBounded(t *testing.T) {
+	ctx := context.Background()
+	st := newMemStore()
+	l := newTestLog(t, st, Options{DisableAutoCheckpoint: true})
+	s := createTable(t, l)
+	const n = maxGapStats + 8
+	for i := range n {
+		mustCommit(t, l, s, addAction(fmt.Sprint("f", i), true))
+		s, _ = l.Snapshot(ctx)
+	}
+	for _, missing := range []int{maxGapStats, maxGapStats + 1, n - 1} {
+		h := &hidingLister{memStore: st, hide: map[string]bool{}}
+		for v := 1; v <= missing; v++ {
+			h.hide[CommitPath(int64(v))] = true
+		}
+		hl := newTestLog(t, h, Options{DisableAutoCheckpoint: true})
+		got, err := hl.Snapshot(ctx)
+		if missing <= maxGapStats {
+			if err != nil || got.Version() != n {
+				t.Errorf("%d missing: %v, %v; want version %d", missing, got, err, n)
+			}
+		} else if !errors.Is(err, ErrCorruptLog) {
+			t.Errorf("%d missing: %v, want ErrCorruptLog", missing, err)
+		}
+		if h.stats > maxGapStats {
+			t.Errorf("%d missing: %d Stats, want at most %d", missing, h.stats, maxGapStats)
+		}
 	}
 }
