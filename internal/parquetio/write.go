@@ -290,56 +290,6 @@ func partitionWorkers(workers, numCols int) int {
 	return max(1, min(workers, openFilesBudget/(max(numCols, 1)*columnBufferBytes)))
 }
 
-// writeGroup writes the rows of one partition (rowIdx; nil: every row) into
-// files rolled at the target size, and returns the files it completed (also
-// on error, so that the caller can delete them).
-func (lay *layout) writeGroup(ctx context.Context, store storage.Store, rows [][]any, rowIdx []int, values map[string]*string, nextName func() string) ([]WrittenFile, error) {
-	dir := PartitionPath(lay.partKeys, values)
-	n := len(rows)
-	if rowIdx != nil {
-		n = len(rowIdx)
-	}
-	var (
-		out []WrittenFile
-		fw  *FileWriter
-		err error
-	)
-	for start := 0; start < n; {
-		if err := ctx.Err(); err != nil {
-			if fw != nil {
-				_ = fw.Abort()
-			}
-			return out, err
-		}
-		if fw == nil {
-			p := nextName()
-			if dir != "" {
-				p = dir + "/" + p
-			}
-			fw, err = lay.newFileWriter(ctx, store, p)
-			if err != nil {
-				return out, err
-			}
-			fw.partValues = values
-		}
-		took, err := fw.writeRange(rows, rowIdx, start, n, lay.dataIdx, lay.opts.TargetFileSizeBytes)
-		if err != nil {
-			_ = fw.Abort()
-			return out, err
-		}
-		start += took
-		if fw.pw.Size() >= lay.opts.TargetFileSizeBytes || start == n {
-			wf, err := fw.Close(ctx)
-			if err != nil {
-				return out, err
-			}
-			out = append(out, wf)
-			fw = nil
-		}
-	}
-	return out, nil
-}
-
 func checkArity(rows [][]any, n int) error {
 	for i, row := range rows {
 		if len(row) != n {
