@@ -171,7 +171,12 @@ func groupKillTest(t *testing.T, cluster kafkaCluster, cfg groupRun) {
 			_ = w.stop(syscall.SIGKILL)
 		}
 		if t.Failed() {
-			t.Logf("worker output (tail):\n%s", tailString(logs.String(), 4000))
+			t.Logf("output of the stopped and killed workers (tail):\n%s", tailString(logs.String(), 4000))
+			// The workers still running at the failure are the ones a
+			// stall is in: each one's own output.
+			for i, w := range workers {
+				t.Logf("live worker %d output (tail):\n%s", i, tailString(w.stderr.String(), 3000))
+			}
 		}
 	}()
 	for range cfg.workers {
