@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -29,14 +30,21 @@ type groupRun struct {
 	kills    int // SIGKILLs of random workers, each restarted
 	addDrop  bool
 	maxDelay string // --trigger interval
+	// reapKilled: a killed worker's group member is removed a session
+	// timeout after the kill if the broker kept it (killedMemberReaper:
+	// kfake keeps a member killed in its first join).
+	reapKilled bool
 }
+
+// groupSession is the workers' session.timeout.ms.
+const groupSession = 6 * time.Second
 
 // TestGroupKillDashNine is the small consumer-group scenario of `make
 // test` on kfake: 2 workers in one group on a 4-partition topic, 6,000
 // records produced while they run, 6 SIGKILLs with restarts.
 func TestGroupKillDashNine(t *testing.T) {
 	t.Parallel() // mostly waiting on processes and timers: overlaps the CPU-bound tests
-	groupKillTest(t, kfakeCluster, groupRun{parts: 4, total: 6000, workers: 2, kills: 6, maxDelay: "200ms"})
+	groupKillTest(t, kfakeCluster, groupRun{parts: 4, total: 6000, workers: 2, kills: 6, maxDelay: "200ms", reapKilled: true})
 }
 
 // TestGroupKillDashNineBroker is the full scenario against the real
@@ -51,6 +59,7 @@ func TestGroupKillDashNineBroker(t *testing.T) {
 
 // worker is one `lakesink ingest --kafka-group` process.
 type worker struct {
+	id     string // its Kafka client.id, when the test set one
 	start  time.Time
 	cmd    *exec.Cmd
 	stderr *bytes.Buffer
@@ -105,7 +114,7 @@ func groupKillTest(t *testing.T, cluster kafkaCluster, cfg groupRun) {
 	args := []string{"ingest", "--json", "--format", "kafka", "--kafka-bootstrap", addrs[0], "--kafka-topic", topic,
 		"--kafka-group", group, "--starting-offsets", "earliest", "--table", out, "--partition-by", "partition",
 		"--trigger", "interval=" + cfg.maxDelay, "--max-offsets-per-trigger", "3000",
-		"--kafka-option", "session.timeout.ms=6000,heartbeat.interval.ms=500,max.poll.interval.ms=20000," +
+		"--kafka-option", "session.timeout.ms=" + strconv.Itoa(int(groupSession.Milliseconds())) + ",heartbeat.interval.ms=500,max.poll.interval.ms=20000," +
 			// franz-go waits for a JoinGroup answer for the rebalance
 			// timeout (max.poll.interval.ms) plus this overhead, then
 			// joins again. kfake restarts its rebalance deadline on every
@@ -161,12 +170,45 @@ func groupKillTest(t *testing.T, cluster kafkaCluster, cfg groupRun) {
 		prodErr <- nil
 	}()
 
+	var reaper *killedMemberReaper
+	var reaping sync.WaitGroup
+	if cfg.reapKilled {
+		reaper = newKilledMemberReaper(t, addrs, group, groupSession)
+		rctx, stopReaping := context.WithCancel(ctx)
+		reaping.Add(1)
+		go func() {
+			defer reaping.Done()
+			reaper.run(rctx)
+		}()
+		defer func() {
+			stopReaping()
+			reaping.Wait()
+			reaper.mu.Lock()
+			t.Logf("members of killed workers removed a session timeout after the kill: %d", len(reaper.reaped))
+			reaper.mu.Unlock()
+		}()
+	}
 	var mu sync.Mutex
 	var workers []*worker
 	var logs bytes.Buffer
+	started := 0
+	// Each worker has its own client.id: DescribeGroups names each
+	// member's, so the reaper and a failure's group listing tell the
+	// workers apart.
+	start := func() *worker {
+		started++
+		id := "w" + strconv.Itoa(started)
+		w := startWorker(t, append(slices.Clip(args), "--kafka-option", "client.id="+id))
+		w.id = id
+		return w
+	}
 	defer func() {
 		mu.Lock()
 		defer mu.Unlock()
+		if t.Failed() {
+			// Before the kills: who holds which partitions at the failure.
+			t.Logf("%s", groupMembersString(context.Background(), addrs, group))
+		}
 		for _, w := range workers {
 			_ = w.stop(syscall.SIGKILL)
 		}
@@ -180,7 +222,7 @@ func groupKillTest(t *testing.T, cluster kafkaCluster, cfg groupRun) {
 		}
 	}()
 	for range cfg.workers {
-		workers = append(workers, startWorker(t, args))
+		workers = append(workers, start())
 	}
 	kills := 0
 	for kills < cfg.kills {
@@ -189,11 +231,14 @@ func groupKillTest(t *testing.T, cluster kafkaCluster, cfg groupRun) {
 		i := rng.Intn(len(workers))
 		w := workers[i]
 		_ = w.stop(syscall.SIGKILL)
+		if reaper != nil {
+			reaper.markKilled(w.id)
+		}
 		logs.WriteString(w.stderr.String())
-		workers[i] = startWorker(t, args)
+		workers[i] = start()
 		kills++
 		if cfg.addDrop && kills == cfg.kills/3 {
-			workers = append(workers, startWorker(t, args))
+			workers = append(workers, start())
 			t.Logf("kill %d: added a worker (%d now)", kills, len(workers))
 		}
 		if cfg.addDrop && kills == 2*cfg.kills/3 {
