@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -150,4 +152,123 @@ func TestDeferredWriterElsewhere(t *testing.T) {
 	if !errors.Is(err, ErrNotFound) || !errors.As(err, &pe) || pe.Path != "gone/x" || pe.Op != "sync" {
 		t.Fatalf("SyncObjects of a missing object = %v, want a sync PathError of gone/x wrapping ErrNotFound", err)
 	}
+}
+
+// TestDeferredWriterCreatesInTheBackground: NewDeferredWriter on local disk
+// returns before its file (and a missing partition directory) is created,
+// at most createWorkers writers of a store create theirs at once, and
+// Write and Close wait for the creation: the writes land in the file. A
+// creation that fails (the directory's name is a file) fails Write and
+// Close with a *PathError naming the object, and Abort then has nothing to
+// remove. (The partitioned ingest's writing goroutines waited on each new
+// airport's mkdir and create before.)
+func TestDeferredWriterCreatesInTheBackground(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.Put(ctx, "_delta_log/x", []byte("x")); err != nil { // the location exists
+		t.Fatal(err)
+	}
+	// Every creation of a file in a missing directory stats the location
+	// first (mkdirAllSync): held there until release is closed, unless it
+	// runs on the test's goroutine (inside NewDeferredWriter).
+	release := make(chan struct{})
+	var mu sync.Mutex
+	inside, most, onCaller := 0, 0, 0
+	caller := goroutineID()
+	prev := statDir
+	t.Cleanup(func() { statDir = prev })
+	statDir = func(name string) (os.FileInfo, error) {
+		if name == dir && goroutineID() == caller {
+			onCaller++
+		} else if name == dir {
+			mu.Lock()
+			inside++
+			most = max(most, inside)
+			mu.Unlock()
+			<-release
+			mu.Lock()
+			inside--
+			mu.Unlock()
+		}
+		return prev(name)
+	}
+	const n = 3 * createWorkers
+	ws := make([]Writer, n)
+	for i := range ws {
+		w, err := NewDeferredWriter(ctx, st, fmt.Sprintf("k=%d/part-%d.parquet", i, i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws[i] = w
+	}
+	// Every NewDeferredWriter returned with the creations held.
+	if onCaller > 0 {
+		t.Errorf("%d of %d files were created inside NewDeferredWriter", onCaller, n)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "k=0")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("k=0 exists before its creation was released: %v", err)
+	}
+	close(release)
+	for i, w := range ws {
+		if _, err := w.Write(fmt.Appendf(nil, "file %d", i)); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if most == 0 || most > createWorkers {
+		t.Errorf("%d creations at once at most, want 1..%d", most, createWorkers)
+	}
+	for i := range n {
+		got, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("k=%d", i), fmt.Sprintf("part-%d.parquet", i)))
+		if err != nil || string(got) != fmt.Sprintf("file %d", i) {
+			t.Errorf("file %d: %q, %v", i, got, err)
+		}
+	}
+
+	statDir = prev
+	if err := st.Put(ctx, "f", []byte("a file")); err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range []string{"write", "close", "abort"} {
+		w, err := NewDeferredWriter(ctx, st, "f/part-0.parquet")
+		if err != nil {
+			t.Fatalf("%s: NewDeferredWriter: %v (creation errors come from Write and Close)", op, err)
+		}
+		var pe *PathError
+		switch op {
+		case "write":
+			if _, err := w.Write([]byte("x")); !errors.As(err, &pe) || pe.Path != "f/part-0.parquet" {
+				t.Errorf("Write into a file's name: %v, want a *PathError for f/part-0.parquet", err)
+			}
+			if err := w.Close(); err == nil {
+				t.Error("Close after the failed creation succeeded")
+			}
+		case "close":
+			if err := w.Close(); !errors.As(err, &pe) || pe.Path != "f/part-0.parquet" {
+				t.Errorf("Close of a writer into a file's name: %v, want a *PathError for f/part-0.parquet", err)
+			}
+		case "abort":
+			if err := w.Abort(); err != nil {
+				t.Errorf("Abort after a failed creation: %v", err)
+			}
+		}
+	}
+	if got, err := os.ReadFile(filepath.Join(dir, "f")); err != nil || string(got) != "a file" {
+		t.Errorf("f: %q, %v", got, err)
+	}
+}
+
+// goroutineID is the calling goroutine's id, from its stack trace's first
+// line ("goroutine 7 [running]:").
+func goroutineID() string {
+	var buf [64]byte
+	f := strings.Fields(string(buf[:runtime.Stack(buf[:], false)]))
+	return f[1]
 }

@@ -70,8 +70,9 @@
 // SyncObjects, for data files that only a later commit makes visible: on
 // local disk Close renames without any fsync, and SyncObjects fsyncs many
 // such files and their directories at once (the file system commits them
-// together), before the commit is written. Elsewhere both are the plain
-// NewWriter.
+// together), before the commit is written; the file itself is created in
+// the background (Write and Close report an error creating it). Elsewhere
+// both are the plain NewWriter.
 //
 // Read and Stat on local disk open or stat the file itself (a writer
 // reads and stats each commit after its snapshot): fileblob's way costs a

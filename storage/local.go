@@ -46,7 +46,10 @@ const fileblobAttrsExt = ".attrs"
 type localBackend struct {
 	dir    string // absolute and clean
 	noSync bool   // Options.LocalSkipFsync
-	mu     struct {
+	// createSlots bounds the deferred writers creating their files at
+	// once (createWorkers; newLocalBackend makes it).
+	createSlots chan struct{}
+	mu          struct {
 		sync.Mutex
 		b *blob.Bucket
 	}
@@ -335,6 +338,20 @@ type localWriter struct {
 	// deferred (NewDeferredWriter): Close fsyncs neither the file nor its
 	// directory; SyncObjects does.
 	deferred bool
+	// created, when not nil, is closed once the goroutine creating f
+	// (newWriterDeferred) is done: f is set, or createErr.
+	created   chan struct{}
+	createErr error
+}
+
+// wait waits for the writer's file to be created (deferred writers) and
+// returns the creation's error.
+func (w *localWriter) wait() error {
+	if w.created == nil {
+		return nil
+	}
+	<-w.created
+	return w.createErr
 }
 
 func (w *localWriter) Write(p []byte) (int, error) {
@@ -342,6 +359,9 @@ func (w *localWriter) Write(p []byte) (int, error) {
 	defer w.mu.Unlock()
 	if w.done {
 		return 0, ErrClosed
+	}
+	if err := w.wait(); err != nil {
+		return 0, err
 	}
 	if err := w.ctx.Err(); err != nil {
 		return 0, err
@@ -356,6 +376,9 @@ func (w *localWriter) Close() error {
 		return ErrClosed
 	}
 	w.done = true
+	if err := w.wait(); err != nil {
+		return err
+	}
 	tmp := w.f.Name()
 	err := w.ctx.Err()
 	if err == nil && !w.l.noSync && !w.deferred {
@@ -384,6 +407,9 @@ func (w *localWriter) Abort() error {
 		return nil
 	}
 	w.done = true
+	if err := w.wait(); err != nil {
+		return nil // no file was created
+	}
 	_ = w.f.Close()
 	return os.Remove(w.f.Name())
 }
@@ -553,4 +579,10 @@ func (l *localBackend) close() error {
 		return nil
 	}
 	return b.Close()
+}
+
+// newLocalBackend is the backend of the objects under dir (absolute and
+// clean), fsyncing nothing when noSync.
+func newLocalBackend(dir string, noSync bool) *localBackend {
+	return &localBackend{dir: dir, noSync: noSync, createSlots: make(chan struct{}, createWorkers)}
 }

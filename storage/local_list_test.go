@@ -35,7 +35,7 @@ func TestLocalListStatsOnlyWhatItYields(t *testing.T) {
 	stats := 0
 	defer func(f func(fs.DirEntry) (fs.FileInfo, error)) { statEntry = f }(statEntry)
 	statEntry = func(d fs.DirEntry) (fs.FileInfo, error) { stats++; return d.Info() }
-	l := &localBackend{dir: dir}
+	l := newLocalBackend(dir, false)
 	ctx := context.Background()
 
 	for fi, err := range l.list(ctx, "_delta_log/", "") {

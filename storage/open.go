@@ -146,7 +146,7 @@ func (o *Opener) openLocal(p string) (Store, error) {
 	if real, err := filepath.EvalSymlinks(abs); err == nil {
 		abs = real
 	}
-	return newStore(&localBackend{dir: filepath.Clean(abs), noSync: o.opts.LocalSkipFsync}), nil
+	return newStore(newLocalBackend(filepath.Clean(abs), o.opts.LocalSkipFsync)), nil
 }
 
 // subRoot roots s at the URL path p ("", "/", "/a/b").
