@@ -182,7 +182,96 @@ func (w *BatchWriter) writeColumns(ctx context.Context, c schema.ColumnChunk) er
 	for j := range vecs {
 		vecs[j] = &c.Vectors[lay.dataIdx[j]]
 	}
+	if len(groups) > 1 {
+		vecs = w.byPartition.sort(groups, vecs, c.Rows)
+		defer w.byPartition.release()
+	}
 	return w.writeGroups(ctx, groups, nil, c.Rows, nil, vecs)
+}
+
+// partitionOrder holds a partitioned columnar chunk's data vectors with
+// their rows in partition order (sort), reused from chunk to chunk.
+type partitionOrder struct {
+	gid    []int32 // the group of each row of the chunk
+	starts []int   // the first row of each group in partition order
+	pos    []int
+	vecs   []schema.Vector
+	ptrs   []*schema.Vector
+}
+
+// sort returns the n rows of vecs reordered group by group (each group's
+// rows in their order: a stable counting sort) and renumbers each group's
+// rows to its range of the result, so that a partition's file reads its
+// values from consecutive memory. Reading them where they were, each
+// partition's rows scattered over the chunk, was the largest difference
+// between the partitioned and the unpartitioned ingest of the 3M flights
+// (vectorValues: 0.27 s of CPU against 0.10, 229 airports, 32,768-row
+// chunks); this pass reads each vector once in order and writes it to one
+// place per group. Every row of the chunk is in one group.
+func (o *partitionOrder) sort(groups []*partGroup, vecs []*schema.Vector, n int) []*schema.Vector {
+	o.gid = slices.Grow(o.gid[:0], n)[:n]
+	o.starts = o.starts[:0]
+	off := 0
+	for gi, g := range groups {
+		for k, r := range g.rows {
+			o.gid[r] = int32(gi)
+			g.rows[k] = off + k
+		}
+		o.starts = append(o.starts, off)
+		off += len(g.rows)
+	}
+	o.pos = slices.Grow(o.pos[:0], len(groups))[:len(groups)]
+	if len(o.vecs) < len(vecs) {
+		o.vecs = make([]schema.Vector, len(vecs))
+	}
+	o.ptrs = o.ptrs[:0]
+	for j, v := range vecs {
+		d := &o.vecs[j]
+		d.Kind, d.Len = v.Kind, n
+		switch v.Kind {
+		case schema.VecInt64, schema.VecMicros:
+			d.Int64 = scatterRows(d.Int64, v.Int64[:n], o)
+		case schema.VecFloat64:
+			d.Float64 = scatterRows(d.Float64, v.Float64[:n], o)
+		case schema.VecString:
+			d.String = scatterRows(d.String, v.String[:n], o)
+		case schema.VecBool:
+			d.Bool = scatterRows(d.Bool, v.Bool[:n], o)
+		default:
+			d.Any = scatterRows(d.Any, v.Any[:n], o)
+		}
+		nulls := d.Null
+		d.Null = nil
+		if v.Null != nil {
+			d.Null = scatterRows(nulls, v.Null[:n], o)
+		}
+		o.ptrs = append(o.ptrs, d)
+	}
+	return o.ptrs
+}
+
+// release drops the chunk's strings and boxed values (kept for the next
+// chunk's buffers, they would keep the chunk's memory alive).
+func (o *partitionOrder) release() {
+	for j := range o.vecs {
+		clear(o.vecs[j].String)
+		clear(o.vecs[j].Any)
+	}
+}
+
+// scatterRows is src with each row r moved to its group's next place
+// (partitionOrder.sort), in dst's memory when it is large enough.
+func scatterRows[T any](dst, src []T, o *partitionOrder) []T {
+	dst = slices.Grow(dst[:0], len(src))[:len(src)]
+	pos := o.pos
+	copy(pos, o.starts)
+	gid := o.gid[:len(src)]
+	for r, x := range src {
+		g := gid[r]
+		dst[pos[g]] = x
+		pos[g]++
+	}
+	return dst
 }
 
 // partitionColumnGroups is partitionGroups for the rows of c (lay has

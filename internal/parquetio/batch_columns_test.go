@@ -358,3 +358,60 @@ func checkGroupsMatchRecords(t *testing.T, lay *layout, sch *schema.StructType, 
 	}
 	return len(want)
 }
+
+// TestPartitionOrderSort: partitionOrder.sort puts a chunk's rows group by
+// group, each group's in their order, renumbers each group's rows to its
+// range, carries the nulls of every kind of vector, and reuses its buffers
+// for a next, smaller chunk without a row of the last; release drops the
+// strings and boxed values.
+func TestPartitionOrderSort(t *testing.T) {
+	var o partitionOrder
+	for _, n := range []int{9, 5} {
+		gi := func(r int) int { return (r * 7 % 3) % min(n, 3) }
+		groups := []*partGroup{{}, {}, {}}
+		for r := range n {
+			groups[gi(r)].rows = append(groups[gi(r)].rows, r)
+		}
+		ints, strs, anys, flts, bools := schema.NewVector(schema.VecInt64, n), schema.NewVector(schema.VecString, n),
+			schema.NewVector(schema.VecAny, n), schema.NewVector(schema.VecFloat64, n), schema.NewVector(schema.VecBool, n)
+		for r := range n {
+			ints.Int64[r], strs.String[r], anys.Any[r], flts.Float64[r], bools.Bool[r] = int64(r), fmt.Sprint(r), r, float64(r), r%2 == 0
+			if r%4 == 1 {
+				strs.SetNull(r)
+			}
+		}
+		var want []int
+		for _, g := range groups {
+			want = append(want, g.rows...)
+		}
+		got := o.sort(groups, []*schema.Vector{&ints, &strs, &anys, &flts, &bools}, n)
+		off := 0
+		for g, grp := range groups {
+			for k, r := range grp.rows {
+				if r != off+k {
+					t.Fatalf("n=%d: group %d's row %d renumbered %d, want %d", n, g, k, r, off+k)
+				}
+			}
+			off += len(grp.rows)
+		}
+		for k, r := range want {
+			if got[0].Int64[k] != int64(r) || got[1].String[k] != fmt.Sprint(r) || got[2].Any[k] != r ||
+				got[3].Float64[k] != float64(r) || got[4].Bool[k] != (r%2 == 0) || got[1].Null[k] != (r%4 == 1) {
+				t.Fatalf("n=%d: row %d of the sorted chunk holds %d %q %v %v %v null %v, want row %d's", n, k,
+					got[0].Int64[k], got[1].String[k], got[2].Any[k], got[3].Float64[k], got[4].Bool[k], got[1].Null[k], r)
+			}
+		}
+		for _, v := range got {
+			if v.Len != n || !complete(v, n) || len(v.Int64)+len(v.String)+len(v.Any)+len(v.Float64)+len(v.Bool) != n {
+				t.Fatalf("n=%d: a sorted vector of kind %v holds %d values", n, v.Kind, v.Len)
+			}
+		}
+		if got[0].Null != nil {
+			t.Errorf("n=%d: a vector without nulls got %v", n, got[0].Null)
+		}
+		o.release()
+		if got[1].String[0] != "" || got[2].Any[0] != nil {
+			t.Errorf("n=%d: release kept %q, %v", n, got[1].String[0], got[2].Any[0])
+		}
+	}
+}

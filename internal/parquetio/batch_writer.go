@@ -60,6 +60,9 @@ type BatchWriter struct {
 	// freeRowIdx are the row index slices of the last chunk's partitions,
 	// for the next chunk's (partitionGroups).
 	freeRowIdx [][]int
+	// byPartition reorders a partitioned columnar chunk's rows
+	// (WriteColumns).
+	byPartition partitionOrder
 }
 
 // openPart is one partition of a BatchWriter: its closed files and the file
