@@ -173,7 +173,8 @@ func (w *BatchWriter) writeColumns(ctx context.Context, c schema.ColumnChunk) er
 	}
 	if !w.encodingsChosen {
 		w.encodingsChosen = true
-		if plain := lay.choosePlainVectors(c, groups); plain != nil {
+		dictMax, _ := w.sharesAmong(len(groups))
+		if plain := lay.choosePlainVectors(c, groups, dictMax); plain != nil {
 			lay.pschema = lay.withPlainColumns(plain)
 		}
 	}

@@ -156,7 +156,8 @@ func (w *BatchWriter) write(ctx context.Context, rows [][]any, validate bool) er
 	}
 	if !w.encodingsChosen && len(rows) > 0 {
 		w.encodingsChosen = true
-		if plain := lay.choosePlainColumns(rows, groups); plain != nil {
+		dictMax, _ := w.sharesAmong(len(groups))
+		if plain := lay.choosePlainColumns(rows, groups, dictMax); plain != nil {
 			lay.pschema = lay.withPlainColumns(plain)
 		}
 	}
@@ -323,7 +324,12 @@ const (
 // columnShares is a new file's share of the dictionary and page budgets
 // per column.
 func (w *BatchWriter) columnShares() (dictMaxBytes, pageBytes int64) {
-	n := int64(max(len(w.parts), 1) * max(w.lay.plan.numCols, 1))
+	return w.sharesAmong(len(w.parts))
+}
+
+// sharesAmong is columnShares with parts partitions seen.
+func (w *BatchWriter) sharesAmong(parts int) (dictMaxBytes, pageBytes int64) {
+	n := int64(max(parts, 1) * max(w.lay.plan.numCols, 1))
 	dictMaxBytes = min(max(w.dictBudget/n, minDictionaryBytes), dictionaryPageBytes)
 	pageBytes = min(max(w.pageBudget/n, minPageBytes), pageBufferSize)
 	return dictMaxBytes, pageBytes

@@ -10,10 +10,13 @@ import (
 	"github.com/lakesink/lakesink/schema"
 )
 
-// dictionarySampleRows is how many rows of a batch's first write judge
-// whether its columns are dictionary-encoded (choosePlainColumns): 65,536
-// rows, about parquet-mr's first page of an 8-byte column (1 MiB,
-// parquet.page.size) for a whole partition.
+// dictionarySampleRows bounds the rows of a batch's first write that judge
+// whether its columns are dictionary-encoded (choosePlainColumns): at most
+// 65,536 rows, about parquet-mr's first page of an 8-byte column (1 MiB,
+// parquet.page.size) for a whole partition. The sample is the first write
+// alone (encodings are fixed before the first file is created): a columnar
+// ingest's first chunk, 32,768 rows, ~143 rows an airport of the 3M flights
+// partitioned by origin.
 const dictionarySampleRows = 1 << 16
 
 // choosePlainColumns decides, once per batch from the first rows written
@@ -24,16 +27,29 @@ const dictionarySampleRows = 1 << 16
 // DictionaryValuesWriter.isCompressionSatisfying: keep the dictionary only
 // when the encoded indexes plus the dictionary are smaller than the raw
 // values; else fall back to PLAIN for the whole chunk). Here each
-// partition's sample is that partition's first page: a column whose values
-// are nearly unique within a partition (timestamps in a table partitioned
-// by airport) gets no dictionary, which would take more bytes than the
-// values and hold a hash table per open file. Columns the sample leaves
-// dictionary-encoded still fall back past 1 MiB of dictionary
-// (DictionaryOptions). It returns the data-field indexes (plan order) to
-// write PLAIN; nil when every column keeps its dictionary.
-func (l *layout) choosePlainColumns(rows [][]any, groups []*partGroup) []int {
+// partition's sample is that partition's first page, and its dictionary is
+// judged at the widest indexes its file's dictionary can reach: dictMax
+// bytes, the file's share of the dictionary budget (columnShares; parquet-mr
+// falls back to PLAIN past parquet.dictionary.page.size, 1 MiB,
+// ParquetProperties.DEFAULT_DICTIONARY_PAGE_SIZE), as a column whose values
+// keep coming new grows its dictionary to that cap. (Values new at a
+// steady rate ρ, s bytes each, b-bit indexes: the dictionary pays when
+// ρ·s + b/8 < s whether or not the file passes the cap, b being the final
+// width, the cap's at most; a low-cardinality column, whose dictionary stops
+// growing, keeps it at the cap's width too, its ρ being small.) A column
+// whose values are nearly unique within a partition (timestamps in a table
+// partitioned by airport: 84% of a sampled airport's values new, 16 KiB
+// shares) thus gets no dictionary, which would take more bytes than the values, hold a
+// hash table per open file and, once past its share, fall back to PLAIN
+// after the dictionary pages were written (parquet-go's
+// fallbackDictionaryToPlain; 140 of the 229 airports' date chunks). Columns
+// the sample leaves dictionary-encoded still fall back past dictMax
+// (DictionaryOptions, newFileWriterSized). It returns the data-field
+// indexes (plan order) to write PLAIN; nil when every column keeps its
+// dictionary.
+func (l *layout) choosePlainColumns(rows [][]any, groups []*partGroup, dictMax int64) []int {
 	n := min(len(rows), dictionarySampleRows)
-	return l.choosePlain(n, groups, func(j, fi int) sampleKeys {
+	return l.choosePlain(n, groups, dictMax, func(j, fi int) sampleKeys {
 		leaf := l.plan.fields[j].leaf
 		return func(r int) (uint64, string, sampleKind) { return valueKey(rows[r][fi], leaf) }
 	})
@@ -44,9 +60,9 @@ func (l *layout) choosePlainColumns(rows [][]any, groups []*partGroup) []int {
 // a schema.VecAny vector (boxing the sample's rows, vectorRows, and hashing
 // each value's key with a string field for every column were ~20 ms of a
 // serial stretch before the first files of the 3M flights were written).
-func (l *layout) choosePlainVectors(c schema.ColumnChunk, groups []*partGroup) []int {
+func (l *layout) choosePlainVectors(c schema.ColumnChunk, groups []*partGroup, dictMax int64) []int {
 	n := min(c.Rows, dictionarySampleRows)
-	return l.choosePlain(n, groups, func(j, fi int) sampleKeys {
+	return l.choosePlain(n, groups, dictMax, func(j, fi int) sampleKeys {
 		if fi >= len(c.Vectors) {
 			return func(int) (uint64, string, sampleKind) { return 0, "", sampleNull }
 		}
@@ -135,8 +151,8 @@ func valueKey(v any, leaf leafKind) (u uint64, s string, k sampleKind) {
 
 // choosePlain is choosePlainColumns for the first n rows of a batch whose
 // data field j (plan order), field fi of the schema, gives its rows' values
-// through keys(j, fi).
-func (l *layout) choosePlain(n int, groups []*partGroup, keys func(j, fi int) sampleKeys) []int {
+// through keys(j, fi), each file's dictionary capped at dictMax bytes.
+func (l *layout) choosePlain(n int, groups []*partGroup, dictMax int64, keys func(j, fi int) sampleKeys) []int {
 	if n == 0 {
 		return nil
 	}
@@ -217,12 +233,21 @@ func (l *layout) choosePlain(n int, groups []*partGroup, keys func(j, fi int) sa
 		if values == 0 {
 			continue
 		}
-		// The indexes: each partition's values at the bit width of its
-		// dictionary (RLE/bit-packed, one width byte a page).
+		// The indexes: each partition's values at the bit width of the
+		// largest dictionary its file can hold (dictMax bytes of values of
+		// the sample's mean size; RLE/bit-packed, one width byte a page).
+		totalDistinct := 0
+		for _, d := range distinct {
+			totalDistinct += d
+		}
+		capValues := int64(1)
+		if totalDistinct > 0 && dict > 0 {
+			capValues = max(dictMax*int64(totalDistinct)/dict, 1)
+		}
 		var indexBits int64
 		for g, d := range distinct {
 			if d > 0 {
-				indexBits += int64(perGroup[g]) * int64(bits.Len(uint(d-1)))
+				indexBits += int64(perGroup[g]) * int64(bits.Len64(uint64(max(capValues, int64(d))-1)))
 			}
 		}
 		if dict+indexBits/8 >= raw {

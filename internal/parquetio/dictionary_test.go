@@ -160,3 +160,122 @@ func TestNearlyUniqueColumnsArePlain(t *testing.T) {
 		t.Errorf("%d rows back, want %d", back, n)
 	}
 }
+
+// Issue 22: in a partitioned batch whose first write gives each partition a
+// few rows (the 3M flights by airport: ~143 of a 32,768-row chunk), a column
+// with 6 new values in 7 in each partition is judged at the index width its
+// file's dictionary can reach (2,048 8-byte values in a 16 KiB share: 11
+// bits) and written PLAIN, while a 5-value column keeps its dictionary; no
+// column chunk writes dictionary pages and then falls back to PLAIN. Judged
+// at the sample's dictionary (~120 values: 7 bits), u kept its dictionary,
+// which passed its share in every file and fell back (dictionary pages, then
+// PLAIN ones), for rows and for column chunks alike.
+func TestPartitionedDictionaryJudgedAtItsCap(t *testing.T) {
+	ctx := context.Background()
+	sch := &schema.StructType{Fields: []schema.StructField{
+		{Name: "p", Type: schema.TypeLong, Nullable: true},
+		{Name: "u", Type: schema.TypeLong, Nullable: true},
+		{Name: "c", Type: schema.TypeLong, Nullable: true},
+	}}
+	const parts, perWrite, writes = 40, 140, 40 // 5,600 rows a file: 4,800 values of u
+	value := func(k int) (p, u, c int64) {
+		part, i := k%parts, k/parts
+		return int64(part), int64((i-i/7)*parts + part), int64(i % 5)
+	}
+	for _, columnar := range []bool{false, true} {
+		t.Run(fmt.Sprintf("columnar=%v", columnar), func(t *testing.T) {
+			st := newMemStore()
+			bw, err := NewBatchWriter(st, sch, WriteOptions{PartitionColumns: []string{"p"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Every file's shares: 16 KiB of dictionary, 8 KiB pages.
+			bw.dictBudget, bw.pageBudget = minDictionaryBytes, minPageBytes
+			for w := range writes {
+				n := parts * perWrite
+				if columnar {
+					c := schema.ColumnChunk{Rows: n, Vectors: make([]schema.Vector, 3)}
+					for j := range c.Vectors {
+						c.Vectors[j] = schema.Vector{Kind: schema.VecInt64, Len: n, Int64: make([]int64, n)}
+					}
+					for r := range n {
+						c.Vectors[0].Int64[r], c.Vectors[1].Int64[r], c.Vectors[2].Int64[r] = value(w*n + r)
+					}
+					err = bw.WriteColumns(ctx, c)
+				} else {
+					rows := make([][]any, n)
+					for r := range rows {
+						p, u, c := value(w*n + r)
+						rows[r] = []any{p, u, c}
+					}
+					err = bw.Write(ctx, rows)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			files, err := bw.Close(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(files) != parts {
+				t.Fatalf("%d files, want %d", len(files), parts)
+			}
+			var chunks, fellBack int
+			for _, wf := range files {
+				data, err := st.Read(ctx, wf.Path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				pf, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, rg := range pf.Metadata().RowGroups {
+					for col, wantDict := range []bool{false, true} { // u, c
+						md := rg.Columns[col].MetaData
+						chunks++
+						var dictPages, plainPages int
+						for _, es := range md.EncodingStats {
+							if es.PageType == format.DataPage && es.Encoding == format.RLEDictionary {
+								dictPages += int(es.Count)
+							}
+							if es.PageType == format.DataPage && es.Encoding == format.Plain {
+								plainPages += int(es.Count)
+							}
+						}
+						if dictPages > 0 && plainPages > 0 {
+							fellBack++
+						}
+						if got := slices.Contains(md.Encoding, format.RLEDictionary); got != wantDict {
+							t.Errorf("%s column %v: encodings %v, dictionary %v, want %v", wf.Path, md.PathInSchema, md.Encoding, got, wantDict)
+						}
+					}
+				}
+				f, err := OpenFile(ctx, st, wf.Path, wf.Size)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := f.ReadAll(ctx, &schema.StructType{Fields: sch.Fields[1:]}, ReadOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(got) != perWrite*writes {
+					t.Fatalf("%s: %d rows back, want %d", wf.Path, len(got), perWrite*writes)
+				}
+				part := *wf.PartitionValues["p"]
+				for i, r := range got {
+					var p int64
+					fmt.Sscan(part, &p)
+					_, u, c := value(i*parts + int(p))
+					if r[0] != u || r[1] != c {
+						t.Fatalf("%s row %d: %v, want [%d %d]", wf.Path, i, r, u, c)
+					}
+				}
+			}
+			if fellBack != 0 {
+				t.Errorf("%d of %d column chunks wrote dictionary pages and then fell back to PLAIN, want 0", fellBack, chunks)
+			}
+		})
+	}
+}

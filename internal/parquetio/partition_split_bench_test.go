@@ -117,8 +117,8 @@ func TestChoosePlainVectorsMatchesRows(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			want := lay.choosePlainColumns(vectorRows(passThroughSchema, c), groups)
-			got := lay.choosePlainVectors(c, groups)
+			want := lay.choosePlainColumns(vectorRows(passThroughSchema, c), groups, minDictionaryBytes)
+			got := lay.choosePlainVectors(c, groups, minDictionaryBytes)
 			if !slices.Equal(got, want) {
 				t.Errorf("partition by %q, %d rows: PLAIN columns %v from the vectors, %v from the records", part, n, got, want)
 			}
