@@ -86,7 +86,7 @@ func TestCheckpointRoundTrip(t *testing.T) {
 	assertSameSnapshot(t, got, want)
 }
 
-func assertSameSnapshot(t *testing.T, got, want *Snapshot) {
+func assertSameSnapshot(t testing.TB, got, want *Snapshot) {
 	t.Helper()
 	gb, _ := EncodeCommit(snapshotActions(got))
 	wb, _ := EncodeCommit(snapshotActions(want))

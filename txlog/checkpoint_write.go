@@ -1,6 +1,7 @@
 package txlog
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,7 +18,12 @@ import (
 // then updates _last_checkpoint unless it already names a newer version.
 // Rows: protocol, metaData, txns, live domains, live adds, then tombstones
 // younger than delta.deletedFileRetentionDuration. Rows are streamed to the
-// store in chunks of Options.CheckpointRowsPerChunk.
+// store in row groups of at most Options.CheckpointRowsPerChunk rows: one of
+// the protocol, metaData, txns and domains, then groups of adds only, then
+// the tombstones. Groups of adds of the last checkpoint this Log wrote whose
+// adds are all still live and unchanged in snap are copied from it without
+// re-encoding (checkpoint_reuse.go); the file is the same table state
+// either way.
 //
 // Nothing is written, and the error names the cause, when the checkpoint
 // could misstate the table: a protocol this package does not know
@@ -42,23 +48,28 @@ func (l *Log) Checkpoint(ctx context.Context, snap *Snapshot) (*LastCheckpoint, 
 		return nil, fmt.Errorf("checkpoint of version %d: %w", snap.version, err)
 	}
 	p := CheckpointPath(snap.version)
+	files := snap.Files()
+	proto, md := snap.protocol, snap.metadata
+	memo := l.ckptMemo.get()
+	plan := planCkptReuse(memo, proto, md, files, l.opts.CheckpointRowsPerChunk)
 	w, err := l.store.NewWriter(ctx, p)
 	if err != nil {
 		return nil, fmt.Errorf("write checkpoint %s: %w", p, err)
 	}
-	cw := &countingWriter{w: w}
+	cw := &countingWriter{w: w, keep: &bytes.Buffer{}}
 	fw, err := newCkptFileWriter(cw, l.opts.CheckpointRowsPerChunk)
 	if err != nil {
 		_ = w.Abort()
 		return nil, err
 	}
-	var adds int64
 	emit := func(a Action) error { return fw.add(&a) }
 	fail := func(err error) (*LastCheckpoint, error) {
 		_ = w.Abort()
 		return nil, fmt.Errorf("write checkpoint %s: %w", p, err)
 	}
-	proto, md := snap.protocol, snap.metadata
+	// Row groups: the table's state, the adds, the tombstones (each group
+	// of adds only, so that the next checkpoint can copy it:
+	// checkpoint_reuse.go).
 	if err := errors.Join(emit(Action{Protocol: &proto}), emit(Action{MetaData: &md})); err != nil {
 		return fail(err)
 	}
@@ -72,11 +83,21 @@ func (l *Log) Checkpoint(ctx context.Context, snap *Snapshot) (*LastCheckpoint, 
 			return fail(err)
 		}
 	}
-	for _, a := range snap.Files() {
-		adds++
+	if err := fw.flush(); err != nil {
+		return fail(err)
+	}
+	for _, g := range plan.reuse {
+		if err := fw.copyGroup(memo.file.RowGroups()[g], memo.groups[g]); err != nil {
+			return fail(err)
+		}
+	}
+	for _, a := range plan.fresh {
 		if err := emit(Action{Add: a}); err != nil {
 			return fail(err)
 		}
+	}
+	if err := fw.flush(); err != nil {
+		return fail(err)
 	}
 	minTS := l.opts.Now().Add(-snap.props.DeletedFileRetention).UnixMilli()
 	for _, r := range snap.Tombstones() {
@@ -96,6 +117,10 @@ func (l *Log) Checkpoint(ctx context.Context, snap *Snapshot) (*LastCheckpoint, 
 	if err := w.Close(); err != nil {
 		return nil, fmt.Errorf("write checkpoint %s: %w", p, err)
 	}
+	if cw.keep != nil {
+		l.ckptMemo.set(newCkptMemo(snap.version, proto, md, cw.keep.Bytes(), fw.groups, fw.encoded, fw.encodedAdds))
+	}
+	adds := int64(len(files))
 	lc := &LastCheckpoint{Version: snap.version, Size: fw.rows, SizeInBytes: ptr(cw.n), NumOfAddFiles: ptr(adds)}
 	if old, err := l.LastCheckpointHint(ctx); err == nil && old != nil && old.Version > snap.version {
 		return lc, nil
@@ -123,6 +148,12 @@ type ckptFileWriter struct {
 	perChunk  int
 	chunkRows int
 	rows      int64
+	// groups are the row groups written so far (checkpoint_reuse.go), cur
+	// the adds of the one being written (nil after a row of another kind).
+	groups               []ckptGroup
+	cur                  []*Add
+	curMix               bool
+	encoded, encodedAdds int64 // rows (adds) shredded; the others were copied
 }
 
 func newCkptFileWriter(w io.Writer, rowsPerChunk int) (*ckptFileWriter, error) {
@@ -142,7 +173,16 @@ func newCkptFileWriter(w io.Writer, rowsPerChunk int) (*ckptFileWriter, error) {
 // add writes a as the next row.
 func (f *ckptFileWriter) add(a *Action) error {
 	f.shred.row(a)
+	if a.Add != nil {
+		f.encodedAdds++
+	}
+	if a.Add != nil && !f.curMix {
+		f.cur = append(f.cur, a.Add)
+	} else {
+		f.curMix, f.cur = true, nil
+	}
 	f.rows++
+	f.encoded++
 	f.chunkRows++
 	if f.chunkRows == f.perChunk {
 		return f.flush()
@@ -162,7 +202,32 @@ func (f *ckptFileWriter) flush() error {
 		return err
 	}
 	f.chunkRows = 0
+	g := ckptGroup{adds: f.cur}
+	if f.curMix {
+		g.adds = nil
+	}
+	f.groups = append(f.groups, g)
+	f.cur, f.curMix = nil, false
 	return f.pw.Flush()
+}
+
+// copyGroup ends the row group being written and writes rg, a row group of
+// a checkpoint this package wrote whose rows are g's adds, verbatim as the
+// next one.
+func (f *ckptFileWriter) copyGroup(rg parquet.RowGroup, g ckptGroup) error {
+	if err := f.flush(); err != nil {
+		return err
+	}
+	n, err := f.pw.WriteRowGroup(rg)
+	if err != nil {
+		return err
+	}
+	if n != int64(len(g.adds)) {
+		return fmt.Errorf("copied row group of %d rows, want %d", n, len(g.adds))
+	}
+	f.rows += n
+	f.groups = append(f.groups, g)
+	return nil
 }
 
 // finish ends the last row group and writes the file's tail.
@@ -173,13 +238,23 @@ func (f *ckptFileWriter) finish() error {
 	return f.sl.Finish(f.pw)
 }
 
+// countingWriter counts the bytes written to w and keeps a copy of them
+// in keep until they pass ckptMemoMaxBytes (keep nil then).
 type countingWriter struct {
-	w interface{ Write([]byte) (int, error) }
-	n int64
+	w    interface{ Write([]byte) (int, error) }
+	n    int64
+	keep *bytes.Buffer
 }
 
 func (c *countingWriter) Write(b []byte) (int, error) {
 	n, err := c.w.Write(b)
 	c.n += int64(n)
+	if c.keep != nil {
+		if c.n > ckptMemoMaxBytes {
+			c.keep = nil
+		} else {
+			c.keep.Write(b[:n])
+		}
+	}
 	return n, err
 }

@@ -12,15 +12,18 @@ import (
 	"github.com/lakesink/lakesink/storage"
 )
 
-// Log is the Delta transaction log of one table. It holds no mutable state:
-// every method reads the log anew, so a Log is safe for concurrent use and
-// many processes may share one table (all coordination goes through the
-// store's put-if-absent).
+// Log is the Delta transaction log of one table. It holds no table state
+// it trusts: every method reads the log anew, so a Log is safe for
+// concurrent use and many processes may share one table (all coordination
+// goes through the store's put-if-absent). The one thing it keeps is the
+// last checkpoint it wrote itself, in memory, to copy the unchanged part of
+// it into the next one (Checkpoint).
 type Log struct {
-	store storage.Store
-	opts  Options
-	root  tableRoot
-	bg    *background // Options.BackgroundCheckpoint
+	store    storage.Store
+	opts     Options
+	root     tableRoot
+	bg       *background // Options.BackgroundCheckpoint
+	ckptMemo *ckptMemoSlot
 }
 
 // New returns the Log of the table rooted at store (the table root; the log
@@ -32,7 +35,7 @@ func New(store storage.Store, opts Options) (*Log, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	return &Log{store: store, opts: opts.withDefaults(), root: parseTableRoot(store.URL()), bg: &background{}}, nil
+	return &Log{store: store, opts: opts.withDefaults(), root: parseTableRoot(store.URL()), bg: &background{}, ckptMemo: &ckptMemoSlot{}}, nil
 }
 
 // Store returns the table root store.

@@ -1,0 +1,174 @@
+package txlog
+
+import (
+	"bytes"
+	"reflect"
+	"sync"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// Reuse of the previous checkpoint's row groups.
+//
+// A blind append changes a handful of the adds a checkpoint lists, and a
+// checkpoint is written every delta.checkpointInterval (10) versions, so
+// re-encoding every add each time is most of an append's CPU on a large
+// table. Checkpoint therefore lays its file out as
+//
+//	[protocol, metaData, txns, domains] [adds]... [tombstones]
+//
+// with each row group holding adds only (cut at
+// Options.CheckpointRowsPerChunk rows), and remembers, per Log, the last
+// checkpoint it wrote itself: its bytes and, for each add-only row group,
+// the *Add pointers of its rows (ckptMemo). The next checkpoint copies
+// every remembered group whose adds are all still live in the new snapshot
+// as the very same *Add (parquet-go's Writer.WriteRowGroup splices a row
+// group of a parquet.File with the writer's schema, codec and encodings in
+// verbatim, without decoding it), and encodes only the other adds.
+//
+// Why pointer identity is exact: a Snapshot's actions are immutable and
+// shared with the snapshots advanced from it (Snapshot.advance,
+// fileSetEditor); a commit that removes a file, re-adds it, or adds its
+// path again puts a new *Add under the key, so a group holding the old
+// pointer is not reused. The bytes of the group were encoded from those
+// same pointers, so copying them writes exactly the rows a full rewrite
+// would. A snapshot loaded otherwise (another Log, a fresh replay) shares
+// no pointer with the memo: nothing is reused and the checkpoint is a full
+// rewrite, as before.
+//
+// Why bytes the Log wrote itself: checkpoints are overwritable (two
+// writers may write the same version's checkpoint, with different row
+// groups), so a file read back from the store could hold other rows than
+// the memo says. The memo keeps the bytes in memory up to
+// ckptMemoMaxBytes; a larger checkpoint is not remembered (always a full
+// rewrite).
+//
+// The number of row groups stays logarithmic: the adds not in a reused
+// group (new, or from a group that lost one) are encoded as the newest
+// groups, and while they number at least half the rows of the newest
+// reused group that is not full (< CheckpointRowsPerChunk rows), that group
+// is re-encoded with them, as a binary counter carries. Each reused
+// group so holds more than twice the rows of the one after it, or is full:
+// a table of N files has at most N/CheckpointRowsPerChunk + log2(N) + 3
+// row groups (TestCheckpointReuseBoundsRowGroups).
+//
+// Anything else (a protocol or metaData different from the memo's, no
+// memo) is a full rewrite. The rows are not sorted across groups; the
+// replay of a checkpoint does not need them to be (replayer.addFile).
+
+// ckptMemoMaxBytes is the largest checkpoint a Log keeps in memory for
+// reuse (64 MiB; a table of roughly 300,000 files).
+const ckptMemoMaxBytes = 64 << 20
+
+// ckptMemo is a checkpoint this Log wrote: its bytes, opened, and what
+// each row group holds.
+type ckptMemo struct {
+	version  int64
+	protocol Protocol
+	metadata Metadata
+	file     *parquet.File
+	groups   []ckptGroup  // by row group index
+	where    map[*Add]int // add-only group index of each add
+	// encoded is how many of the checkpoint's rows were encoded (the
+	// others copied), for the tests.
+	encoded, encodedAdds int64
+}
+
+// ckptGroup is one row group of a checkpoint: the adds of its rows, in row
+// order, when every row is an add (nil otherwise: not reusable).
+type ckptGroup struct {
+	adds []*Add
+}
+
+// ckptMemoSlot holds a Log's last checkpoint memo.
+type ckptMemoSlot struct {
+	mu   sync.Mutex
+	memo *ckptMemo
+}
+
+func (s *ckptMemoSlot) get() *ckptMemo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.memo
+}
+
+// set keeps m unless the slot holds a newer checkpoint's memo.
+func (s *ckptMemoSlot) set(m *ckptMemo) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.memo == nil || m == nil || m.version >= s.memo.version {
+		s.memo = m
+	}
+}
+
+// newCkptMemo opens data, the checkpoint of version written with groups.
+// It returns nil when data cannot be opened (nothing is reused then).
+func newCkptMemo(version int64, proto Protocol, md Metadata, data []byte, groups []ckptGroup, encoded, encodedAdds int64) *ckptMemo {
+	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	if err != nil || len(f.RowGroups()) != len(groups) {
+		return nil
+	}
+	m := &ckptMemo{version: version, protocol: proto, metadata: md, file: f, groups: groups, where: map[*Add]int{}, encoded: encoded, encodedAdds: encodedAdds}
+	for g, grp := range groups {
+		if grp.adds != nil && int64(len(grp.adds)) != f.RowGroups()[g].NumRows() {
+			return nil
+		}
+		for _, a := range grp.adds {
+			if _, dup := m.where[a]; dup {
+				return nil // an add twice: no exact identity
+			}
+			m.where[a] = g
+		}
+	}
+	return m
+}
+
+// ckptPlan is what a checkpoint copies and what it encodes.
+type ckptPlan struct {
+	reuse []int  // memo row groups to copy, in order
+	fresh []*Add // the other live adds, in key order
+}
+
+// planCkptReuse decides which of memo's row groups the checkpoint of snap,
+// whose live adds are files (key order), copies. nil memo, or a protocol
+// or metaData unlike the memo's: nothing is reused.
+func planCkptReuse(memo *ckptMemo, proto Protocol, md Metadata, files []*Add, perChunk int) ckptPlan {
+	if memo == nil || !reflect.DeepEqual(memo.protocol, proto) || !reflect.DeepEqual(memo.metadata, md) {
+		return ckptPlan{fresh: files}
+	}
+	live := make([]int, len(memo.groups))
+	for _, a := range files {
+		if g, ok := memo.where[a]; ok {
+			live[g]++
+		}
+	}
+	var reuse []int
+	kept := 0
+	for g, grp := range memo.groups {
+		if len(grp.adds) > 0 && live[g] == len(grp.adds) {
+			reuse = append(reuse, g)
+			kept += len(grp.adds)
+		}
+	}
+	// The carry: re-encode the newest groups that are not full while the
+	// adds to encode number at least half of theirs.
+	for len(reuse) > 0 {
+		n := len(memo.groups[reuse[len(reuse)-1]].adds)
+		if n >= perChunk || 2*(len(files)-kept) < n {
+			break
+		}
+		reuse = reuse[:len(reuse)-1]
+		kept -= n
+	}
+	in := make([]bool, len(memo.groups))
+	for _, g := range reuse {
+		in[g] = true
+	}
+	fresh := make([]*Add, 0, len(files)-kept)
+	for _, a := range files {
+		if g, ok := memo.where[a]; !ok || !in[g] {
+			fresh = append(fresh, a)
+		}
+	}
+	return ckptPlan{reuse: reuse, fresh: fresh}
+}
