@@ -104,11 +104,16 @@ func (s *ckptMemoSlot) set(m *ckptMemo) {
 // newCkptMemo opens data, the checkpoint of version written with groups.
 // It returns nil when data cannot be opened (nothing is reused then).
 func newCkptMemo(version int64, proto Protocol, md Metadata, data []byte, groups []ckptGroup, encoded, encodedAdds int64) *ckptMemo {
-	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	// The page indexes are read when a group is copied (most are not).
+	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
 	if err != nil || len(f.RowGroups()) != len(groups) {
 		return nil
 	}
-	m := &ckptMemo{version: version, protocol: proto, metadata: md, file: f, groups: groups, where: map[*Add]int{}, encoded: encoded, encodedAdds: encodedAdds}
+	n := 0
+	for _, g := range groups {
+		n += len(g.adds)
+	}
+	m := &ckptMemo{version: version, protocol: proto, metadata: md, file: f, groups: groups, where: make(map[*Add]int, n), encoded: encoded, encodedAdds: encodedAdds}
 	for g, grp := range groups {
 		if grp.adds != nil && int64(len(grp.adds)) != f.RowGroups()[g].NumRows() {
 			return nil

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"math/bits"
+	"math/rand/v2"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -291,4 +293,73 @@ func BenchmarkCheckpointAfterAppends(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestReplayCheckpointRuns: the adds and removes of a checkpoint replay as
+// in log order (an add sets the file, a remove drops it) whatever their
+// order: ascending (one run), in sorted runs (a checkpoint with copied row
+// groups, with duplicates across runs and removes between them), and in
+// no order (the spill to over). Random sequences over a few keys against
+// that model.
+func TestReplayCheckpointRuns(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for iter := range 3000 {
+		var acts []Action
+		nKeys := 1 + rng.IntN(12)
+		runs := 1 + rng.IntN(5)
+		for range runs {
+			// an ascending run of adds, then maybe removes
+			k := rng.IntN(3)
+			for k < nKeys {
+				acts = append(acts, Action{Add: &Add{Path: fmt.Sprintf("f%02d", k), Size: int64(len(acts))}})
+				k += 1 + rng.IntN(3)
+			}
+			for range rng.IntN(3) {
+				acts = append(acts, Action{Remove: &Remove{Path: fmt.Sprintf("f%02d", rng.IntN(nKeys))}})
+			}
+		}
+		if iter%7 == 0 {
+			rng.Shuffle(len(acts), func(i, j int) { acts[i], acts[j] = acts[j], acts[i] })
+		}
+		want := map[string]int64{}
+		for _, a := range acts {
+			if a.Add != nil {
+				want[a.Add.Path] = a.Add.Size
+			} else {
+				delete(want, a.Remove.Path)
+			}
+		}
+		r := newReplayer(parseTableRoot(""))
+		r.inCheckpoint = true
+		for i := range acts {
+			if err := r.apply(&acts[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r.endCheckpoint()
+		got := map[string]int64{}
+		var prev string
+		for k, a := range r.files().all() {
+			if k.path <= prev && prev != "" {
+				t.Fatalf("files out of order: %q after %q", k.path, prev)
+			}
+			prev = k.path
+			got[k.path] = a.Size
+		}
+		if !maps.Equal(got, want) {
+			t.Fatalf("iteration %d: files %v, want %v (actions %s)", iter, got, want, describe(acts))
+		}
+	}
+}
+
+func describe(acts []Action) string {
+	var b bytes.Buffer
+	for _, a := range acts {
+		if a.Add != nil {
+			fmt.Fprintf(&b, "+%s ", a.Add.Path)
+		} else {
+			fmt.Fprintf(&b, "-%s ", a.Remove.Path)
+		}
+	}
+	return b.String()
 }

@@ -117,6 +117,18 @@ func (s *fileSet[T]) values() []*T {
 	return out
 }
 
+// entries returns the entries in key order, in a new slice.
+func (s *fileSet[T]) entries() []fileEntry[T] {
+	out := make([]fileEntry[T], 0, s.len())
+	if s == nil {
+		return out
+	}
+	for _, c := range s.chunks {
+		out = append(out, c.e...)
+	}
+	return out
+}
+
 // fileSetBuilder builds a fileSet from entries appended in strictly
 // ascending key order.
 type fileSetBuilder[T any] struct {

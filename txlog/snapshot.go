@@ -205,13 +205,18 @@ func (s *Snapshot) Domains() []DomainMetadata {
 
 // replayer applies actions in log order.
 //
-// The adds of a checkpoint that arrive in strictly ascending key order (a
-// checkpoint written from a Snapshot lists its files sorted) are appended
-// to ckpt, a sorted set built without a map or a sort; every other add,
-// and each remove of a file of that set, is an entry of over (nil: the
-// file was removed), merged with the set once at the end (files). A
-// replayer made by Snapshot.advance edits the snapshot's sets instead
-// (fed, ted).
+// The adds of a checkpoint are appended to ckpt, a sorted set built
+// without a map or a sort, while they arrive in strictly ascending key
+// order; an add below the last starts a new sorted run (runs), as at each
+// row group of adds a checkpoint copies from the one before
+// (checkpoint_reuse.go), and the runs are merged once at the end of the
+// checkpoint (a later run's add of a key replaces an earlier one's, as in
+// log order). Past ckptMaxRuns runs, or an add of a key the checkpoint
+// removed before, every add read so far and every later one is an entry
+// of over instead. A remove of a file of the checkpoint's runs is an entry
+// of over (nil: the file was removed), merged with the set once at the end
+// (files). A replayer made by Snapshot.advance edits the snapshot's sets
+// instead (fed, ted).
 type replayer struct {
 	s        *Snapshot
 	protocol *Protocol
@@ -220,7 +225,8 @@ type replayer struct {
 	inCheckpoint bool
 	ckptOrdered  bool
 	ckpt         fileSetBuilder[Add]
-	base         *fileSet[Add] // the checkpoint's ordered adds, once read
+	runs         []*fileSet[Add] // the checkpoint's sorted runs before ckpt
+	base         *fileSet[Add]   // the checkpoint's ordered adds, once read
 	over         map[fileKey]*Add
 	tombs        map[fileKey]*Remove
 	fed          *fileSetEditor[Add]
@@ -242,21 +248,87 @@ func newReplayer(root tableRoot) *replayer {
 func (r *replayer) endCheckpoint() {
 	r.inCheckpoint = false
 	if r.ckptOrdered {
-		r.base = r.ckpt.done()
+		r.base = mergeRuns(append(r.runs, r.ckpt.done()))
+		r.runs = nil
 	}
 }
+
+// ckptMaxRuns bounds the sorted runs of a checkpoint's adds (a checkpoint
+// that copies row groups has O(log files) of them).
+const ckptMaxRuns = 256
 
 // spillCheckpoint moves the ordered adds read so far into over, when an
 // add arrives out of order.
 func (r *replayer) spillCheckpoint() {
 	r.ckptOrdered = false
-	for k, a := range r.ckpt.done().all() {
-		if v, ok := r.over[k]; ok && v == nil {
-			delete(r.over, k) // removed later in the checkpoint
-			continue
-		}
-		r.over[k] = a
+	// over holds only removes (nil) of files of the runs, each after every
+	// add of its key so far (addFile spills at an add of a removed key).
+	removed := make(map[fileKey]bool, len(r.over))
+	for k := range r.over {
+		removed[k] = true
 	}
+	for _, run := range append(r.runs, r.ckpt.done()) {
+		for k, a := range run.all() {
+			if !removed[k] {
+				r.over[k] = a
+			}
+		}
+	}
+	for k := range removed {
+		delete(r.over, k)
+	}
+	r.runs = nil
+}
+
+// mergeRuns merges sorted sets into one, pairwise (O(n log runs)); of
+// equal keys the one of the later run is kept.
+func mergeRuns[T any](runs []*fileSet[T]) *fileSet[T] {
+	for len(runs) > 1 {
+		next := runs[:0:0]
+		for i := 0; i < len(runs); i += 2 {
+			if i+1 == len(runs) {
+				next = append(next, runs[i])
+			} else {
+				next = append(next, mergeTwo(runs[i], runs[i+1]))
+			}
+		}
+		runs = next
+	}
+	return runs[0]
+}
+
+// mergeTwo merges sorted sets a and b; b's entry wins a tie.
+func mergeTwo[T any](a, b *fileSet[T]) *fileSet[T] {
+	if a.len() == 0 {
+		return b
+	}
+	if b.len() == 0 {
+		return a
+	}
+	var out fileSetBuilder[T]
+	ea, eb := a.entries(), b.entries()
+	i, j := 0, 0
+	for i < len(ea) && j < len(eb) {
+		switch c := compareKeys(ea[i].key, eb[j].key); {
+		case c < 0:
+			out.add(ea[i].key, ea[i].val)
+			i++
+		case c > 0:
+			out.add(eb[j].key, eb[j].val)
+			j++
+		default:
+			out.add(eb[j].key, eb[j].val)
+			i++
+			j++
+		}
+	}
+	for ; i < len(ea); i++ {
+		out.add(ea[i].key, ea[i].val)
+	}
+	for ; j < len(eb); j++ {
+		out.add(eb[j].key, eb[j].val)
+	}
+	return out.done()
 }
 
 // files returns the live adds, after the checkpoint (over is merged into
@@ -290,7 +362,15 @@ func (r *replayer) addFile(k fileKey, a *Add) {
 	}
 	delete(r.tombs, k)
 	if r.inCheckpoint && r.ckptOrdered {
-		if last, ok := r.ckpt.last(); !ok || compareKeys(last, k) < 0 {
+		// over holds the removes of the runs' files: an add of one of
+		// those keys after its remove is applied in log order, by over.
+		_, removed := r.over[k]
+		if last, ok := r.ckpt.last(); !removed && (!ok || compareKeys(last, k) < 0) {
+			r.ckpt.add(k, a)
+			return
+		}
+		if !removed && len(r.runs) < ckptMaxRuns {
+			r.runs = append(r.runs, r.ckpt.done())
 			r.ckpt.add(k, a)
 			return
 		}
@@ -309,6 +389,11 @@ func (r *replayer) removeFile(k fileKey, rm *Remove) {
 	var inBase bool
 	if r.inCheckpoint && r.ckptOrdered {
 		inBase = r.ckpt.has(k)
+		for _, run := range r.runs {
+			if _, ok := run.get(k); ok {
+				inBase = true
+			}
+		}
 	} else {
 		_, inBase = r.base.get(k)
 	}

@@ -4,15 +4,20 @@ package engines
 // lakesink writes, rows identical to the source rows.
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"math"
 	"math/big"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/parquet-go/parquet-go"
 
 	"github.com/lakesink/lakesink/compaction"
 	"github.com/lakesink/lakesink/internal/testutil/s3test"
@@ -285,6 +290,58 @@ func TestEnginesReadAfterMaintenance(t *testing.T) {
 		}
 		bothEngines(t, "after cleanup-log", path, want)
 	})
+}
+
+// TestEnginesReadReusedCheckpoint: Spark and delta-rs read a table whose
+// latest checkpoint copies row groups of the one before it (txlog's
+// checkpoint reuse): 30 files at version 0, then one file a version from
+// one Table (its automatic checkpoints every 10 versions): the checkpoint
+// of 20 copies the 40 adds of 10's and encodes 10, 30's re-encodes 20
+// (the carry), 40's 30, and 50's copies the 40 and the merged 30 and
+// encodes the 10 newest, so its row groups are [state][40][30][10].
+func TestEnginesReadReusedCheckpoint(t *testing.T) {
+	needEngines(t, "both", "setup")
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "reuse")
+	path := localURL(t, dir)
+	tb, err := table.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close()
+	sch := &schema.StructType{Fields: []schema.StructField{field("id", prim("long")), field("part", prim("string"))}}
+	first := &schema.Batch{Schema: sch}
+	for i := range 30 {
+		first.Rows = append(first.Rows, []any{int64(i), fmt.Sprintf("p%02d", i)})
+	}
+	batches := []*schema.Batch{first}
+	if _, err := tb.Write(ctx, first, table.WriteOptions{PartitionColumns: []string{"part"}}); err != nil {
+		t.Fatal(err)
+	}
+	for v := 1; v <= 52; v++ {
+		b := &schema.Batch{Schema: sch, Rows: [][]any{{int64(1000 + v), fmt.Sprintf("p%02d", v%30)}}}
+		batches = append(batches, b)
+		if _, err := tb.Write(ctx, b, table.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tb.Log().Wait()
+	data, err := os.ReadFile(filepath.Join(dir, "_delta_log", "00000000000000000050.checkpoint.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var groups []int64
+	for _, rg := range f.RowGroups() {
+		groups = append(groups, rg.NumRows())
+	}
+	if want := []int64{2, 40, 30, 10}; !slices.Equal(groups, want) {
+		t.Fatalf("checkpoint 50 row groups of %v rows, want %v (the reused layout)", groups, want)
+	}
+	bothEngines(t, "whose checkpoint copies row groups of the one before", path, concatRows(batches...))
 }
 
 func TestEnginesReadAfterSchemaEvolution(t *testing.T) {
