@@ -34,9 +34,11 @@ type Options struct {
 	// writer to checkpoint any version whose commit is written, and
 	// readers find the commits after the newest one.
 	BackgroundCheckpoint bool
-	// CheckpointRowsPerChunk is how many actions the checkpoint writer
-	// buffers before handing them to the Parquet writer (memory bound).
-	// Default 10,000.
+	// CheckpointRowsPerChunk is the most actions in one row group of a
+	// checkpoint: how many the checkpoint writer buffers before handing
+	// them to the Parquet writer (memory bound), and the size past which
+	// a row group of adds copied from the previous checkpoint is no longer
+	// merged with the newer ones (Log.Checkpoint). Default 10,000.
 	CheckpointRowsPerChunk int
 	// EngineInfo is written as commitInfo.engineInfo. Default "lakesink/dev".
 	EngineInfo string
