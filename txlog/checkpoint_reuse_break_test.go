@@ -3,6 +3,7 @@ package txlog
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/lakesink/lakesink/storage/faultstore"
 )
 
 // breakTable is a table in a memStore whose commits the test writes
@@ -442,5 +445,45 @@ func TestCheckpointReuseConcurrentLogs(t *testing.T) {
 	}
 	if encoded >= files {
 		t.Errorf("the Logs encoded %d of %d adds: no reuse", encoded, files)
+	}
+}
+
+// TestCheckpointReuseFailedWrite: a reusing checkpoint whose publication
+// fails (the object not written, or written with its answer lost) leaves
+// _last_checkpoint naming the one before, the table loading as its
+// snapshot, and the Log's memo at the last checkpoint it saw published;
+// the next checkpoint still reuses and loads exactly.
+func TestCheckpointReuseFailedWrite(t *testing.T) {
+	for _, mode := range []faultstore.Mode{faultstore.FailBefore, faultstore.FailAfter} {
+		t.Run(mode.String(), func(t *testing.T) {
+			ctx := context.Background()
+			rt := newReuseTable(t, 300, 32)
+			rt.checkpoint()
+			rt.append(3)
+			p := CheckpointPath(rt.v)
+			if err := rt.st.Add(faultstore.Rule{Ops: faultstore.OpWriterClose, Path: p, Nth: 1, Mode: mode}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := rt.l.Checkpoint(ctx, rt.snap); !errors.Is(err, faultstore.ErrInjected) {
+				t.Fatalf("checkpoint of %d: %v, want the injected error", rt.v, err)
+			}
+			if m := rt.l.ckptMemo.get(); m == nil || m.version != 0 {
+				t.Fatalf("memo after a failed checkpoint: %+v, want version 0's", m)
+			}
+			lc, err := rt.l.LastCheckpointHint(ctx)
+			if err != nil || lc == nil || lc.Version != 0 {
+				t.Fatalf("_last_checkpoint %+v, %v: want version 0", lc, err)
+			}
+			got, err := newTestLog(t, rt.st, Options{}).Snapshot(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			assertSameSnapshot(t, got, rt.snap)
+			rt.append(2)
+			memo, _ := rt.checkpoint()
+			if memo.encodedAdds >= int64(rt.snap.NumFiles()) {
+				t.Errorf("the checkpoint after a failed one encoded all %d adds", memo.encodedAdds)
+			}
+		})
 	}
 }
