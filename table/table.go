@@ -253,7 +253,11 @@ func (o CreateOptions) Validate() error {
 			f, ok := o.Schema.Field(c)
 			switch {
 			case !ok:
-				errs = append(errs, fmt.Errorf("%w: partition column %q is not in the schema", ErrInvalidOptions, c))
+				names := make([]string, len(o.Schema.Fields))
+				for i, f := range o.Schema.Fields {
+					names[i] = f.Name
+				}
+				errs = append(errs, fmt.Errorf("%w: partition column %q is not in the schema (columns: %s)", ErrInvalidOptions, c, strings.Join(names, ", ")))
 			case seen[c]:
 				errs = append(errs, fmt.Errorf("%w: partition column %q given twice", ErrInvalidOptions, c))
 			default:
@@ -382,7 +386,7 @@ func (t *Table) create(ctx context.Context, o CreateOptions) error {
 	}
 	actions, err := newTableActions(o, time.Now())
 	if err != nil {
-		return err
+		return fmt.Errorf("create %s: %w", t.URL(), err)
 	}
 	tx := t.log.Begin(nil)
 	tx.Add(actions...)

@@ -70,7 +70,7 @@ func loadSchema(s string) (*schema.StructType, error) {
 	if !strings.HasPrefix(strings.TrimSpace(s), "{") {
 		b, err := os.ReadFile(s)
 		if err != nil {
-			return nil, fmt.Errorf("read schema: %w", err)
+			return nil, fmt.Errorf("--schema: read schema file: %w", err)
 		}
 		data, where = b, "schema file "+s
 	}

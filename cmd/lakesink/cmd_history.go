@@ -137,7 +137,8 @@ func summarise(params, metrics map[string]string) string {
 }
 
 // parseTime accepts RFC 3339, "2006-01-02 15:04:05" (UTC) and a date, or
-// milliseconds since the epoch.
+// milliseconds since the epoch: the value of --timestamp, which its error
+// names.
 func parseTime(s string) (time.Time, error) {
 	for _, layout := range []string{time.RFC3339Nano, "2006-01-02 15:04:05.999999999", "2006-01-02T15:04:05", "2006-01-02"} {
 		if t, err := time.Parse(layout, s); err == nil {
@@ -148,5 +149,5 @@ func parseTime(s string) (time.Time, error) {
 	if _, err := fmt.Sscanf(s, "%d", &ms); err == nil && fmt.Sprint(ms) == s {
 		return time.UnixMilli(ms), nil
 	}
-	return time.Time{}, fmt.Errorf("invalid time %q: want RFC 3339 (2024-01-31T10:00:00Z), 2024-01-31 10:00:00 or 2024-01-31 (both UTC), or milliseconds since the epoch", s)
+	return time.Time{}, fmt.Errorf("--timestamp %q: want RFC 3339 (2024-01-31T10:00:00Z), 2024-01-31 10:00:00 or 2024-01-31 (both UTC), or milliseconds since the epoch", s)
 }

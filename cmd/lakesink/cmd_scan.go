@@ -207,7 +207,11 @@ func whereHint(err error, snap *reader.Snapshot) error {
 		for _, f := range snap.Schema().Fields {
 			names = append(names, f.Name)
 		}
-		return &hintError{err, fmt.Sprintf("%s; the columns are: %s", err, strings.Join(names, ", "))}
+		msg := err.Error()
+		if errors.Is(err, reader.ErrUnknownColumn) && !strings.HasPrefix(msg, "--") {
+			msg = "--columns: " + msg // the projection's error, which names the column only
+		}
+		return &hintError{err, fmt.Sprintf("%s; the columns are: %s", msg, strings.Join(names, ", "))}
 	case errors.As(err, &se) && strings.Contains(se.Msg, "comparing two columns"):
 		return &hintError{err, err.Error() + "; text literals take single quotes, e.g. origin = 'SFO'"}
 	}

@@ -303,3 +303,37 @@ func TestCaseOnlyColumnNameIsTheSameColumn(t *testing.T) {
 		}
 	}
 }
+
+// Errors a new user met following the README (a bad --partition-by named no
+// table and no column list; a missing --schema file, an unknown --columns
+// name and a bad --timestamp named no flag): each names the flag or table
+// and what would have been accepted.
+func TestNewUserErrorsNameFlagOrTable(t *testing.T) {
+	dir := t.TempDir()
+	tbl := ingestFlights(t, dir, 1, false)
+	fresh := filepath.Join(dir, "fresh")
+	missing := filepath.Join(dir, "nofile.json")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"create", fresh, "--schema", flightsSchema, "--partition-by", "nope"},
+			`create file://` + fresh + `: invalid options: partition column "nope" is not in the schema (columns: date, delay, distance, origin, destination)`},
+		{[]string{"create", fresh, "--schema", missing},
+			`--schema: read schema file: open ` + missing + `: no such file or directory`},
+		{[]string{"scan", tbl, "--columns", "nope"},
+			`--columns: unknown column: "nope"; the columns are: date, delay, distance, origin, destination`},
+		{[]string{"scan", tbl, "--timestamp", "yesterday"},
+			`--timestamp "yesterday": want RFC 3339 (2024-01-31T10:00:00Z), 2024-01-31 10:00:00 or 2024-01-31 (both UTC), or milliseconds since the epoch`},
+		{[]string{"describe", tbl, "--timestamp", "yesterday"},
+			`--timestamp "yesterday": want RFC 3339 (2024-01-31T10:00:00Z), 2024-01-31 10:00:00 or 2024-01-31 (both UTC), or milliseconds since the epoch`},
+	} {
+		_, e, code := runCLI(t, tc.args...)
+		if code != exitError || strings.TrimSpace(e) != "lakesink: "+tc.want {
+			t.Errorf("%v: exit %d, stderr %q; want %q", tc.args, code, e, "lakesink: "+tc.want)
+		}
+	}
+	if _, err := os.Stat(fresh); !os.IsNotExist(err) {
+		t.Errorf("a refused create left %s (stat: %v)", fresh, err)
+	}
+}
