@@ -18,7 +18,7 @@
 // top-level numeric, string and boolean columns into typed slices with a
 // null flag per row, for scans and aggregates that touch every value.
 //
-// A snapshot never changes once opened (DESIGN.md, "Readers see only
+// A snapshot never changes once opened (docs/design.md, "Readers see only
 // committed snapshots"). The predicate language and its evaluation live in
 // expr; pruning is an optimisation, the predicate is always applied
 // to the rows as well.

@@ -20,7 +20,7 @@ func SchemaOf[T any]() (*StructType, error) {
 }
 
 // FromStructs turns typed Go records into a Batch, the one type every writer
-// takes (DESIGN.md, "Rows"). The schema comes from T's exported fields,
+// takes (docs/design.md, "Rows"). The schema comes from T's exported fields,
 // named by their `parquet:"name,..."` tag (else the Go field name; "-"
 // skips a field):
 //

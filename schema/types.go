@@ -86,7 +86,7 @@ type MapType struct {
 func (*MapType) TypeName() string { return "map" }
 
 // Batch is a batch of records that conform to Schema: the one concrete type
-// that Sink.AddBatch takes (DESIGN.md, "Rows"). Rows[i][j] is the value of
+// that Sink.AddBatch takes (docs/design.md, "Rows"). Rows[i][j] is the value of
 // Schema.Fields[j] in row i; len(Rows[i]) == len(Schema.Fields).
 //
 // Go value of each Delta type (nil is null everywhere):

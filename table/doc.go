@@ -33,5 +33,5 @@
 //
 // Concurrency: a *Table is safe for concurrent use; every method reads the log
 // anew, and commits are serialised by the log's put-if-absent, never by locks
-// in this process (DESIGN.md, "Beyond one machine").
+// in this process (docs/design.md, "Beyond one machine").
 package table
