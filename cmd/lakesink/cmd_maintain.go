@@ -26,10 +26,11 @@ type MaintainOptions struct {
 
 // AddFlags registers the flags.
 func (o *MaintainOptions) AddFlags(f *pflag.FlagSet) {
-	f.DurationVar(&o.Interval, "interval", 5*time.Minute, "time between two maintenance passes over a table")
+	o.Interval, o.VacuumInterval = 5*time.Minute, 24*time.Hour
+	f.Var((*daysDuration)(&o.Interval), "interval", "time between two maintenance passes over a table, e.g. 5m or 1d")
 	f.BoolVar(&o.Once, "once", false, "run one pass over every table and exit")
 	f.IntVar(&o.SmallFileThreshold, "small-files", 50, "OPTIMIZE a partition holding more than N small files")
-	f.DurationVar(&o.VacuumInterval, "vacuum-interval", 24*time.Hour, "time between two VACUUM and log cleanups of a table (negative: never)")
+	f.Var((*daysDuration)(&o.VacuumInterval), "vacuum-interval", "time between two VACUUM and log cleanups of a table, e.g. 24h or 7d (negative: never)")
 	o.Metrics.AddFlags(f)
 }
 

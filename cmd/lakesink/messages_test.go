@@ -337,3 +337,17 @@ func TestNewUserErrorsNameFlagOrTable(t *testing.T) {
 		t.Errorf("a refused create left %s (stat: %v)", fresh, err)
 	}
 }
+
+// maintain's --interval and --vacuum-interval take days as vacuum --retain
+// and filesink orphans --older-than do ("1d" was refused: time: unknown unit
+// "d"), and a bad value names the flag and the accepted forms.
+func TestMaintainIntervalsTakeDays(t *testing.T) {
+	tbl := ingestFlights(t, t.TempDir(), 1, false)
+	if _, e, code := runCLI(t, "maintain", tbl, "--once", "--quiet", "--interval", "1d", "--vacuum-interval", "7d"); code != 0 {
+		t.Fatalf("--interval 1d --vacuum-interval 7d: exit %d, stderr %q", code, e)
+	}
+	_, e, code := runCLI(t, "maintain", tbl, "--once", "--interval", "1x")
+	if want := `invalid argument "1x" for "--interval" flag: want a duration such as 24h or 7d`; code != exitError || !strings.Contains(e, want) {
+		t.Fatalf("--interval 1x: exit %d, stderr %q; want %q", code, e, want)
+	}
+}
