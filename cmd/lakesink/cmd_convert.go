@@ -55,6 +55,6 @@ func runConvert(ctx context.Context, p *printer, dir string) error {
 	if res.Created {
 		verb = "created the Delta table with"
 	}
-	p.summaryf("%s %d files (%s) of file-sink batches %d..%d, version %d\n", verb, res.NumFiles, humanBytes(res.NumBytes), res.FromBatch+1, res.ToBatch, res.Version)
+	p.summaryf("%s %s (%s) of file-sink batches %d..%d, version %d\n", verb, plural(res.NumFiles, "file", "files"), humanBytes(res.NumBytes), res.FromBatch+1, res.ToBatch, res.Version)
 	return nil
 }

@@ -351,3 +351,12 @@ func TestMaintainIntervalsTakeDays(t *testing.T) {
 		t.Fatalf("--interval 1x: exit %d, stderr %q; want %q", code, e, want)
 	}
 }
+
+// convert's one-line result counts its files in English ("with 1 files").
+func TestConvertSaysOneFile(t *testing.T) {
+	dir := ingestFlights(t, t.TempDir(), 1, true)
+	o, e, code := runCLI(t, "convert", dir)
+	if want := "created the Delta table with 1 file ("; code != 0 || !strings.HasPrefix(o, want) {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want a line starting %q", code, o, e, want)
+	}
+}
