@@ -41,7 +41,7 @@ func runCheckpoint(ctx context.Context, p *printer, url string) error {
 		return err
 	}
 	if p.json {
-		return p.emitValue("summary", res)
+		return p.emitSummary(t.URL(), res)
 	}
 	p.summaryf("checkpoint of version %d: %d actions, %d add files, %s\n", res.Version, res.Actions, res.NumOfAddFiles, humanBytes(res.SizeInBytes))
 	return nil
@@ -80,7 +80,7 @@ func runCleanupLog(ctx context.Context, p *printer, url string) error {
 		return err
 	}
 	if p.json {
-		return p.emitValue("summary", res)
+		return p.emitSummary(t.URL(), res)
 	}
 	if res.CheckpointVersion < 0 {
 		// Only log files before a checkpoint at or before the cutoff may go.

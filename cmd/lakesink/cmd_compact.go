@@ -96,7 +96,7 @@ func runCompact(ctx context.Context, p *printer, url string, o CompactOptions) e
 					return err
 				}
 			}
-			return p.emit("summary", map[string]any{"dryRun": true, "readVersion": plan.ReadVersion, "bins": len(plan.Bins),
+			return p.emit("summary", map[string]any{"table": t.URL(), "dryRun": true, "readVersion": plan.ReadVersion, "bins": len(plan.Bins),
 				"numFiles": plan.NumFiles, "bytes": plan.Bytes, "consideredFiles": plan.ConsideredFiles, "skippedBins": plan.SkippedBins,
 				"targetFileSizeBytes": plan.TargetFileSizeBytes})
 		}
@@ -140,7 +140,7 @@ func runCompact(ctx context.Context, p *printer, url string, o CompactOptions) e
 		return err
 	}
 	if p.json {
-		return p.emitValue("summary", res)
+		return p.emitSummary(t.URL(), res)
 	}
 	if res.Version < 0 {
 		if res.AbandonedBins > 0 {

@@ -45,7 +45,7 @@ func runConvert(ctx context.Context, p *printer, dir string) error {
 		return err
 	}
 	if p.json {
-		return p.emitValue("summary", res)
+		return p.emitSummary(t.URL(), res)
 	}
 	if res.Version < 0 {
 		p.summaryf("nothing to convert: every logged batch is already in the Delta table\n")

@@ -137,7 +137,7 @@ func runVacuum(ctx context.Context, p *printer, url string, o VacuumOptions) err
 			}
 		}
 		res.Files = nil
-		return p.emitValue("summary", res)
+		return p.emitSummary(t.URL(), res)
 	}
 	verb := "deleted"
 	if res.DryRun {

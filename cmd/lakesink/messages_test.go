@@ -360,3 +360,30 @@ func TestConvertSaysOneFile(t *testing.T) {
 		t.Fatalf("exit %d, stdout %q, stderr %q; want a line starting %q", code, o, e, want)
 	}
 }
+
+// Every maintenance command's --json summary names its table, as create,
+// history and merge did (checkpoint, cleanup-log, vacuum, compact and
+// convert printed figures only: a script looping over tables could not tell
+// the lines apart).
+func TestJSONSummariesNameTheTable(t *testing.T) {
+	dir := t.TempDir()
+	tbl := ingestFlights(t, dir, 2, false)
+	fs := ingestFlights(t, t.TempDir(), 1, true)
+	for _, args := range [][]string{
+		{"checkpoint", tbl}, {"cleanup-log", tbl}, {"vacuum", tbl, "--dry-run"},
+		{"compact", tbl, "--dry-run"}, {"compact", tbl}, {"convert", fs},
+	} {
+		o, e, code := runCLI(t, append(args, "--json")...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d, stderr %q", args, code, e)
+		}
+		var last map[string]any
+		for _, m := range jsonRows(t, o) {
+			last = m
+		}
+		want := "file://" + args[1]
+		if last["message_type"] != "summary" || last["table"] != want {
+			t.Errorf("%v: last object %v; want a summary with table %q", args, last, want)
+		}
+	}
+}

@@ -33,9 +33,31 @@ func (p *printer) emit(messageType string, v map[string]any) error {
 
 // emitValue writes v (a struct with json tags) merged with message_type.
 func (p *printer) emitValue(messageType string, v any) error {
-	b, err := json.Marshal(v)
+	m, err := valueMap(v)
 	if err != nil {
 		return err
+	}
+	return p.emit(messageType, m)
+}
+
+// emitSummary writes a command's closing summary object: v's fields (a
+// struct with json tags), message_type "summary" and "table", the table's
+// URL, as create, history and merge name it, so a script running one
+// command over many tables can tell the lines apart.
+func (p *printer) emitSummary(tableURL string, v any) error {
+	m, err := valueMap(v)
+	if err != nil {
+		return err
+	}
+	m["table"] = tableURL
+	return p.emit("summary", m)
+}
+
+// valueMap is v (a struct with json tags) as a JSON object.
+func valueMap(v any) (map[string]any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
 	}
 	// Numbers keep their exact text (a decimal stat 10000000000000000000000000000.5
 	// read as float64 printed 1e+28).
@@ -43,9 +65,9 @@ func (p *printer) emitValue(messageType string, v any) error {
 	dec.UseNumber()
 	m := map[string]any{}
 	if err := dec.Decode(&m); err != nil {
-		return err
+		return nil, err
 	}
-	return p.emit(messageType, m)
+	return m, nil
 }
 
 func (p *printer) textf(format string, args ...any) {
