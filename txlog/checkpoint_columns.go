@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 
@@ -622,8 +623,10 @@ func ckptRowRanges(pure []bool) [][2]int {
 // readCheckpointColumns streams the actions of checkpoint file f into fn,
 // in row order: pure add rows decoded column-wise, the other rows through
 // a GenericReader seeking to them; partitionValues maps are shared through
-// intern. corrupt wraps data errors.
-func readCheckpointColumns(f *parquet.File, c *ckptAddColumns, intern *mapInterner, check func() error, fn func(*Action) error) error {
+// intern. With groups non-nil, each row group's entry is appended to it:
+// the adds given to fn in row order when every row is an add, else none
+// (checkpoint_reuse.go).
+func readCheckpointColumns(f *parquet.File, c *ckptAddColumns, intern *mapInterner, groups *[]ckptGroup, check func() error, fn func(*Action) error) error {
 	var gr *parquet.GenericReader[ckptReadRow]
 	defer func() {
 		if gr != nil {
@@ -640,6 +643,16 @@ func readCheckpointColumns(f *parquet.File, c *ckptAddColumns, intern *mapIntern
 		adds, pure, err := readAddsColumnWise(rg, c, intern)
 		if err != nil {
 			return fmt.Errorf("read add columns: %w", err)
+		}
+		if groups != nil {
+			var g ckptGroup
+			if len(pure) > 0 && !slices.Contains(pure, false) {
+				g.adds = make([]*Add, len(adds))
+				for i := range adds {
+					g.adds[i] = &adds[i]
+				}
+			}
+			*groups = append(*groups, g)
 		}
 		next := 0 // the next row to emit
 		emitAdds := func(to int) error {

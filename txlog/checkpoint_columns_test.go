@@ -56,7 +56,7 @@ func checkColumnsAgree(t *testing.T, name string, data []byte) bool {
 	}
 	want := readCkptGeneric(t, f)
 	var got []Action
-	if err := readCheckpointColumns(f, c, newMapInterner(), func() error { return nil }, func(a *Action) error {
+	if err := readCheckpointColumns(f, c, newMapInterner(), nil, func() error { return nil }, func(a *Action) error {
 		got = append(got, *a)
 		return nil
 	}); err != nil {

@@ -22,10 +22,14 @@ const SidecarDir = LogDir + "/_sidecars"
 // V2 UUID-named checkpoints in JSON or Parquet with their sidecars. fn
 // must not keep the *Action (it may keep what it points to). The
 // adds' partitionValues maps read from Parquet are shared through pvs
-// (nil: a new interner).
-func (l *Log) readCheckpoint(ctx context.Context, ref *checkpointRef, pvs *mapInterner, fn func(*Action) error) error {
+// (nil: a new interner). A classic single-file checkpoint is collected
+// into seed (non-nil) when it can seed the Log's memo (checkpoint_reuse.go).
+func (l *Log) readCheckpoint(ctx context.Context, ref *checkpointRef, pvs *mapInterner, seed *ckptSeed, fn func(*Action) error) error {
 	if pvs == nil {
 		pvs = newMapInterner()
+	}
+	if len(ref.files) != 1 || ref.files[0].kind != kindCheckpointClassic {
+		seed = nil
 	}
 	for _, lf := range ref.files {
 		var sidecars []*Sidecar
@@ -45,7 +49,7 @@ func (l *Log) readCheckpoint(ctx context.Context, ref *checkpointRef, pvs *mapIn
 				return collect(a)
 			})
 		} else {
-			err = l.readParquetActions(ctx, lf.info.Path, lf.version, lf.info.Size, pvs, collect)
+			err = l.readParquetActions(ctx, lf.info.Path, lf.version, lf.info.Size, pvs, seed, collect)
 		}
 		if err != nil {
 			return err
@@ -55,7 +59,7 @@ func (l *Log) readCheckpoint(ctx context.Context, ref *checkpointRef, pvs *mapIn
 			if err != nil {
 				return &CorruptLogError{Path: lf.info.Path, Version: lf.version, Err: err}
 			}
-			if err := l.readParquetActions(ctx, name, lf.version, -1, pvs, fn); err != nil {
+			if err := l.readParquetActions(ctx, name, lf.version, -1, pvs, nil, fn); err != nil {
 				return err
 			}
 		}
@@ -95,8 +99,10 @@ func resolveSidecar(p string) (string, error) {
 // readParquetActions reads every action row of a checkpoint Parquet file
 // of size bytes (< 0: unknown) into fn, which must not keep the *Action
 // (the actions it points to it may keep); the adds read column-wise share
-// partitionValues maps through pvs (nil: a new interner).
-func (l *Log) readParquetActions(ctx context.Context, path string, version, size int64, pvs *mapInterner, fn func(*Action) error) (err error) {
+// partitionValues maps through pvs (nil: a new interner). With seed
+// non-nil, a file that can seed a memo (ckptSeed.seedable) is kept in it,
+// with the adds of each add-only row group.
+func (l *Log) readParquetActions(ctx context.Context, path string, version, size int64, pvs *mapInterner, seed *ckptSeed, fn func(*Action) error) (err error) {
 	if pvs == nil {
 		pvs = newMapInterner()
 	}
@@ -126,8 +132,12 @@ func (l *Log) readParquetActions(ctx context.Context, path string, version, size
 	// Maps are matched by position, not name (conventionalMapNames).
 	schema := conventionalMapNames(f.Schema())
 	if c, ok := lookupAddColumns(schema); ok {
+		var groups *[]ckptGroup
+		if schema == f.Schema() && seed.seedable(f, len(data)) {
+			seed.file, groups = f, &seed.groups
+		}
 		var fnErr error
-		err := readCheckpointColumns(f, c, pvs, ctx.Err, func(a *Action) error {
+		err := readCheckpointColumns(f, c, pvs, groups, ctx.Err, func(a *Action) error {
 			fnErr = fn(a)
 			return fnErr
 		})

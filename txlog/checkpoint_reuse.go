@@ -3,9 +3,11 @@ package txlog
 import (
 	"bytes"
 	"reflect"
+	"slices"
 	"sync"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
 )
 
 // Reuse of the previous checkpoint's row groups.
@@ -34,10 +36,11 @@ import (
 // same pointers, so copying them writes exactly the rows a full rewrite
 // would. A snapshot loaded otherwise (another Log, a fresh replay) shares
 // no pointer with the memo: nothing is reused and the checkpoint is a full
-// rewrite, as before.
+// rewrite, unless that replay seeded the memo from the checkpoint it read
+// (below, "A memo seeded from a loaded checkpoint").
 //
-// Why bytes the Log wrote itself: checkpoints are overwritable (two
-// writers may write the same version's checkpoint, with different row
+// Why bytes the Log wrote (or read) itself: checkpoints are overwritable
+// (two writers may write the same version's checkpoint, with different row
 // groups), so a file read back from the store could hold other rows than
 // the memo says. The memo keeps the bytes in memory up to
 // ckptMemoMaxBytes; a larger checkpoint is not remembered (always a full
@@ -84,6 +87,10 @@ type ckptGroup struct {
 type ckptMemoSlot struct {
 	mu   sync.Mutex
 	memo *ckptMemo
+	// layout is how this package writes a checkpoint (seeding a memo from
+	// a loaded one), made once.
+	layoutOnce sync.Once
+	layout     *ckptLayout
 }
 
 func (s *ckptMemoSlot) get() *ckptMemo {
@@ -106,7 +113,16 @@ func (s *ckptMemoSlot) set(m *ckptMemo) {
 func newCkptMemo(version int64, proto Protocol, md Metadata, data []byte, groups []ckptGroup, encoded, encodedAdds int64) *ckptMemo {
 	// The page indexes are read when a group is copied (most are not).
 	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
-	if err != nil || len(f.RowGroups()) != len(groups) {
+	if err != nil {
+		return nil
+	}
+	return newCkptMemoOf(version, proto, md, f, groups, encoded, encodedAdds)
+}
+
+// newCkptMemoOf is the memo of f, the checkpoint of version whose row
+// groups hold groups; nil when they do not match f's.
+func newCkptMemoOf(version int64, proto Protocol, md Metadata, f *parquet.File, groups []ckptGroup, encoded, encodedAdds int64) *ckptMemo {
+	if len(f.RowGroups()) != len(groups) {
 		return nil
 	}
 	n := 0
@@ -176,4 +192,159 @@ func planCkptReuse(memo *ckptMemo, proto Protocol, md Metadata, files []*Add, pe
 		}
 	}
 	return ckptPlan{reuse: reuse, fresh: fresh}
+}
+
+// A memo seeded from a loaded checkpoint.
+//
+// A Log that has not written a checkpoint yet (a writer just opened) would
+// rewrite every add in its first one. When the snapshot it loads is
+// replayed from a classic checkpoint file this package could have written
+// (ckptSeedable: the schema of its own checkpoints and, per add-only row
+// group, column chunks parquet-go copies verbatim into its writer), the
+// bytes read for that replay, and the *Add decoded from each add-only row
+// group, seed the memo (Log.replay), exactly as after a checkpoint the Log
+// wrote: copying such a group writes the rows it was decoded into. Only
+// those bytes are kept, never a second read of the store (the file may
+// have been overwritten since by another writer). A checkpoint of another
+// schema (Spark, delta-rs), multi-part or V2, larger than
+// ckptMemoMaxBytes, or with no add-only row group seeds nothing; its
+// mixed row groups (adds with other actions) are not reused.
+
+// ckptLayout is what this package's checkpoint writer makes of a column
+// chunk: its schema, and per leaf column the physical type, codec, data
+// page type and encoding pairs, and whether a dictionary page comes first.
+// A row group of a file of the same schema whose every column chunk
+// matches (and has its column and offset index) is one parquet-go's
+// Writer.WriteRowGroup copies verbatim (writer_copy.go,
+// columnChunkIsCopyable: same type, codec, page version and encoding,
+// dictionary presence, page index present).
+type ckptLayout struct {
+	schema *parquet.Schema
+	cols   []ckptColLayout
+}
+
+type ckptColLayout struct {
+	typ   format.Type
+	codec format.CompressionCodec
+	pages []format.PageEncodingStats // PageType and Encoding set, Count 0
+	dict  bool
+}
+
+// newCkptLayout writes a one-row checkpoint (an add with every field) with
+// this package's writer and records its column chunks' layout; nil if that
+// fails.
+func newCkptLayout() *ckptLayout {
+	var buf bytes.Buffer
+	fw, err := newCkptFileWriter(&buf, 1)
+	if err != nil {
+		return nil
+	}
+	off, pv := int32(1), "v"
+	rid, rcv := int64(0), int64(1)
+	a := &Add{Path: "p", PartitionValues: map[string]*string{"k": &pv}, Size: 1, ModificationTime: 1, DataChange: true,
+		Stats: "{}", Tags: map[string]string{"k": "v"}, BaseRowID: &rid, DefaultRowCommitVersion: &rcv, ClusteringProvider: "c",
+		DeletionVector: &DeletionVector{StorageType: "u", PathOrInlineDV: "x", Offset: &off, SizeInBytes: 1, Cardinality: 1}}
+	if fw.add(&Action{Add: a}) != nil || fw.finish() != nil {
+		return nil
+	}
+	f, err := parquet.OpenFile(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil || len(f.Metadata().RowGroups) != 1 {
+		return nil
+	}
+	l := &ckptLayout{schema: fw.pw.Schema()}
+	for _, c := range f.Metadata().RowGroups[0].Columns {
+		cl := ckptColLayout{typ: c.MetaData.Type, codec: c.MetaData.Codec}
+		for _, s := range c.MetaData.EncodingStats {
+			if s.PageType == format.DictionaryPage {
+				cl.dict = true
+				continue
+			}
+			if !slices.ContainsFunc(cl.pages, func(p format.PageEncodingStats) bool {
+				return p.PageType == s.PageType && p.Encoding == s.Encoding
+			}) {
+				cl.pages = append(cl.pages, format.PageEncodingStats{PageType: s.PageType, Encoding: s.Encoding})
+			}
+		}
+		l.cols = append(l.cols, cl)
+	}
+	return l
+}
+
+// copyable reports every column chunk of rg (file metadata) laid out as
+// this package writes it, with its page index.
+func (l *ckptLayout) copyable(rg *format.RowGroup) bool {
+	if len(rg.Columns) != len(l.cols) {
+		return false
+	}
+	for i, c := range rg.Columns {
+		want, m := l.cols[i], &c.MetaData
+		if m.Type != want.typ || m.Codec != want.codec || c.ColumnIndexOffset == 0 || c.OffsetIndexOffset == 0 || len(m.EncodingStats) == 0 {
+			return false
+		}
+		dict := false
+		for _, s := range m.EncodingStats {
+			if s.PageType == format.DictionaryPage {
+				dict = true
+				continue
+			}
+			if !slices.ContainsFunc(want.pages, func(p format.PageEncodingStats) bool {
+				return p.PageType == s.PageType && p.Encoding == s.Encoding
+			}) {
+				return false
+			}
+		}
+		if dict != want.dict {
+			return false
+		}
+	}
+	return true
+}
+
+// layoutOf is the slot's ckptLayout, made once.
+func (s *ckptMemoSlot) layoutOf() *ckptLayout {
+	s.layoutOnce.Do(func() { s.layout = newCkptLayout() })
+	return s.layout
+}
+
+// ckptSeed collects, while a checkpoint file is replayed, what a memo of
+// it needs: the file (over the bytes read) and, per row group, the adds
+// decoded from it when every row is an add (readCheckpointColumns).
+type ckptSeed struct {
+	slot   *ckptMemoSlot
+	layout *ckptLayout
+	file   *parquet.File
+	groups []ckptGroup
+}
+
+// seedable reports a file of size bytes with f's schema worth collecting
+// for a memo (the layout is made at the first such file).
+func (sd *ckptSeed) seedable(f *parquet.File, size int) bool {
+	if sd == nil || size > ckptMemoMaxBytes {
+		return false
+	}
+	sd.layout = sd.slot.layoutOf()
+	return sd.layout != nil && parquet.EqualNodes(f.Schema(), sd.layout.schema)
+}
+
+// memo is the memo of the collected file, the checkpoint of version with
+// proto and md; nil when nothing can be reused.
+func (sd *ckptSeed) memo(version int64, proto Protocol, md Metadata) *ckptMemo {
+	if sd == nil || sd.file == nil {
+		return nil
+	}
+	meta := sd.file.Metadata()
+	if len(meta.RowGroups) != len(sd.groups) {
+		return nil
+	}
+	some := false
+	for i := range sd.groups {
+		if sd.groups[i].adds != nil && !sd.layout.copyable(&meta.RowGroups[i]) {
+			sd.groups[i].adds = nil
+		}
+		some = some || len(sd.groups[i].adds) > 0
+	}
+	if !some {
+		return nil
+	}
+	return newCkptMemoOf(version, proto, md, sd.file, sd.groups, 0, 0)
 }

@@ -203,7 +203,7 @@ func (l *Log) expiredSidecars(ctx context.Context, ls *listing, cpv int64, now t
 				if lf.kind == kindCheckpointV2 && lf.format == "json" {
 					err = readCommit(ctx, l.store, lf.info.Path, lf.version, l.opts.MaxLineBytes, func(_ int, a *Action) error { return collect(a) })
 				} else {
-					err = l.readParquetActions(ctx, lf.info.Path, lf.version, lf.info.Size, nil, collect)
+					err = l.readParquetActions(ctx, lf.info.Path, lf.version, lf.info.Size, nil, nil, collect)
 				}
 				if err != nil {
 					return nil, err

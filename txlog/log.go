@@ -16,8 +16,9 @@ import (
 // it trusts: every method reads the log anew, so a Log is safe for
 // concurrent use and many processes may share one table (all coordination
 // goes through the store's put-if-absent). The one thing it keeps is the
-// last checkpoint it wrote itself, in memory, to copy the unchanged part of
-// it into the next one (Checkpoint).
+// last checkpoint it wrote itself, or the one it last replayed a snapshot
+// from when that is in the layout it writes, in memory (at most 64 MiB), to
+// copy the unchanged part of it into the next one (Checkpoint).
 type Log struct {
 	store    storage.Store
 	opts     Options

@@ -518,11 +518,19 @@ func (l *Log) replay(ctx context.Context, seg *segment) (*Snapshot, error) {
 		}
 		r.inCheckpoint = true
 		r.pvs = newMapInterner()
-		if err := l.readCheckpoint(ctx, ck, r.pvs, applyCk); err != nil {
+		seed := &ckptSeed{slot: l.ckptMemo}
+		if err := l.readCheckpoint(ctx, ck, r.pvs, seed, applyCk); err != nil {
 			return nil, err
 		}
 		r.pvs = nil
 		r.endCheckpoint()
+		// The checkpoint's add-only row groups, for the Log's next
+		// checkpoint to copy (checkpoint_reuse.go).
+		if r.protocol != nil && r.metadata != nil {
+			if m := seed.memo(ck.version, *r.protocol, *r.metadata); m != nil {
+				l.ckptMemo.set(m)
+			}
+		}
 		if err := checkAt(ck.version, CommitInfo{}); err != nil {
 			return nil, err
 		}
