@@ -70,8 +70,10 @@ type ckptMemo struct {
 	protocol Protocol
 	metadata Metadata
 	file     *parquet.File
-	groups   []ckptGroup  // by row group index
-	where    map[*Add]int // add-only group index of each add
+	groups   []ckptGroup // by row group index
+	// where is the add-only group index of each add (index).
+	whereOnce sync.Once
+	where     map[*Add]int
 	// encoded is how many of the checkpoint's rows were encoded (the
 	// others copied), for the tests.
 	encoded, encodedAdds int64
@@ -125,23 +127,35 @@ func newCkptMemoOf(version int64, proto Protocol, md Metadata, f *parquet.File, 
 	if len(f.RowGroups()) != len(groups) {
 		return nil
 	}
-	n := 0
-	for _, g := range groups {
-		n += len(g.adds)
-	}
-	m := &ckptMemo{version: version, protocol: proto, metadata: md, file: f, groups: groups, where: make(map[*Add]int, n), encoded: encoded, encodedAdds: encodedAdds}
 	for g, grp := range groups {
 		if grp.adds != nil && int64(len(grp.adds)) != f.RowGroups()[g].NumRows() {
 			return nil
 		}
-		for _, a := range grp.adds {
-			if _, dup := m.where[a]; dup {
-				return nil // an add twice: no exact identity
-			}
-			m.where[a] = g
-		}
 	}
-	return m
+	return &ckptMemo{version: version, protocol: proto, metadata: md, file: f, groups: groups, encoded: encoded, encodedAdds: encodedAdds}
+}
+
+// index is the add-only group index of each add, built at the first
+// checkpoint that plans with m (a Log that only reads builds none); nil
+// when an add is in two groups (no exact identity: nothing is reused).
+func (m *ckptMemo) index() map[*Add]int {
+	m.whereOnce.Do(func() {
+		n := 0
+		for _, g := range m.groups {
+			n += len(g.adds)
+		}
+		where := make(map[*Add]int, n)
+		for g, grp := range m.groups {
+			for _, a := range grp.adds {
+				if _, dup := where[a]; dup {
+					return
+				}
+				where[a] = g
+			}
+		}
+		m.where = where
+	})
+	return m.where
 }
 
 // ckptPlan is what a checkpoint copies and what it encodes.
@@ -157,9 +171,13 @@ func planCkptReuse(memo *ckptMemo, proto Protocol, md Metadata, files []*Add, pe
 	if memo == nil || !reflect.DeepEqual(memo.protocol, proto) || !reflect.DeepEqual(memo.metadata, md) {
 		return ckptPlan{fresh: files}
 	}
+	where := memo.index()
+	if where == nil {
+		return ckptPlan{fresh: files}
+	}
 	live := make([]int, len(memo.groups))
 	for _, a := range files {
-		if g, ok := memo.where[a]; ok {
+		if g, ok := where[a]; ok {
 			live[g]++
 		}
 	}
@@ -187,7 +205,7 @@ func planCkptReuse(memo *ckptMemo, proto Protocol, md Metadata, files []*Add, pe
 	}
 	fresh := make([]*Add, 0, len(files)-kept)
 	for _, a := range files {
-		if g, ok := memo.where[a]; !ok || !in[g] {
+		if g, ok := where[a]; !ok || !in[g] {
 			fresh = append(fresh, a)
 		}
 	}

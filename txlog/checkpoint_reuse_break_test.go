@@ -424,7 +424,7 @@ func TestCheckpointReuseConcurrentLogs(t *testing.T) {
 		for _, l := range logs {
 			if m := l.ckptMemo.get(); m != nil && round > 0 {
 				encoded += m.encodedAdds
-				files += int64(len(m.where))
+				files += int64(len(m.index()))
 			}
 		}
 		got, err := newTestLog(t, rt.st, Options{}).Snapshot(ctx)
