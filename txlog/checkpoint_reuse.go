@@ -87,8 +87,11 @@ type ckptGroup struct {
 
 // ckptMemoSlot holds a Log's last checkpoint memo.
 type ckptMemoSlot struct {
-	mu   sync.Mutex
-	memo *ckptMemo
+	// maxBytes is the largest checkpoint kept (ckptMemoMaxBytes; tests
+	// set less).
+	maxBytes int64
+	mu       sync.Mutex
+	memo     *ckptMemo
 	// layout is how this package writes a checkpoint (seeding a memo from
 	// a loaded one), made once.
 	layoutOnce sync.Once
@@ -107,6 +110,16 @@ func (s *ckptMemoSlot) set(m *ckptMemo) {
 	defer s.mu.Unlock()
 	if s.memo == nil || m == nil || m.version >= s.memo.version {
 		s.memo = m
+	}
+}
+
+// clear drops m when the slot still holds it (a newer memo set meanwhile
+// is kept).
+func (s *ckptMemoSlot) clear(m *ckptMemo) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if m != nil && s.memo == m {
+		s.memo = nil
 	}
 }
 
@@ -337,7 +350,7 @@ type ckptSeed struct {
 // seedable reports a file of size bytes with f's schema worth collecting
 // for a memo (the layout is made at the first such file).
 func (sd *ckptSeed) seedable(f *parquet.File, size int) bool {
-	if sd == nil || size > ckptMemoMaxBytes {
+	if sd == nil || int64(size) > sd.slot.maxBytes {
 		return false
 	}
 	sd.layout = sd.slot.layoutOf()

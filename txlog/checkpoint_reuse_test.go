@@ -363,3 +363,28 @@ func describe(acts []Action) string {
 	}
 	return b.String()
 }
+
+// TestCheckpointMemoDroppedPastTheCap: a checkpoint larger than the memo
+// cap leaves no memo (not the older, smaller one, whose bytes would stay
+// held and whose groups would keep being copied while some of its adds
+// live), and the next checkpoint is a full rewrite that loads exactly.
+func TestCheckpointMemoDroppedPastTheCap(t *testing.T) {
+	ctx := context.Background()
+	rt := newReuseTable(t, 300, 32)
+	first, _ := rt.checkpoint()
+	// The cap sits between this checkpoint's size and the next one's.
+	rt.l.ckptMemo.maxBytes = first.file.Size() + 1
+	rt.append(200)
+	if _, err := rt.l.Checkpoint(ctx, rt.snap); err != nil {
+		t.Fatal(err)
+	}
+	if m := rt.l.ckptMemo.get(); m != nil {
+		t.Fatalf("memo of version %d kept after a checkpoint past the %d-byte cap", m.version, rt.l.ckptMemo.maxBytes)
+	}
+	rt.l.ckptMemo.maxBytes = ckptMemoMaxBytes
+	rt.append(1)
+	memo, _ := rt.checkpoint()
+	if n := int64(rt.snap.NumFiles()); memo.encodedAdds != n {
+		t.Errorf("checkpoint after the dropped memo encoded %d adds, want all %d", memo.encodedAdds, n)
+	}
+}

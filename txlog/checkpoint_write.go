@@ -56,7 +56,13 @@ func (l *Log) Checkpoint(ctx context.Context, snap *Snapshot) (*LastCheckpoint, 
 	if err != nil {
 		return nil, fmt.Errorf("write checkpoint %s: %w", p, err)
 	}
-	cw := &countingWriter{w: w, keep: &bytes.Buffer{}}
+	cw := &countingWriter{w: w, keep: &bytes.Buffer{}, max: l.ckptMemo.maxBytes}
+	if memo != nil {
+		// The next checkpoint is about the size of the last one: one
+		// allocation instead of the doublings that could hold twice the
+		// cap while the old memo is still kept.
+		cw.keep.Grow(int(min(memo.file.Size()+memo.file.Size()/8, cw.max)))
+	}
 	fw, err := newCkptFileWriter(cw, l.opts.CheckpointRowsPerChunk)
 	if err != nil {
 		_ = w.Abort()
@@ -88,6 +94,9 @@ func (l *Log) Checkpoint(ctx context.Context, snap *Snapshot) (*LastCheckpoint, 
 	}
 	for _, g := range plan.reuse {
 		if err := fw.copyGroup(memo.file.RowGroups()[g], memo.groups[g]); err != nil {
+			// A memo that cannot be copied would fail every later
+			// checkpoint the same way: the next one is a full rewrite.
+			l.ckptMemo.clear(memo)
 			return fail(err)
 		}
 	}
@@ -119,6 +128,11 @@ func (l *Log) Checkpoint(ctx context.Context, snap *Snapshot) (*LastCheckpoint, 
 	}
 	if cw.keep != nil {
 		l.ckptMemo.set(newCkptMemo(snap.version, proto, md, cw.keep.Bytes(), fw.groups, fw.encoded, fw.encodedAdds))
+	} else {
+		// The table outgrew ckptMemoMaxBytes: the older, smaller memo is
+		// not kept either (its groups would be copied, and its bytes held,
+		// for as long as some of its adds stay live).
+		l.ckptMemo.clear(memo)
 	}
 	adds := int64(len(files))
 	lc := &LastCheckpoint{Version: snap.version, Size: fw.rows, SizeInBytes: ptr(cw.n), NumOfAddFiles: ptr(adds)}
@@ -239,18 +253,19 @@ func (f *ckptFileWriter) finish() error {
 }
 
 // countingWriter counts the bytes written to w and keeps a copy of them
-// in keep until they pass ckptMemoMaxBytes (keep nil then).
+// in keep until they pass max bytes (keep nil then).
 type countingWriter struct {
 	w    interface{ Write([]byte) (int, error) }
 	n    int64
 	keep *bytes.Buffer
+	max  int64
 }
 
 func (c *countingWriter) Write(b []byte) (int, error) {
 	n, err := c.w.Write(b)
 	c.n += int64(n)
 	if c.keep != nil {
-		if c.n > ckptMemoMaxBytes {
+		if c.n > c.max {
 			c.keep = nil
 		} else {
 			c.keep.Write(b[:n])

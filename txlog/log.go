@@ -36,7 +36,7 @@ func New(store storage.Store, opts Options) (*Log, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	return &Log{store: store, opts: opts.withDefaults(), root: parseTableRoot(store.URL()), bg: &background{}, ckptMemo: &ckptMemoSlot{}}, nil
+	return &Log{store: store, opts: opts.withDefaults(), root: parseTableRoot(store.URL()), bg: &background{}, ckptMemo: &ckptMemoSlot{maxBytes: ckptMemoMaxBytes}}, nil
 }
 
 // Store returns the table root store.
