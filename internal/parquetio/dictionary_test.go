@@ -123,20 +123,9 @@ func TestNearlyUniqueColumnsArePlain(t *testing.T) {
 	dataSch := &schema.StructType{Fields: sch.Fields[1:]}
 	var back int
 	for _, wf := range files {
-		data, err := st.Read(ctx, wf.Path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pf, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, rg := range pf.Metadata().RowGroups {
+		for _, rg := range writtenRowGroups(ctx, t, st, wf.Path) {
 			for col, wantDict := range []bool{false, true, true} { // ts, dest, delay
-				md := rg.Columns[col].MetaData
-				if got := slices.Contains(md.Encoding, format.RLEDictionary); got != wantDict {
-					t.Errorf("%s column %v: encodings %v, dictionary %v, want %v", wf.Path, md.PathInSchema, md.Encoding, got, wantDict)
-				}
+				checkDictionary(t, wf.Path, rg.Columns[col].MetaData, wantDict)
 			}
 		}
 		f, err := OpenFile(ctx, st, wf.Path, wf.Size)
@@ -223,15 +212,7 @@ func TestPartitionedDictionaryJudgedAtItsCap(t *testing.T) {
 			}
 			var chunks, fellBack int
 			for _, wf := range files {
-				data, err := st.Read(ctx, wf.Path)
-				if err != nil {
-					t.Fatal(err)
-				}
-				pf, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, rg := range pf.Metadata().RowGroups {
+				for _, rg := range writtenRowGroups(ctx, t, st, wf.Path) {
 					for col, wantDict := range []bool{false, true} { // u, c
 						md := rg.Columns[col].MetaData
 						chunks++
@@ -247,9 +228,7 @@ func TestPartitionedDictionaryJudgedAtItsCap(t *testing.T) {
 						if dictPages > 0 && plainPages > 0 {
 							fellBack++
 						}
-						if got := slices.Contains(md.Encoding, format.RLEDictionary); got != wantDict {
-							t.Errorf("%s column %v: encodings %v, dictionary %v, want %v", wf.Path, md.PathInSchema, md.Encoding, got, wantDict)
-						}
+						checkDictionary(t, wf.Path, md, wantDict)
 					}
 				}
 				f, err := OpenFile(ctx, st, wf.Path, wf.Size)
@@ -277,5 +256,28 @@ func TestPartitionedDictionaryJudgedAtItsCap(t *testing.T) {
 				t.Errorf("%d of %d column chunks wrote dictionary pages and then fell back to PLAIN, want 0", fellBack, chunks)
 			}
 		})
+	}
+}
+
+// writtenRowGroups is the footer's row groups of the file at path in st.
+func writtenRowGroups(ctx context.Context, t *testing.T, st *memStore, path string) []format.RowGroup {
+	t.Helper()
+	data, err := st.Read(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pf.Metadata().RowGroups
+}
+
+// checkDictionary fails t unless the column chunk md of the file at path
+// has a dictionary-encoded page exactly when wantDict.
+func checkDictionary(t *testing.T, path string, md format.ColumnMetaData, wantDict bool) {
+	t.Helper()
+	if got := slices.Contains(md.Encoding, format.RLEDictionary); got != wantDict {
+		t.Errorf("%s column %v: encodings %v, dictionary %v, want %v", path, md.PathInSchema, md.Encoding, got, wantDict)
 	}
 }
