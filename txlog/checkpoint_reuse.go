@@ -92,10 +92,6 @@ type ckptMemoSlot struct {
 	maxBytes int64
 	mu       sync.Mutex
 	memo     *ckptMemo
-	// layout is how this package writes a checkpoint (seeding a memo from
-	// a loaded one), made once.
-	layoutOnce sync.Once
-	layout     *ckptLayout
 }
 
 func (s *ckptMemoSlot) get() *ckptMemo {
@@ -331,11 +327,10 @@ func (l *ckptLayout) copyable(rg *format.RowGroup) bool {
 	return true
 }
 
-// layoutOf is the slot's ckptLayout, made once.
-func (s *ckptMemoSlot) layoutOf() *ckptLayout {
-	s.layoutOnce.Do(func() { s.layout = newCkptLayout() })
-	return s.layout
-}
+// ckptWriteLayout is how this package's writer lays out a checkpoint's
+// column chunks: static, like ckptWriteLeaves, so made once per process
+// (at the first checkpoint replay that could seed a memo), not per Log.
+var ckptWriteLayout = sync.OnceValue(newCkptLayout)
 
 // ckptSeed collects, while a checkpoint file is replayed, what a memo of
 // it needs: the file (over the bytes read) and, per row group, the adds
@@ -353,7 +348,7 @@ func (sd *ckptSeed) seedable(f *parquet.File, size int) bool {
 	if sd == nil || int64(size) > sd.slot.maxBytes {
 		return false
 	}
-	sd.layout = sd.slot.layoutOf()
+	sd.layout = ckptWriteLayout()
 	return sd.layout != nil && parquet.EqualNodes(f.Schema(), sd.layout.schema)
 }
 
