@@ -190,7 +190,11 @@ func (s *Sink) writeJSON(ctx context.Context, batch *schema.Batch) (out []writte
 			}
 		}
 		if found < 0 {
-			return nil, fmt.Errorf("%w: partition column %q is not in the schema", schema.ErrSchema, c)
+			names := make([]string, len(sch.Fields))
+			for i, f := range sch.Fields {
+				names[i] = f.Name
+			}
+			return nil, fmt.Errorf("%w: %w", schema.ErrSchema, &schema.PartitionColumnError{Problem: schema.PartitionColumnUnknown, Column: c, Columns: names})
 		}
 		partIdx = append(partIdx, found)
 		skip[found] = true

@@ -250,26 +250,13 @@ func (o CreateOptions) Validate() error {
 		}
 		seen := map[string]bool{}
 		for _, c := range o.PartitionColumns {
-			f, ok := o.Schema.Field(c)
-			switch {
-			case !ok:
-				names := make([]string, len(o.Schema.Fields))
-				for i, f := range o.Schema.Fields {
-					names[i] = f.Name
-				}
-				errs = append(errs, fmt.Errorf("%w: partition column %q is not in the schema (columns: %s)", ErrInvalidOptions, c, strings.Join(names, ", ")))
-			case seen[c]:
+			if seen[c] {
 				errs = append(errs, fmt.Errorf("%w: partition column %q given twice", ErrInvalidOptions, c))
-			default:
-				switch f.Type.(type) {
-				case *schema.StructType, *schema.ArrayType, *schema.MapType:
-					errs = append(errs, fmt.Errorf("%w: partition column %q has a nested type %s", ErrInvalidOptions, c, f.Type.TypeName()))
-				}
 			}
 			seen[c] = true
 		}
-		if len(o.PartitionColumns) == len(o.Schema.Fields) && len(o.PartitionColumns) > 0 {
-			errs = append(errs, fmt.Errorf("%w: every column is a partition column; at least one data column is needed", ErrInvalidOptions))
+		if err := schema.CheckPartitionColumns(o.Schema, o.PartitionColumns); err != nil {
+			errs = append(errs, fmt.Errorf("%w: %w", ErrInvalidOptions, err))
 		}
 	}
 	if err := txlog.ValidateProperties(o.Properties); err != nil {

@@ -123,9 +123,12 @@ func runCreate(ctx context.Context, p *printer, url string, o CreateOptions) err
 	if err != nil {
 		return err
 	}
+	if err := checkPartitionBy(o.PartitionBy); err != nil {
+		return err
+	}
 	t, err := table.Create(ctx, url, table.CreateOptions{Schema: sch, PartitionColumns: o.PartitionBy, Properties: props, Name: o.Name, Description: o.Description})
 	if err != nil {
-		return err
+		return partitionByError(err)
 	}
 	defer t.Close()
 	snap, err := t.Snapshot(ctx)

@@ -19,6 +19,7 @@ import (
 	"github.com/lakesink/lakesink/stream/ingest"
 	"github.com/lakesink/lakesink/stream/kafka"
 	"github.com/lakesink/lakesink/stream/source"
+	"github.com/lakesink/lakesink/table"
 )
 
 // IngestOptions are the flags of `lakesink ingest`.
@@ -71,7 +72,7 @@ func (o *IngestOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.TimestampFormat, "timestamp-format", "", `pattern of timestamp values without a zone, taken as UTC (Go layout "2006/01/02 15:04" or Spark "yyyy/MM/dd HH:mm")`)
 	f.BoolVar(&o.AllowReset, "allow-reset", false, "allow a checkpoint to be reused with another source or sink, or a fresh checkpoint on a source the table already ingested")
 	f.StringVar(&o.TargetFileSize, "target-file-size", "", "roll data files at this size (default: delta.targetFileSize, else 128MiB)")
-	f.StringVar(&o.Compression, "compression", "snappy", "Parquet compression: snappy, zstd, gzip, lz4, none")
+	f.StringVar(&o.Compression, "compression", "snappy", "Parquet compression: "+parquetCompressions)
 	f.BoolVar(&o.MergeSchema, "merge-schema", false, "add the input's new columns to the table schema, nullable (Delta's mergeSchema; same as --schema-evolution-mode addNewColumns)")
 	f.StringVar(&o.SchemaEvolution, "schema-evolution-mode", "", "input fields not in the schema: failOnNewColumns (default: the record is an error), addNewColumns (as --merge-schema) or none (drop their values), as Auto Loader's cloudFiles.schemaEvolutionMode")
 	f.StringVar(&o.BadRecordsPath, "bad-records-path", "", "Delta table URL for records that do not fit the schema (as Spark's badRecordsPath): valid rows go on, rejects land there once per batch")
@@ -291,6 +292,14 @@ func ingestOptions(o IngestOptions) (ingest.Options, error) {
 		return opts, cdcFlagError(err)
 	}
 	opts.Checkpoint, opts.Table, opts.FileSink = o.Checkpoint, o.Table, o.FileSink
+	if err := checkPartitionBy(o.PartitionBy); err != nil {
+		return opts, err
+	}
+	if o.FileSink == "" || o.FileFormat == "parquet" {
+		if err := (table.WriteOptions{Compression: o.Compression}).Validate(); err != nil {
+			return opts, &hintError{err, fmt.Sprintf("--compression %q: want %s", o.Compression, parquetCompressions)}
+		}
+	}
 	opts.FileFormat, opts.PartitionColumns = o.FileFormat, o.PartitionBy
 	opts.OutputMode = sink.OutputMode(o.OutputMode)
 	opts.MergeKeys, opts.SequenceBy, opts.DeleteWhen, opts.CDCFormat = o.MergeKeys, o.SequenceBy, o.DeleteWhen, o.CDCFormat
@@ -343,6 +352,11 @@ func printProgress(p *printer, pr stream.Progress, sinkKind, outputMode string) 
 		merged, state, pr.ProcessedRowsPerSecond, rec)
 }
 
+// parquetCompressions are the --compression values of Parquet data files
+// (table.WriteOptions.Compression, which also takes lz4_raw and
+// uncompressed).
+const parquetCompressions = "snappy, zstd, gzip, lz4 or none"
+
 // ingestFlagError words the guards' refusals with the flags that lift them.
 func ingestFlagError(err error) error {
 	var dup *ingest.DuplicateSourceError
@@ -371,7 +385,7 @@ func ingestFlagError(err error) error {
 		return &hintError{err, fmt.Sprintf("--partition-by %s: table %s is partitioned by [%s]; a table's partitioning cannot change by writing to it",
 			strings.Join(pe.Want, ","), pe.Location, strings.Join(pe.Have, ","))}
 	}
-	return cdcFlagError(err)
+	return partitionByError(cdcFlagError(err))
 }
 
 // ingestSchemaEvolution maps --merge-schema and --schema-evolution-mode to

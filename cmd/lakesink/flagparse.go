@@ -1,9 +1,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/lakesink/lakesink/compaction"
+	"github.com/lakesink/lakesink/schema"
 )
 
 // byteSizeForms lists what a byte-size flag accepts (txlog.ParseByteSize:
@@ -20,4 +23,42 @@ func parseByteSizeFlag(flag, value string) (int64, error) {
 		return 0, &hintError{err: err, msg: fmt.Sprintf("--%s %q: not a byte size; want %s", flag, value, byteSizeForms)}
 	}
 	return n, nil
+}
+
+// checkPartitionBy refuses a --partition-by list that names a column twice
+// or an empty name, before anything is read or created.
+func checkPartitionBy(cols []string) error {
+	seen := make(map[string]bool, len(cols))
+	for _, c := range cols {
+		switch {
+		case c == "":
+			return fmt.Errorf("--partition-by %s: an empty column name", strings.Join(cols, ","))
+		case seen[c]:
+			return fmt.Errorf("--partition-by %s: column %q given twice", strings.Join(cols, ","), c)
+		}
+		seen[c] = true
+	}
+	return nil
+}
+
+// partitionByError words a partition column the schema cannot have
+// (*schema.PartitionColumnError, from create or from the first batch of
+// ingest) with the flag and the schema's columns, in place of the layers'
+// "write to the sink: batch 0: create URL: invalid options: ..."; the error
+// is kept for errors.Is and errors.As. Any other error is returned as it is.
+func partitionByError(err error) error {
+	var pe *schema.PartitionColumnError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	var msg string
+	switch pe.Problem {
+	case schema.PartitionColumnUnknown:
+		msg = fmt.Sprintf("--partition-by: unknown column %q; the columns are: %s", pe.Column, strings.Join(pe.Columns, ", "))
+	case schema.PartitionColumnNested:
+		msg = fmt.Sprintf("--partition-by: column %q has the nested type %s; a partition column holds one primitive value", pe.Column, pe.Type)
+	default:
+		msg = fmt.Sprintf("--partition-by: every column (%s) would be a partition column; leave at least one data column", strings.Join(pe.Columns, ", "))
+	}
+	return &hintError{err, msg}
 }

@@ -318,7 +318,7 @@ func TestNewUserErrorsNameFlagOrTable(t *testing.T) {
 		want string
 	}{
 		{[]string{"create", fresh, "--schema", flightsSchema, "--partition-by", "nope"},
-			`create file://` + fresh + `: invalid options: partition column "nope" is not in the schema (columns: date, delay, distance, origin, destination)`},
+			`--partition-by: unknown column "nope"; the columns are: date, delay, distance, origin, destination`},
 		{[]string{"create", fresh, "--schema", missing},
 			`--schema: read schema file: open ` + missing + `: no such file or directory`},
 		{[]string{"scan", tbl, "--columns", "nope"},
@@ -385,5 +385,54 @@ func TestJSONSummariesNameTheTable(t *testing.T) {
 		if last["message_type"] != "summary" || last["table"] != want {
 			t.Errorf("%v: last object %v; want a summary with table %q", args, last, want)
 		}
+	}
+}
+
+// A bad --partition-by of ingest names the flag, the column and the columns
+// there are, once (it read "write to the sink: batch 0: create URL: invalid
+// options: partition column ..." for a table, "invalid schema: ..." without
+// the columns for a file sink); a repeated column and a bad --compression are
+// refused by flag before anything is read (they read "invalid options:
+// invalid options: Compression: invalid options: ...").
+func TestIngestPartitionByErrorsNameTheFlag(t *testing.T) {
+	dir := t.TempDir()
+	src := flightsSource(t, dir, 1)
+	cols := "the columns are: date, delay, distance, origin, destination"
+	for i, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--table", filepath.Join(dir, "t"), "--partition-by", "nope"}, `--partition-by: unknown column "nope"; ` + cols},
+		{[]string{"--file-sink", filepath.Join(dir, "fs"), "--partition-by", "nope"}, `--partition-by: unknown column "nope"; ` + cols},
+		{[]string{"--file-sink", filepath.Join(dir, "fj"), "--file-format", "json", "--partition-by", "nope"}, `--partition-by: unknown column "nope"; ` + cols},
+		{[]string{"--table", filepath.Join(dir, "t2"), "--partition-by", "date,delay,distance,origin,destination"},
+			"--partition-by: every column (date, delay, distance, origin, destination) would be a partition column; leave at least one data column"},
+		{[]string{"--table", filepath.Join(dir, "t"), "--partition-by", "origin,origin"}, `--partition-by origin,origin: column "origin" given twice`},
+		{[]string{"--table", filepath.Join(dir, "t"), "--compression", "zzz"}, `--compression "zzz": want snappy, zstd, gzip, lz4 or none`},
+	} {
+		args := append([]string{"ingest", "--source", src, "--schema", flightsSchema, "--timestamp-format", "2006/01/02 15:04",
+			"--checkpoint", filepath.Join(dir, "chk"+strconv.Itoa(i))}, tc.args...)
+		_, e, code := runCLI(t, args...)
+		if code != exitError || strings.TrimSpace(e) != "lakesink: "+tc.want {
+			t.Errorf("%v: exit %d, stderr %q; want %q", tc.args, code, e, "lakesink: "+tc.want)
+		}
+	}
+	for _, f := range []string{"t/_delta_log/00000000000000000000.json", "t2/_delta_log/00000000000000000000.json", "fs/_spark_metadata/0", "fj/_spark_metadata/0"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); !os.IsNotExist(err) {
+			t.Errorf("a refused ingest wrote %s (stat: %v)", f, err)
+		}
+	}
+}
+
+// The first partition column a schema cannot have is one
+// *schema.PartitionColumnError, whoever finds it (table.Create or a first
+// write, the file sink, the Parquet writer), so the CLI words each once.
+func TestCreatePartitionByAllColumnsNotUnknown(t *testing.T) {
+	dir := t.TempDir()
+	one := `{"type":"struct","fields":[{"name":"a","type":"long","nullable":true,"metadata":{}}]}`
+	_, e, code := runCLI(t, "create", filepath.Join(dir, "t"), "--schema", one, "--partition-by", "nope")
+	// It also said "every column is a partition column" (one name given, one column).
+	if want := `lakesink: --partition-by: unknown column "nope"; the columns are: a`; code != exitError || strings.TrimSpace(e) != want {
+		t.Errorf("exit %d, stderr %q; want %q", code, e, want)
 	}
 }

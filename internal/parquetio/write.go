@@ -584,12 +584,13 @@ func newLayout(s *schema.StructType, opts WriteOptions) (*layout, error) {
 	for _, c := range opts.PartitionColumns {
 		i := s.FieldIndex(c)
 		if i < 0 {
-			return nil, fmt.Errorf("%w: partition column %q is not in the schema", schema.ErrSchema, c)
+			return nil, fmt.Errorf("%w: %w", schema.ErrSchema, schema.CheckPartitionColumns(s, []string{c}))
 		}
 		switch s.Fields[i].Type.(type) {
 		case schema.PrimitiveType, schema.DecimalType:
 		default:
-			return nil, fmt.Errorf("%w: partition column %q has type %s; only primitive types can partition", schema.ErrSchema, c, schema.FormatType(s.Fields[i].Type))
+			return nil, fmt.Errorf("%w: %w", schema.ErrSchema,
+				&schema.PartitionColumnError{Problem: schema.PartitionColumnNested, Column: c, Type: schema.FormatType(s.Fields[i].Type)})
 		}
 		isPart[i] = true
 		l.partIdx = append(l.partIdx, i)
