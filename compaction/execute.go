@@ -151,11 +151,11 @@ type Result struct {
 func Optimize(ctx context.Context, t *table.Table, po PlanOptions, eo ExecOptions) (*Plan, *Result, error) {
 	snap, err := t.Snapshot(ctx)
 	if err != nil {
-		return nil, nil, fmt.Errorf("optimize: %w", err) // names the table
+		return nil, nil, fmt.Errorf("compact: %w", err) // names the table
 	}
 	plan, err := NewPlan(snap, po)
 	if err != nil {
-		return nil, nil, fmt.Errorf("optimize %s: %w", t.URL(), err)
+		return nil, nil, fmt.Errorf("compact %s: %w", t.URL(), err)
 	}
 	res, err := Execute(ctx, t, plan, eo)
 	return plan, res, err
@@ -204,7 +204,7 @@ func Execute(ctx context.Context, t *table.Table, plan *Plan, opts ExecOptions) 
 	if snap == nil {
 		s, err := t.SnapshotAt(ctx, plan.ReadVersion)
 		if err != nil {
-			return nil, fmt.Errorf("optimize: load version %d: %w: %w", plan.ReadVersion, ErrPlanStale, err) // names the table
+			return nil, fmt.Errorf("compact: load version %d: %w: %w", plan.ReadVersion, ErrPlanStale, err) // names the table
 		}
 		snap = s
 	}
@@ -231,11 +231,11 @@ func Execute(ctx context.Context, t *table.Table, plan *Plan, opts ExecOptions) 
 		}
 	}
 	if plan.TableID != "" && md.ID != plan.TableID {
-		return nil, fmt.Errorf("optimize %s: %w: plan for table %s, table is %s", t.URL(), ErrPlanStale, plan.TableID, md.ID)
+		return nil, fmt.Errorf("compact %s: %w: plan for table %s, table is %s", t.URL(), ErrPlanStale, plan.TableID, md.ID)
 	}
 	sch, err := md.Schema()
 	if err != nil {
-		return nil, fmt.Errorf("optimize %s: %w", t.URL(), err)
+		return nil, fmt.Errorf("compact %s: %w", t.URL(), err)
 	}
 	dataSchema := dataColumns(sch, md.PartitionColumns)
 	target := plan.TargetFileSizeBytes
@@ -277,7 +277,7 @@ func Execute(ctx context.Context, t *table.Table, plan *Plan, opts ExecOptions) 
 	}
 	if err := g.Wait(); err != nil {
 		deleteOutputs(ctx, t, outs)
-		return nil, fmt.Errorf("optimize %s: %w", t.URL(), err)
+		return nil, fmt.Errorf("compact %s: %w", t.URL(), err)
 	}
 
 	// Commit, dropping bins whose inputs were removed concurrently.
@@ -298,16 +298,16 @@ func Execute(ctx context.Context, t *table.Table, plan *Plan, opts ExecOptions) 
 			if !errors.Is(err, txlog.ErrCommitStateUnknown) {
 				deleteOutputs(ctx, t, live)
 			}
-			return nil, fmt.Errorf("optimize %s: commit after reading version %d: %w", t.URL(), snap.Version(), err)
+			return nil, fmt.Errorf("compact %s: commit after reading version %d: %w", t.URL(), snap.Version(), err)
 		}
 		latest, lerr := t.Snapshot(ctx)
 		if lerr != nil {
 			deleteOutputs(ctx, t, live)
-			return nil, fmt.Errorf("optimize: reload after conflict (%v): %w", err, lerr) // lerr names the table
+			return nil, fmt.Errorf("compact: reload after conflict (%v): %w", err, lerr) // lerr names the table
 		}
 		if cerr := compatibleMetadata(md, latest.Metadata()); cerr != nil {
 			deleteOutputs(ctx, t, live)
-			return nil, fmt.Errorf("optimize %s: %w (after %v)", t.URL(), cerr, err)
+			return nil, fmt.Errorf("compact %s: %w (after %v)", t.URL(), cerr, err)
 		}
 		var keep, drop []*binOutput
 		for _, o := range live {

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -10,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lakesink/lakesink/compaction"
+	"github.com/lakesink/lakesink/expr"
 	"github.com/lakesink/lakesink/table"
 )
 
@@ -85,9 +88,25 @@ func runCompact(ctx context.Context, p *printer, url string, o CompactOptions) e
 	if err != nil {
 		return err
 	}
+	if strings.TrimSpace(o.Where) != "" {
+		// Bound here, as scan and files bind it, so that the error names
+		// the flag (and the columns after an unknown one).
+		sch, err := snap.Schema()
+		if err != nil {
+			return fmt.Errorf("compact %s: %w", t.URL(), err)
+		}
+		if _, err := expr.ParseAndBind(o.Where, sch); err != nil {
+			return whereHint(fmt.Errorf("--where %q: %w", o.Where, err), sch)
+		}
+	}
 	plan, err := compaction.NewPlan(snap, po)
+	if errors.Is(err, compaction.ErrPredicate) {
+		// The filter binds (above): it names a data column.
+		return &hintError{err, fmt.Sprintf("--where %q: compact rewrites whole partitions, so the filter may name partition columns only (%s)",
+			o.Where, strings.Join(snap.Metadata().PartitionColumns, ", "))}
+	}
 	if err != nil {
-		return fmt.Errorf("optimize %s: %w", t.URL(), err) // as compaction.Optimize names it
+		return fmt.Errorf("compact %s: %w", t.URL(), err) // as compaction.Execute names it
 	}
 	if o.DryRun {
 		if p.json {

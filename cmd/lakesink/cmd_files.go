@@ -67,7 +67,7 @@ func runFiles(ctx context.Context, p *printer, url string, o FilesOptions) error
 	if o.Where != "" {
 		pred, err := snap.Predicate(o.Where)
 		if err != nil {
-			return whereHint(fmt.Errorf("--where %q: %w", o.Where, err), snap)
+			return whereHint(fmt.Errorf("--where %q: %w", o.Where, err), snap.Schema())
 		}
 		if kept, err = snap.Files(ctx, pred); err != nil {
 			return err

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lakesink/lakesink/expr"
 	"github.com/lakesink/lakesink/reader"
+	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/storage"
 )
 
@@ -124,7 +125,7 @@ func runScan(ctx context.Context, p *printer, url string, o ScanOptions) error {
 		// Bound here, as files binds it, so that the error names the flag.
 		pred, err := snap.Predicate(o.Where)
 		if err != nil {
-			return whereHint(fmt.Errorf("--where %q: %w", o.Where, err), snap)
+			return whereHint(fmt.Errorf("--where %q: %w", o.Where, err), snap.Schema())
 		}
 		ro.Predicate = pred
 	}
@@ -157,7 +158,7 @@ func runScan(ctx context.Context, p *printer, url string, o ScanOptions) error {
 				return &hintError{err, err.Error() + "; a data file of this snapshot is gone: VACUUM deletes the files that only " +
 					"versions older than its retention use (or it was deleted by hand), so this snapshot can no longer be read"}
 			}
-			return whereHint(err, snap)
+			return whereHint(err, snap.Schema())
 		}
 		fields := rec.Schema.Fields
 		switch o.Format {
@@ -199,12 +200,12 @@ func writeRow(cw *csv.Writer, tw *tabwriter.Writer, cells []string) {
 // the table's columns after an unknown one, and the quoting rule after a
 // bare word on the right of a comparison (origin = SFO reads SFO as a
 // column).
-func whereHint(err error, snap *reader.Snapshot) error {
+func whereHint(err error, sch *schema.StructType) error {
 	var se *expr.SyntaxError
 	switch {
 	case errors.Is(err, reader.ErrUnknownColumn) || (errors.Is(err, expr.ErrBind) && strings.Contains(err.Error(), "no column")):
 		var names []string
-		for _, f := range snap.Schema().Fields {
+		for _, f := range sch.Fields {
 			names = append(names, f.Name)
 		}
 		msg := err.Error()

@@ -436,3 +436,34 @@ func TestCreatePartitionByAllColumnsNotUnknown(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want %q", code, e, want)
 	}
 }
+
+// compact's errors speak of compact, the CLI's word, not of the library's
+// OPTIMIZE ("optimize file:///t: ..."), and a bad --where names the flag as
+// scan's does (it read "optimize URL: invalid partition filter: ...").
+func TestCompactErrorsSayCompact(t *testing.T) {
+	dir := t.TempDir()
+	tbl := ingestFlights(t, dir, 2, false, "--partition-by", "origin")
+	for _, tc := range []struct{ where, want string }{
+		{"nope = 1", `--where "nope = 1": predicate does not fit the schema: no column nope in the schema; the columns are: date, delay, distance, origin, destination`},
+		{"delay > 1", `--where "delay > 1": compact rewrites whole partitions, so the filter may name partition columns only (origin)`},
+	} {
+		_, e, code := runCLI(t, "compact", tbl, "--where", tc.where)
+		if code != exitError || strings.TrimSpace(e) != "lakesink: "+tc.want {
+			t.Errorf("--where %q: exit %d, stderr %q; want %q", tc.where, code, e, "lakesink: "+tc.want)
+		}
+	}
+	// A data file gone under the log fails the rewrite.
+	files, err := filepath.Glob(filepath.Join(tbl, "origin=*", "*.parquet"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("data files: %v %v", files, err)
+	}
+	for _, f := range files {
+		if err := os.Remove(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, e, code := runCLI(t, "compact", tbl)
+	if code == 0 || !strings.HasPrefix(e, "lakesink: compact file://"+tbl+": ") || strings.Contains(e, "optimize") {
+		t.Errorf("compact of a table without its files: exit %d, stderr %q; want a message starting %q", code, e, "lakesink: compact file://"+tbl+": ")
+	}
+}
