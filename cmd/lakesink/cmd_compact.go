@@ -115,7 +115,7 @@ func runCompact(ctx context.Context, p *printer, url string, o CompactOptions) e
 					return err
 				}
 			}
-			return p.emit("summary", map[string]any{"table": t.URL(), "dryRun": true, "readVersion": plan.ReadVersion, "bins": len(plan.Bins),
+			return p.emitSummary(t.URL(), map[string]any{"dryRun": true, "readVersion": plan.ReadVersion, "bins": len(plan.Bins),
 				"numFiles": plan.NumFiles, "bytes": plan.Bytes, "consideredFiles": plan.ConsideredFiles, "skippedBins": plan.SkippedBins,
 				"targetFileSizeBytes": plan.TargetFileSizeBytes})
 		}

@@ -136,7 +136,7 @@ func runCreate(ctx context.Context, p *printer, url string, o CreateOptions) err
 		return err
 	}
 	if p.json {
-		return p.emit("summary", map[string]any{"table": t.URL(), "version": snap.Version(),
+		return p.emitSummary(t.URL(), map[string]any{"version": snap.Version(),
 			"minReaderVersion": snap.Protocol().MinReaderVersion, "minWriterVersion": snap.Protocol().MinWriterVersion})
 	}
 	p.summaryf("created %s (version %d, reader %d / writer %d)\n", t.URL(), snap.Version(), snap.Protocol().MinReaderVersion, snap.Protocol().MinWriterVersion)

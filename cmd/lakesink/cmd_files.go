@@ -94,7 +94,7 @@ func runFiles(ctx context.Context, p *printer, url string, o FilesOptions) error
 		p.textf("%-70s %10s %8s rows  %s\n", f.Key, humanBytes(f.Size), recs, strings.Join(parts, ","))
 	}
 	if p.json {
-		return p.emit("summary", map[string]any{"version": snap.Version(), "numFiles": len(all), "numKept": len(kept), "bytesKept": bytes})
+		return p.emitSummary(snap.Store().URL(), map[string]any{"version": snap.Version(), "numFiles": len(all), "numKept": len(kept), "bytesKept": bytes})
 	}
 	p.textf("%d of %d files kept (%s)\n", len(kept), len(all), humanBytes(bytes))
 	return nil

@@ -104,7 +104,7 @@ func runHistory(ctx context.Context, p *printer, url string, o HistoryOptions) e
 		p.textf("%-8d %-24s %-18s %s\n", e.Version, c.Timestamp.UTC().Format("2006-01-02 15:04:05.000"), e.Operation, summarise(e.OperationParameters, e.OperationMetrics))
 	}
 	if p.json {
-		return p.emit("summary", map[string]any{"table": t.URL(), "commits": len(h)})
+		return p.emitSummary(t.URL(), map[string]any{"commits": len(h)})
 	}
 	return nil
 }

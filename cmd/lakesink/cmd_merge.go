@@ -151,7 +151,7 @@ func runMerge(ctx context.Context, p *printer, url string, o MergeOptions) error
 		return err
 	}
 	if p.json {
-		return p.emitValue("summary", mergeSummary{res, t.URL()})
+		return p.emitSummary(t.URL(), res)
 	}
 	if res.Skipped {
 		p.summaryf("skipped: %s version %d is already committed (table version %d)\n", o.AppID, o.Version, res.Version)
@@ -173,12 +173,6 @@ func mergeHint(err error) error {
 			"and this one (a column the table lacks is read, e.g. by --delete-when, and not written), or leave the field out of the input"}
 	}
 	return err
-}
-
-// mergeSummary is `merge --json`'s summary.
-type mergeSummary struct {
-	table.MergeResult
-	Table string `json:"table"`
 }
 
 // readOneFile decodes one input file with the file source's decoders.

@@ -364,7 +364,7 @@ func TestConvertSaysOneFile(t *testing.T) {
 // Every maintenance command's --json summary names its table, as create,
 // history and merge did (checkpoint, cleanup-log, vacuum, compact and
 // convert printed figures only: a script looping over tables could not tell
-// the lines apart).
+// the lines apart; files did until it used the same emitSummary).
 func TestJSONSummariesNameTheTable(t *testing.T) {
 	dir := t.TempDir()
 	tbl := ingestFlights(t, dir, 2, false)
@@ -372,6 +372,7 @@ func TestJSONSummariesNameTheTable(t *testing.T) {
 	for _, args := range [][]string{
 		{"checkpoint", tbl}, {"cleanup-log", tbl}, {"vacuum", tbl, "--dry-run"},
 		{"compact", tbl, "--dry-run"}, {"compact", tbl}, {"convert", fs},
+		{"files", tbl}, {"files", fs, "--where", "origin = 'SFO'"}, {"history", tbl},
 	} {
 		o, e, code := runCLI(t, append(args, "--json")...)
 		if code != 0 {

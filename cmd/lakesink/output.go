@@ -41,9 +41,9 @@ func (p *printer) emitValue(messageType string, v any) error {
 }
 
 // emitSummary writes a command's closing summary object: v's fields (a
-// struct with json tags), message_type "summary" and "table", the table's
-// URL, as create, history and merge name it, so a script running one
-// command over many tables can tell the lines apart.
+// struct with json tags, or a map), message_type "summary" and "table", the
+// table's URL, so a script running one command over many tables can tell
+// the lines apart. Every command on a table closes with it.
 func (p *printer) emitSummary(tableURL string, v any) error {
 	m, err := valueMap(v)
 	if err != nil {
