@@ -242,7 +242,12 @@ func ingestOptions(o IngestOptions) (ingest.Options, error) {
 	trig, err := stream.ParseTrigger(o.Trigger)
 	if err != nil {
 		// Named by the flag, as --output-mode above (the library's error
-		// names its option, "trigger").
+		// names its option, "trigger"). An interval trigger that the
+		// library refused has a bad duration: say so.
+		if kind, iv, ok := strings.Cut(o.Trigger, "="); ok && (kind == "interval" || kind == "processing-time") {
+			return opts, fmt.Errorf("--trigger %q: %q is not a duration of 0 or more; want %s=<duration> such as 30s, 5m or 1h30m (Go's time.ParseDuration units ns, us, ms, s, m, h)",
+				o.Trigger, iv, kind)
+		}
 		return opts, fmt.Errorf("--trigger %q: want available-now, once or interval=<duration> (e.g. interval=30s)", o.Trigger)
 	}
 	opts.Trigger = trig

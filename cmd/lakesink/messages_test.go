@@ -468,3 +468,17 @@ func TestCompactErrorsSayCompact(t *testing.T) {
 		t.Errorf("compact of a table without its files: exit %d, stderr %q; want a message starting %q", code, e, "lakesink: compact file://"+tbl+": ")
 	}
 }
+
+// A bad interval of --trigger names the flag, the value and the accepted
+// forms (it read "want available-now, once or interval=<duration>" for
+// interval=abc, as though interval were not accepted).
+func TestTriggerIntervalErrorSaysDuration(t *testing.T) {
+	dir := t.TempDir()
+	for _, v := range []string{"abc", "-1s", ""} {
+		_, e, code := runCLI(t, "ingest", "--source", dir, "--checkpoint", filepath.Join(dir, "chk"), "--table", filepath.Join(dir, "t"), "--trigger", "interval="+v)
+		want := `lakesink: --trigger "interval=` + v + `": "` + v + `" is not a duration of 0 or more; want interval=<duration> such as 30s, 5m or 1h30m (Go's time.ParseDuration units ns, us, ms, s, m, h)`
+		if code != exitError || strings.TrimSpace(e) != want {
+			t.Errorf("interval=%s: exit %d, stderr %q; want %q", v, code, e, want)
+		}
+	}
+}
