@@ -156,3 +156,22 @@ func TestOpenTableUsesTheTablesLogOptions(t *testing.T) {
 		t.Fatalf("version %d, want 2", s.Version())
 	}
 }
+
+// TestOpenedLogIsReadOnly: the Log that Open reads a Delta table through is
+// read-only (txlog.Options.ReadOnly, even through WithLogOptions): it keeps
+// no loaded checkpoint's bytes for a checkpoint it will never write, and a
+// checkpoint through it is refused.
+func TestOpenedLogIsReadOnly(t *testing.T) {
+	ctx := context.Background()
+	dir, _ := newEventTable(t)
+	for _, opts := range [][]Option{nil, {WithLogOptions(txlog.DefaultOptions())}} {
+		s, err := Open(ctx, dir, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.log.Checkpoint(ctx, s.Delta()); !errors.Is(err, txlog.ErrReadOnly) {
+			t.Errorf("checkpoint through the Log of Open(%d options): %v, want txlog.ErrReadOnly", len(opts), err)
+		}
+		s.Close()
+	}
+}

@@ -34,7 +34,8 @@ func AsOf(t time.Time) Option { return func(o *openOptions) { o.asOf, o.hasAsOf 
 // instead of opening the URL; the caller keeps ownership of the store.
 func WithStore(store storage.Store) Option { return func(o *openOptions) { o.store = store } }
 
-// WithLogOptions sets the transaction log options (read concurrency, ...).
+// WithLogOptions sets the transaction log options (read concurrency, ...);
+// ReadOnly is set whatever lo says (a reader writes nothing).
 func WithLogOptions(lo txlog.Options) Option { return func(o *openOptions) { o.logOptions = &lo } }
 
 // SkipChecksumValidation reads the Delta log without checking the loaded

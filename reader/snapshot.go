@@ -104,6 +104,7 @@ func open(ctx context.Context, store storage.Store, o openOptions, forceSink boo
 		if o.skipCRC {
 			lo.SkipChecksumValidation = true
 		}
+		lo.ReadOnly = true // a reader writes nothing (no checkpoint memo kept)
 		l, err := txlog.New(store, lo)
 		if err != nil {
 			return nil, fmt.Errorf("open %s: %w", store.URL(), err)

@@ -98,6 +98,7 @@ type config struct {
 	skipCRC      bool
 	// checkpointOnCommit: WithCheckpointOnCommit.
 	checkpointOnCommit bool
+	readOnly           bool // ReadOnly
 }
 
 // Option configures Open and Create.
@@ -124,6 +125,12 @@ func WithSingleWriter() Option { return func(c *config) { c.singleWriter = true 
 // background (the default; txlog.Options.BackgroundCheckpoint): for a
 // caller that must see the checkpoint on disk when Write returns.
 func WithCheckpointOnCommit() Option { return func(c *config) { c.checkpointOnCommit = true } }
+
+// ReadOnly opens a table that is only read (snapshots, history): its log
+// keeps nothing for writing, such as the loaded checkpoint's bytes kept to
+// seed the next checkpoint (txlog.Options.ReadOnly, whatever WithLogOptions
+// says), and every write fails with txlog.ErrReadOnly.
+func ReadOnly() Option { return func(c *config) { c.readOnly = true } }
 
 // Open opens the table at url (a path, file://, mem:// or s3:// URL). It does
 // no I/O beyond opening the store: a missing table is reported by the first
@@ -155,6 +162,9 @@ func OpenStore(store storage.Store, opts ...Option) (*Table, error) {
 	c.log.BackgroundCheckpoint = !c.checkpointOnCommit
 	if c.skipCRC {
 		c.log.SkipChecksumValidation = true
+	}
+	if c.readOnly {
+		c.log.ReadOnly = true
 	}
 	l, err := txlog.New(store, c.log)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -179,4 +180,48 @@ func TestCheckpointSeedOnlyFromCopyableGroups(t *testing.T) {
 			t.Errorf("checkpoint encoded %d adds, want all %d", memo.encodedAdds, n)
 		}
 	})
+}
+
+// TestReadOnlyLogKeepsNoCheckpointMemo: a Log opened ReadOnly (as the reader
+// package opens its logs) on a table whose latest checkpoint this package
+// wrote keeps no memo of it, where a writer's Log keeps the file's bytes
+// (it kept them, up to 64 MiB, for as long as the Log lived, although it
+// never writes a checkpoint); its writes fail with ErrReadOnly and write
+// nothing.
+func TestReadOnlyLogKeepsNoCheckpointMemo(t *testing.T) {
+	ctx := context.Background()
+	rt := newReuseTable(t, 300, 64)
+	rt.append(2)
+	rt.checkpoint()
+	rt.reopen(seedOpts(64))
+	if m := rt.l.ckptMemo.get(); m == nil || m.file.Size() == 0 {
+		t.Fatalf("a writer's Log keeps no memo of the loaded checkpoint: %+v", m)
+	}
+	ro := seedOpts(64)
+	ro.ReadOnly = true
+	rt.reopen(ro)
+	if m := rt.l.ckptMemo.get(); m != nil {
+		t.Fatalf("a read-only Log keeps the memo of version %d (%d bytes)", m.version, m.file.Size())
+	}
+	if rt.snap.NumFiles() != 302 {
+		t.Fatalf("read-only snapshot has %d files, want 302", rt.snap.NumFiles())
+	}
+	keys := len(rt.st.objects(""))
+	if _, err := rt.l.Checkpoint(ctx, rt.snap); !errors.Is(err, ErrReadOnly) {
+		t.Errorf("Checkpoint of a read-only Log: %v, want ErrReadOnly", err)
+	}
+	tx := rt.l.Begin(rt.snap)
+	tx.Add(Action{Add: reuseAdd("ro-1", 1)})
+	if _, err := tx.Commit(ctx, "WRITE", nil, nil); !errors.Is(err, ErrReadOnly) {
+		t.Errorf("Commit through a read-only Log: %v, want ErrReadOnly", err)
+	}
+	if _, err := rt.l.Cleanup(ctx, CleanupOptions{}); !errors.Is(err, ErrReadOnly) {
+		t.Errorf("Cleanup through a read-only Log: %v, want ErrReadOnly", err)
+	}
+	if _, err := rt.l.Cleanup(ctx, CleanupOptions{DryRun: true}); err != nil {
+		t.Errorf("dry-run Cleanup through a read-only Log: %v", err)
+	}
+	if n := len(rt.st.objects("")); n != keys {
+		t.Errorf("the refused writes left %d objects, want %d", n, keys)
+	}
 }

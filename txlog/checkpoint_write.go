@@ -35,6 +35,9 @@ func (l *Log) Checkpoint(ctx context.Context, snap *Snapshot) (*LastCheckpoint, 
 	if snap == nil {
 		return nil, fmt.Errorf("%w: checkpoint of a nil snapshot", ErrInvalidTransaction)
 	}
+	if l.opts.ReadOnly {
+		return nil, fmt.Errorf("checkpoint of version %d: %w", snap.version, ErrReadOnly)
+	}
 	if err := checkCheckpointSupported(snap.protocol); err != nil {
 		return nil, fmt.Errorf("checkpoint of version %d: %w", snap.version, err)
 	}

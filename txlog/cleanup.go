@@ -242,6 +242,9 @@ func (l *Log) expiredSidecars(ctx context.Context, ls *listing, cpv int64, now t
 // delta.enableExpiredLogCleanup or delta.logRetentionDuration is
 // ErrInvalidProperty naming the key.
 func (l *Log) Cleanup(ctx context.Context, o CleanupOptions) (*CleanupPlan, error) {
+	if l.opts.ReadOnly && !o.DryRun {
+		return nil, fmt.Errorf("log cleanup: %w", ErrReadOnly)
+	}
 	now := l.opts.Now
 	if o.Now != nil {
 		now = o.Now

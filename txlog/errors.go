@@ -48,6 +48,9 @@ var (
 	ErrUnknownAction = errors.New("unknown action")
 	// ErrInvalidOptions: Options.Validate failed.
 	ErrInvalidOptions = errors.New("invalid options")
+	// ErrReadOnly: a write (commit, checkpoint, log cleanup) through a
+	// Log opened with Options.ReadOnly.
+	ErrReadOnly = errors.New("log opened read-only")
 	// ErrInvalidTransaction: a transaction is misused (committed twice, no
 	// metadata for a new table, invalid action, ...).
 	ErrInvalidTransaction = errors.New("invalid transaction")

@@ -56,6 +56,13 @@ type Options struct {
 	DisableChecksumFile bool
 	// Now is the clock (commit timestamps, tombstone expiry). Default time.Now.
 	Now func() time.Time
+	// ReadOnly declares a Log that only reads (the reader package opens
+	// its logs so): its replay keeps nothing a writer needs, namely the
+	// bytes of a loaded checkpoint this package wrote (up to 64 MiB, kept
+	// for as long as the Log lives to seed its first checkpoint's row-group
+	// reuse), and Transaction.Commit, Checkpoint and Cleanup (but a dry
+	// run) fail with ErrReadOnly.
+	ReadOnly bool
 }
 
 // DefaultOptions returns the defaults documented on each Options field.

@@ -518,7 +518,10 @@ func (l *Log) replay(ctx context.Context, seg *segment) (*Snapshot, error) {
 		}
 		r.inCheckpoint = true
 		r.pvs = newMapInterner()
-		seed := &ckptSeed{slot: l.ckptMemo}
+		var seed *ckptSeed // nil: nothing kept for a checkpoint this Log will not write
+		if !l.opts.ReadOnly {
+			seed = &ckptSeed{slot: l.ckptMemo}
+		}
 		if err := l.readCheckpoint(ctx, ck, r.pvs, seed, applyCk); err != nil {
 			return nil, err
 		}

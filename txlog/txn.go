@@ -380,6 +380,9 @@ func (t *Transaction) Commit(ctx context.Context, operation string, params Opera
 	if t.done {
 		return -1, fmt.Errorf("%w: transaction %s already committed", ErrInvalidTransaction, t.txnID)
 	}
+	if t.log.opts.ReadOnly {
+		return -1, fmt.Errorf("commit after reading version %d: %w", t.readVersion, ErrReadOnly)
+	}
 	acts, err := t.prepare()
 	if err != nil {
 		return -1, err

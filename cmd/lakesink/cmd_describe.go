@@ -241,7 +241,7 @@ func runDescribe(ctx context.Context, p *printer, url string, o DescribeOptions)
 			return describeFileSink(ctx, p, url)
 		}
 	}
-	var topts []table.Option
+	topts := []table.Option{table.ReadOnly()}
 	if o.SkipChecksum {
 		topts = append(topts, table.WithoutChecksumValidation())
 	}

@@ -65,7 +65,7 @@ type HistoryEntry struct {
 }
 
 func runHistory(ctx context.Context, p *printer, url string, o HistoryOptions) error {
-	var topts []table.Option
+	topts := []table.Option{table.ReadOnly()}
 	if o.SkipChecksum {
 		topts = append(topts, table.WithoutChecksumValidation())
 	}
