@@ -144,7 +144,8 @@ func fsyncPath(name string) error {
 // above, is created as mkdirAllSync creates it), and Close neither fsyncs
 // the file nor its directory. The temporary file (and its directory) is
 // created on a goroutine of the writer's own, at most createWorkers of a
-// backend at once, which Write, Close and Abort wait for: a partitioned
+// backend at once, which Write, Close and Abort wait for (a ctx cancelled
+// before the creation starts stops it: no file is created): a partitioned
 // batch's writer meets each partition mid-batch, and the mkdir and create
 // of its file waited on the file system's journal (the 229 airports of
 // the 3M flights: 2.6 s of the two writing goroutines' 2.9 s blocked in
@@ -155,8 +156,19 @@ func (l *localBackend) newWriterDeferred(ctx context.Context, key string) (Write
 	w := &localWriter{ctx: ctx, l: l, final: final, deferred: true, created: make(chan struct{})}
 	go func() {
 		defer close(w.created)
-		l.createSlots <- struct{}{}
+		// A ctx cancelled while the creation waits for its slot, or before
+		// it starts, creates nothing: Write and Close return ctx's error,
+		// Abort has no file to remove.
+		select {
+		case l.createSlots <- struct{}{}:
+		case <-ctx.Done():
+			w.createErr = ctx.Err()
+			return
+		}
 		defer func() { <-l.createSlots }()
+		if w.createErr = ctx.Err(); w.createErr != nil {
+			return
+		}
 		w.f, w.createErr = l.createDeferred(final)
 	}()
 	return w, nil

@@ -272,3 +272,67 @@ func goroutineID() string {
 	f := strings.Fields(string(buf[:runtime.Stack(buf[:], false)]))
 	return f[1]
 }
+
+// TestDeferredWriterCancelledBeforeCreation: a deferred writer whose ctx is
+// cancelled while its creation waits for a slot (every slot held) creates
+// neither its file nor its directory once a slot frees: the creation ends,
+// Write and Close return ctx's error, Abort has nothing to remove, the slot
+// is given back, and no temporary file is left. Without the ctx check the
+// creation took the freed slot and created the temporary file and the
+// partition directory of a write nobody would make.
+func TestDeferredWriterCancelledBeforeCreation(t *testing.T) {
+	dir := t.TempDir()
+	st, err := Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	lb := st.(*store).be.(*localBackend)
+	for range createWorkers {
+		lb.createSlots <- struct{}{}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ws := make([]Writer, 3)
+	for i := range ws {
+		if ws[i], err = NewDeferredWriter(ctx, st, fmt.Sprintf("k=%d/part-0.parquet", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cancel()
+	for range createWorkers {
+		<-lb.createSlots
+	}
+	for i, w := range ws {
+		w := w.(*pathWriter).w.(*localWriter)
+		<-w.created
+		if w.f != nil || !errors.Is(w.createErr, context.Canceled) {
+			t.Errorf("writer %d: creation after cancel: file %v, error %v; want none and context.Canceled", i, w.f != nil, w.createErr)
+		}
+	}
+	if _, err := ws[0].Write([]byte("x")); !errors.Is(err, context.Canceled) {
+		t.Errorf("Write: %v, want context.Canceled", err)
+	}
+	if err := ws[1].Close(); !errors.Is(err, context.Canceled) {
+		t.Errorf("Close: %v, want context.Canceled", err)
+	}
+	for i, w := range ws {
+		if err := w.Abort(); err != nil {
+			t.Errorf("Abort %d: %v", i, err)
+		}
+	}
+	// Every slot is free again.
+	for range createWorkers {
+		select {
+		case lb.createSlots <- struct{}{}:
+		default:
+			t.Fatal("a cancelled creation kept its slot")
+		}
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		t.Errorf("left behind: %s", e.Name())
+	}
+}
