@@ -482,3 +482,30 @@ func TestTriggerIntervalErrorSaysDuration(t *testing.T) {
 		}
 	}
 }
+
+// A --partition-by that --schema cannot have is refused before the
+// checkpoint is made and the source claimed, so a rerun with the right
+// column ingests, also on a fresh checkpoint (it was refused by the first
+// batch, after the claim: a rerun after removing the failed run's checkpoint
+// read "source already ingested into this table by another query").
+func TestIngestPartitionByRefusedBeforeTheClaim(t *testing.T) {
+	dir := t.TempDir()
+	src := flightsSource(t, dir, 1)
+	tbl := filepath.Join(dir, "t")
+	args := func(chk, part string) []string {
+		return []string{"-q", "ingest", "--source", src, "--schema", flightsSchema, "--timestamp-format", "2006/01/02 15:04",
+			"--checkpoint", filepath.Join(dir, chk), "--table", tbl, "--partition-by", part}
+	}
+	_, e, code := runCLI(t, args("chk", "nope")...)
+	if want := `lakesink: --partition-by: unknown column "nope"; the columns are: date, delay, distance, origin, destination`; code != exitError || strings.TrimSpace(e) != want {
+		t.Fatalf("--partition-by nope: exit %d, stderr %q; want %q", code, e, want)
+	}
+	for _, p := range []string{tbl, filepath.Join(dir, "chk")} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("the refused run left %s (stat: %v)", p, err)
+		}
+	}
+	if _, e, code := runCLI(t, args("chk2", "origin")...); code != 0 {
+		t.Fatalf("rerun with --partition-by origin: exit %d, stderr %q", code, e)
+	}
+}

@@ -283,6 +283,16 @@ func (o Options) Validate() error {
 	if o.MaxFilesPerTrigger < 0 {
 		bad("MaxFilesPerTrigger %d < 0", o.MaxFilesPerTrigger)
 	}
+	// A new table's partition columns that the given Schema cannot have
+	// (*schema.PartitionColumnError) are refused here, before the source
+	// is claimed: refused by the first batch, the claim made the rerun
+	// with the right columns a "source already ingested" of another query.
+	// (Change events' rows are not Schema's: the sink checks those.)
+	if o.Schema != nil && len(o.PartitionColumns) > 0 && o.CDCFormat == "" {
+		if err := schema.CheckPartitionColumns(o.Schema, o.PartitionColumns); err != nil {
+			errs = append(errs, fmt.Errorf("%w: %w", ErrInvalidOptions, err))
+		}
+	}
 	if o.TargetFileSizeBytes < 0 {
 		bad("TargetFileSizeBytes %d < 0", o.TargetFileSizeBytes)
 	}
