@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -239,6 +240,9 @@ func ingestOptions(o IngestOptions) (ingest.Options, error) {
 	default:
 		return opts, fmt.Errorf("--output-mode %q: want append, complete or update", o.OutputMode)
 	}
+	if err := updateModeFlags(o); err != nil {
+		return opts, err
+	}
 	trig, err := stream.ParseTrigger(o.Trigger)
 	if err != nil {
 		// Named by the flag, as --output-mode above (the library's error
@@ -355,6 +359,32 @@ func printProgress(p *printer, pr stream.Progress, sinkKind, outputMode string) 
 	fmt.Fprintf(p.err, "batch %d: %s, %s -> %s%s, %s (%.0f rows/s)%s\n",
 		pr.BatchID, plural(files, "file", "files"), plural(pr.NumInputRows, "row", "rows"), plural(pr.Sink.NumFiles, "data file", "data files"),
 		merged, state, pr.ProcessedRowsPerSecond, rec)
+}
+
+// updateModeFlags refuses the merge flags outside update mode, and update
+// mode without --merge-key, by flag (the sink's Options.Validate names its
+// fields: "invalid options: update mode needs MergeKeys"). --cdc-format has
+// its own rule (ingest.CheckCDC, cdcFlagError).
+func updateModeFlags(o IngestOptions) error {
+	if o.CDCFormat != "" {
+		return nil
+	}
+	update := sink.OutputMode(o.OutputMode) == sink.Update
+	if update && len(o.MergeKeys) == 0 {
+		return fmt.Errorf("--output-mode update needs --merge-key (the key columns each batch is merged by)")
+	}
+	if update {
+		return nil
+	}
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"--merge-key", len(o.MergeKeys) > 0}, {"--sequence-by", o.SequenceBy != ""}, {"--delete-when", o.DeleteWhen != ""}} {
+		if f.set {
+			return fmt.Errorf("%s applies to --output-mode update only (this run's is %s)", f.name, cmp.Or(o.OutputMode, string(sink.Append)))
+		}
+	}
+	return nil
 }
 
 // parquetCompressions are the --compression values of Parquet data files

@@ -16,7 +16,8 @@ import (
 
 // A bad --format or --output-mode of ingest names the flag and the accepted
 // values (they read `invalid ingest options: Format "jsn" (want ...)`, the
-// Go field's name, and `unsupported output mode: "upsert"`, with no list).
+// Go field's name, and `unsupported output mode: "upsert"`, with no list);
+// so do the merge flags outside update mode and update mode without a key.
 func TestIngestEnumFlagErrorsNameTheFlag(t *testing.T) {
 	dir := t.TempDir()
 	base := []string{"ingest", "--source", dir, "--checkpoint", filepath.Join(dir, "chk"), "--table", filepath.Join(dir, "t")}
@@ -26,6 +27,12 @@ func TestIngestEnumFlagErrorsNameTheFlag(t *testing.T) {
 	}{
 		{[]string{"--format", "jsn"}, `--format "jsn": want json, csv, parquet, kafka or delta`},
 		{[]string{"--output-mode", "upsert"}, `--output-mode "upsert": want append, complete or update`},
+		// They read "invalid options: update mode needs MergeKeys (...)" and
+		// "invalid options: merge keys, sequence, delete predicate and
+		// update columns apply to update mode only".
+		{[]string{"--output-mode", "update"}, `--output-mode update needs --merge-key (the key columns each batch is merged by)`},
+		{[]string{"--merge-key", "origin"}, `--merge-key applies to --output-mode update only (this run's is append)`},
+		{[]string{"--output-mode", "complete", "--delete-when", "op = 'd'"}, `--delete-when applies to --output-mode update only (this run's is complete)`},
 	} {
 		_, e, code := runCLI(t, append(append([]string{}, base...), tc.args...)...)
 		if code != exitError || strings.TrimSpace(e) != "lakesink: "+tc.want {
