@@ -290,6 +290,32 @@ type change struct {
 	hit    bool // matched a table row
 }
 
+// MergeOptionError is a MergeOptions field that the table or the batch
+// cannot have: a key or sequence column missing from either or of a nested
+// type, an update column missing from either, or a DeleteWhen predicate
+// that does not parse or bind to the batch's schema (Err, an expr error).
+// Errors carrying it match ErrInvalidOptions.
+type MergeOptionError struct {
+	Option  string   // the field: "Keys", "SequenceBy", "UpdateColumns" or "DeleteWhen"
+	Column  string   // the column named (DeleteWhen: the predicate)
+	Problem string   // what is wrong with Column: "is not in the table", "is not in the batch", "has the nested type ..."
+	Columns []string // the table's columns, in order
+	Err     error    // DeleteWhen: the parse or bind error
+}
+
+// Error implements error: `merge key column "k" is not in the table`,
+// `sequence column ...`, `update column ...` or "delete predicate: <Err>".
+func (e *MergeOptionError) Error() string {
+	role := map[string]string{"Keys": "merge key", "SequenceBy": "sequence", "UpdateColumns": "update"}[e.Option]
+	if e.Option == "DeleteWhen" {
+		return fmt.Sprintf("delete predicate: %v", e.Err)
+	}
+	return fmt.Sprintf("%s column %q %s", role, e.Column, e.Problem)
+}
+
+// Unwrap returns Err (DeleteWhen), for errors.Is and errors.As.
+func (e *MergeOptionError) Unwrap() error { return e.Err }
+
 // ErrDuplicateKey: a merge batch without a sequence column holds several
 // rows with the same key (the message names the key and the rows).
 var ErrDuplicateKey = errors.New("several source rows with the same merge key")
@@ -324,23 +350,30 @@ func (t *Table) planMerge(proto txlog.Protocol, md txlog.Metadata, props txlog.T
 			return nil, fmt.Errorf("%w: column %q is %s in the batch and %s in the table", ErrSchemaMismatch, f.Name, batch.Schema.Fields[j].Type.TypeName(), f.Type.TypeName())
 		}
 	}
-	col := func(role, name string) (int, error) {
+	bad := func(option, name, problem string, err error) error {
+		e := &MergeOptionError{Option: option, Column: name, Problem: problem, Err: err}
+		for _, f := range sch.Fields {
+			e.Columns = append(e.Columns, f.Name)
+		}
+		return fmt.Errorf("%w: %w", ErrInvalidOptions, e)
+	}
+	col := func(option, name string) (int, error) {
 		i := sch.FieldIndex(name)
 		if i < 0 {
-			return -1, fmt.Errorf("%w: %s column %q is not in the table", ErrInvalidOptions, role, name)
+			return -1, bad(option, name, "is not in the table", nil)
 		}
 		if p.srcIdx[i] < 0 {
-			return -1, fmt.Errorf("%w: %s column %q is not in the batch", ErrInvalidOptions, role, name)
+			return -1, bad(option, name, "is not in the batch", nil)
 		}
 		switch sch.Fields[i].Type.(type) {
 		case schema.PrimitiveType, schema.DecimalType:
 		default:
-			return -1, fmt.Errorf("%w: %s column %q has the nested type %s", ErrInvalidOptions, role, name, sch.Fields[i].Type.TypeName())
+			return -1, bad(option, name, "has the nested type "+sch.Fields[i].Type.TypeName(), nil)
 		}
 		return i, nil
 	}
 	for _, k := range o.Keys {
-		i, err := col("merge key", k)
+		i, err := col("Keys", k)
 		if err != nil {
 			return nil, err
 		}
@@ -350,7 +383,7 @@ func (t *Table) planMerge(proto txlog.Protocol, md txlog.Metadata, props txlog.T
 		p.keyIdx = append(p.keyIdx, i)
 	}
 	if o.SequenceBy != "" {
-		if p.seqIdx, err = col("sequence", o.SequenceBy); err != nil {
+		if p.seqIdx, err = col("SequenceBy", o.SequenceBy); err != nil {
 			return nil, err
 		}
 	}
@@ -364,14 +397,14 @@ func (t *Table) planMerge(proto txlog.Protocol, md txlog.Metadata, props txlog.T
 		for _, c := range o.UpdateColumns {
 			i := sch.FieldIndex(c)
 			if i < 0 || p.srcIdx[i] < 0 {
-				return nil, fmt.Errorf("%w: update column %q is not in both the table and the batch", ErrInvalidOptions, c)
+				return nil, bad("UpdateColumns", c, "is not in both the table and the batch", nil)
 			}
 			p.updIdx = append(p.updIdx, i)
 		}
 	}
 	if o.DeleteWhen != "" {
 		if p.pred, err = expr.ParseAndBind(o.DeleteWhen, batch.Schema); err != nil {
-			return nil, fmt.Errorf("%w: delete predicate: %w", ErrInvalidOptions, err)
+			return nil, bad("DeleteWhen", o.DeleteWhen, "", err)
 		}
 	}
 	// Deduplicate by key: the highest sequence wins, later rows win ties.

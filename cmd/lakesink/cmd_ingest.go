@@ -175,7 +175,7 @@ func runIngest(ctx context.Context, p *printer, o IngestOptions) error {
 			fmt.Fprintf(p.err, "ingested %s in %s (%d abandoned) into %s in %s (group %s)\n", plural(sum.NumInputRows, "record", "records"),
 				plural(sum.Batches, "batch", "batches"), sum.AbandonedBatches, sum.SinkURL, time.Since(started).Round(time.Millisecond), sum.Group)
 		}
-		return ingestFlagError(runErr)
+		return ingestFlagError(runErr, o.CDCFormat != "")
 	}
 	var sinkKind string
 	opts.Recovered = func(r ingest.Recovered) {
@@ -207,7 +207,7 @@ func runIngest(ctx context.Context, p *printer, o IngestOptions) error {
 				time.Since(started).Round(time.Millisecond), sum.QueryID)
 		}
 	}
-	return ingestHint(ingestFlagError(runErr), o.BadRecordsPath != "", o.FileSink != "", sum.CheckpointURL)
+	return ingestHint(ingestFlagError(runErr, o.CDCFormat != ""), o.BadRecordsPath != "", o.FileSink != "", sum.CheckpointURL)
 }
 
 // ingestOptions maps the flags to ingest.Options, refusing flag
@@ -392,8 +392,10 @@ func updateModeFlags(o IngestOptions) error {
 // uncompressed).
 const parquetCompressions = "snappy, zstd, gzip, lz4 or none"
 
-// ingestFlagError words the guards' refusals with the flags that lift them.
-func ingestFlagError(err error) error {
+// ingestFlagError words the guards' refusals with the flags that lift them,
+// and the options a first batch refused with their flags (cdc: the run has
+// --cdc-format, see mergeFlagError).
+func ingestFlagError(err error, cdc bool) error {
 	var dup *ingest.DuplicateSourceError
 	var ahead *ingest.FileSinkAheadError
 	var pe *ingest.PartitioningError
@@ -420,7 +422,7 @@ func ingestFlagError(err error) error {
 		return &hintError{err, fmt.Sprintf("--partition-by %s: table %s is partitioned by [%s]; a table's partitioning cannot change by writing to it",
 			strings.Join(pe.Want, ","), pe.Location, strings.Join(pe.Have, ","))}
 	}
-	return partitionByError(cdcFlagError(err))
+	return mergeFlagError(partitionByError(cdcFlagError(err)), cdc)
 }
 
 // ingestSchemaEvolution maps --merge-schema and --schema-evolution-mode to

@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/lakesink/lakesink/compaction"
 	"github.com/lakesink/lakesink/expr"
 	"github.com/lakesink/lakesink/schema"
 	"github.com/lakesink/lakesink/sink"
@@ -97,9 +96,9 @@ func runMerge(ctx context.Context, p *printer, url string, o MergeOptions) error
 	}
 	var target int64
 	if o.TargetFileSize != "" {
-		n, err := compaction.ParseByteSize(o.TargetFileSize)
+		n, err := parseByteSizeFlag("target-file-size", o.TargetFileSize)
 		if err != nil {
-			return fmt.Errorf("--target-file-size: %w", err)
+			return err
 		}
 		target = n
 	}
@@ -148,7 +147,7 @@ func runMerge(ctx context.Context, p *printer, url string, o MergeOptions) error
 		TargetFileSizeBytes: target,
 	})
 	if err != nil {
-		return err
+		return partitionByError(mergeFlagError(err, o.CDCFormat != ""))
 	}
 	if p.json {
 		return p.emitSummary(t.URL(), res)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/lakesink/lakesink/compaction"
 	"github.com/lakesink/lakesink/schema"
+	"github.com/lakesink/lakesink/table"
 )
 
 // byteSizeForms lists what a byte-size flag accepts (txlog.ParseByteSize:
@@ -59,6 +60,34 @@ func partitionByError(err error) error {
 		msg = fmt.Sprintf("--partition-by: column %q has the nested type %s; a partition column holds one primitive value", pe.Column, pe.Type)
 	default:
 		msg = fmt.Sprintf("--partition-by: every column (%s) would be a partition column; leave at least one data column", strings.Join(pe.Columns, ", "))
+	}
+	return &hintError{err, msg}
+}
+
+// mergeFlagError words a merge option the table or the input cannot have
+// (*table.MergeOptionError, from merge or from an update-mode ingest batch)
+// with its flag, in place of the layers' "merge into URL at version N:
+// invalid options: ..."; the error is kept for errors.Is and errors.As. With
+// cdc the delete predicate is the CLI's own (--cdc-format), not a flag's: its
+// error is returned as it is, as is any other error.
+func mergeFlagError(err error, cdc bool) error {
+	var me *table.MergeOptionError
+	if !errors.As(err, &me) {
+		return err
+	}
+	flag := map[string]string{"Keys": "--merge-key", "SequenceBy": "--sequence-by", "UpdateColumns": "--update-columns", "DeleteWhen": "--delete-when"}[me.Option]
+	var msg string
+	switch {
+	case flag == "" || me.Option == "DeleteWhen" && cdc:
+		return err
+	case me.Option == "DeleteWhen":
+		msg = fmt.Sprintf("--delete-when %q: %v", me.Column, me.Err)
+	case me.Problem == "is not in the table":
+		msg = fmt.Sprintf("%s: unknown column %q; the table's columns are: %s", flag, me.Column, strings.Join(me.Columns, ", "))
+	case me.Problem == "is not in the batch":
+		msg = fmt.Sprintf("%s: column %q is not in the input", flag, me.Column)
+	default:
+		msg = fmt.Sprintf("%s: column %q %s", flag, me.Column, me.Problem)
 	}
 	return &hintError{err, msg}
 }

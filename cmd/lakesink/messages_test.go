@@ -516,3 +516,49 @@ func TestIngestPartitionByRefusedBeforeTheClaim(t *testing.T) {
 		t.Fatalf("rerun with --partition-by origin: exit %d, stderr %q", code, e)
 	}
 }
+
+// A merge flag that the table or the input cannot have names the flag, in
+// merge and in an update-mode ingest (they read "merge into URL at version
+// 0: invalid options: merge key column ..." and "write to the sink: batch 0:
+// merge into URL at a new table: invalid options: ..."), as do merge's
+// --partition-by and --target-file-size ("--target-file-size: invalid
+// options: invalid table property: byte size ...").
+func TestMergeFlagErrorsNameTheFlag(t *testing.T) {
+	dir := t.TempDir()
+	tbl := ingestFlights(t, dir, 1, false)
+	input := "../../testdata/flights/flights-00.json"
+	src := flightsSource(t, t.TempDir(), 1)
+	cols := "the table's columns are: date, delay, distance, origin, destination"
+	for i, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--merge-key", "nope"}, `--merge-key: unknown column "nope"; ` + cols},
+		{[]string{"--merge-key", "origin", "--sequence-by", "nope"}, `--sequence-by: unknown column "nope"; ` + cols},
+		{[]string{"--merge-key", "origin", "--delete-when", "delay ="}, `--delete-when "delay =": syntax error at position 7: expected a column or a literal, found end of input`},
+	} {
+		merge := append([]string{"merge", tbl, "--source", input, "--timestamp-format", "2006/01/02 15:04"}, tc.args...)
+		ingest := append([]string{"ingest", "--source", src, "--schema", flightsSchema, "--timestamp-format", "2006/01/02 15:04",
+			"--max-files-per-trigger", "1", "--checkpoint", filepath.Join(dir, "chk"+strconv.Itoa(i)), "--table", filepath.Join(dir, "new"+strconv.Itoa(i)),
+			"--output-mode", "update"}, tc.args...)
+		for _, args := range [][]string{merge, ingest} {
+			_, e, code := runCLI(t, args...)
+			if code != exitError || strings.TrimSpace(e) != "lakesink: "+tc.want {
+				t.Errorf("%s %v: exit %d, stderr %q; want %q", args[0], tc.args, code, e, "lakesink: "+tc.want)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"merge", filepath.Join(dir, "fresh"), "--source", input, "--schema", flightsSchema, "--timestamp-format", "2006/01/02 15:04", "--merge-key", "origin", "--partition-by", "nope"},
+			`--partition-by: unknown column "nope"; the columns are: date, delay, distance, origin, destination`},
+		{[]string{"merge", tbl, "--source", input, "--merge-key", "origin", "--target-file-size", "12x"}, `--target-file-size "12x": not a byte size; want ` + byteSizeForms},
+	} {
+		_, e, code := runCLI(t, tc.args...)
+		if code != exitError || strings.TrimSpace(e) != "lakesink: "+tc.want {
+			t.Errorf("%v: exit %d, stderr %q; want %q", tc.args, code, e, "lakesink: "+tc.want)
+		}
+	}
+}
