@@ -73,7 +73,7 @@ func (o *IngestOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.TimestampFormat, "timestamp-format", "", `pattern of timestamp values without a zone, taken as UTC (Go layout "2006/01/02 15:04" or Spark "yyyy/MM/dd HH:mm")`)
 	f.BoolVar(&o.AllowReset, "allow-reset", false, "allow a checkpoint to be reused with another source or sink, or a fresh checkpoint on a source the table already ingested")
 	f.StringVar(&o.TargetFileSize, "target-file-size", "", "roll data files at this size (default: delta.targetFileSize, else 128MiB)")
-	f.StringVar(&o.Compression, "compression", "snappy", "Parquet compression: "+parquetCompressions)
+	f.StringVar(&o.Compression, "compression", "", "data file compression: Parquet "+parquetCompressions+" (default snappy); the json file sink gzip or none (default none)")
 	f.BoolVar(&o.MergeSchema, "merge-schema", false, "add the input's new columns to the table schema, nullable (Delta's mergeSchema; same as --schema-evolution-mode addNewColumns)")
 	f.StringVar(&o.SchemaEvolution, "schema-evolution-mode", "", "input fields not in the schema: failOnNewColumns (default: the record is an error), addNewColumns (as --merge-schema) or none (drop their values), as Auto Loader's cloudFiles.schemaEvolutionMode")
 	f.StringVar(&o.BadRecordsPath, "bad-records-path", "", "Delta table URL for records that do not fit the schema (as Spark's badRecordsPath): valid rows go on, rejects land there once per batch")
@@ -304,7 +304,11 @@ func ingestOptions(o IngestOptions) (ingest.Options, error) {
 	if err := checkPartitionBy(o.PartitionBy); err != nil {
 		return opts, err
 	}
-	if o.FileSink == "" || o.FileFormat == "parquet" {
+	if o.FileSink != "" && o.FileFormat == "json" {
+		if o.Compression != "" && o.Compression != "gzip" && o.Compression != "none" {
+			return opts, fmt.Errorf("--compression %q: the json file sink writes gzip or none", o.Compression)
+		}
+	} else {
 		if err := (table.WriteOptions{Compression: o.Compression}).Validate(); err != nil {
 			return opts, &hintError{err, fmt.Sprintf("--compression %q: want %s", o.Compression, parquetCompressions)}
 		}

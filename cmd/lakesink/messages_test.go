@@ -562,3 +562,37 @@ func TestMergeFlagErrorsNameTheFlag(t *testing.T) {
 		}
 	}
 }
+
+// The json file sink takes --compression gzip (and none); a Parquet codec
+// is refused by flag before anything is written. The flag was silently
+// ignored for json: --compression gzip wrote plain .json files and
+// --compression zstd was accepted.
+func TestIngestJSONFileSinkCompression(t *testing.T) {
+	dir := t.TempDir()
+	src := flightsSource(t, dir, 1)
+	args := func(sinkDir, codec string) []string {
+		return []string{"-q", "ingest", "--source", src, "--schema", flightsSchema, "--timestamp-format", "2006/01/02 15:04",
+			"--checkpoint", filepath.Join(dir, sinkDir+"-chk"), "--file-sink", filepath.Join(dir, sinkDir), "--file-format", "json", "--compression", codec}
+	}
+	_, e, code := runCLI(t, args("z", "zstd")...)
+	if want := `lakesink: --compression "zstd": the json file sink writes gzip or none`; code != exitError || strings.TrimSpace(e) != want {
+		t.Fatalf("--compression zstd: exit %d, stderr %q; want %q", code, e, want)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "z")); !os.IsNotExist(err) {
+		t.Errorf("the refused run left its file sink (stat: %v)", err)
+	}
+	for codec, ext := range map[string]string{"gzip": ".json.gz", "none": ".json"} {
+		if _, e, code := runCLI(t, args(codec, codec)...); code != 0 {
+			t.Fatalf("--compression %s: exit %d, stderr %q", codec, code, e)
+		}
+		m, err := filepath.Glob(filepath.Join(dir, codec, "part-*"))
+		if err != nil || len(m) == 0 {
+			t.Fatalf("--compression %s: no data files (%v)", codec, err)
+		}
+		for _, f := range m {
+			if !strings.HasSuffix(f, ext) || (ext == ".json" && strings.HasSuffix(f, ".gz")) {
+				t.Errorf("--compression %s wrote %s, want a %s file", codec, filepath.Base(f), ext)
+			}
+		}
+	}
+}

@@ -175,8 +175,9 @@ type Options struct {
 	// TargetFileSizeBytes rolls data files at this size. 0: the table's
 	// delta.targetFileSize, else 128 MiB.
 	TargetFileSizeBytes int64
-	// Compression is the Parquet codec: snappy (default), zstd, gzip, lz4,
-	// none.
+	// Compression is the codec of data files: for Parquet snappy
+	// (default), zstd, gzip, lz4, none; for the json file sink
+	// (FileFormat "json") gzip or none (default), as filesink.Options.
 	Compression string
 
 	// Progress, when set, receives a report after each batch, from Run's
@@ -249,7 +250,7 @@ type Summary struct {
 func DefaultOptions() Options {
 	return Options{
 		Format: FormatJSON, Trigger: stream.AvailableNow(), FileFormat: "parquet", OutputMode: sink.Append,
-		Compression: "snappy", Delta: DeltaSourceOptions{StartingVersion: -1},
+		Delta:           DeltaSourceOptions{StartingVersion: -1},
 		SchemaEvolution: source.SchemaEvolutionFailOnNewColumns,
 	}
 }

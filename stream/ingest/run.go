@@ -89,7 +89,7 @@ func runCheckpointed(ctx context.Context, o Options) (Summary, error) {
 		fopts := filesink.DefaultOptions()
 		fopts.Format = o.FileFormat
 		fopts.PartitionColumns = o.PartitionColumns
-		if o.FileFormat == "parquet" && o.Compression != "" {
+		if o.Compression != "" {
 			fopts.Compression = o.Compression
 		}
 		if o.TargetFileSizeBytes > 0 {
