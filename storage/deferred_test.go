@@ -173,19 +173,19 @@ func TestDeferredWriterCreatesInTheBackground(t *testing.T) {
 	if err := st.Put(ctx, "_delta_log/x", []byte("x")); err != nil { // the location exists
 		t.Fatal(err)
 	}
-	// Every creation of a file in a missing directory stats the location
-	// first (mkdirAllSync): held there until release is closed, unless it
-	// runs on the test's goroutine (inside NewDeferredWriter).
+	// Every creation of a file in a missing directory makes it first
+	// (mkdirLocal): held there until release is closed, unless it runs on
+	// the test's goroutine (inside NewDeferredWriter).
 	release := make(chan struct{})
 	var mu sync.Mutex
 	inside, most, onCaller := 0, 0, 0
 	caller := goroutineID()
-	prev := statDir
-	t.Cleanup(func() { statDir = prev })
-	statDir = func(name string) (os.FileInfo, error) {
-		if name == dir && goroutineID() == caller {
+	prev := mkdirLocal
+	t.Cleanup(func() { mkdirLocal = prev })
+	mkdirLocal = func(name string, perm os.FileMode) error {
+		if goroutineID() == caller {
 			onCaller++
-		} else if name == dir {
+		} else {
 			mu.Lock()
 			inside++
 			most = max(most, inside)
@@ -195,7 +195,7 @@ func TestDeferredWriterCreatesInTheBackground(t *testing.T) {
 			inside--
 			mu.Unlock()
 		}
-		return prev(name)
+		return prev(name, perm)
 	}
 	const n = 3 * createWorkers
 	ws := make([]Writer, n)
@@ -232,7 +232,7 @@ func TestDeferredWriterCreatesInTheBackground(t *testing.T) {
 		}
 	}
 
-	statDir = prev
+	mkdirLocal = prev
 	if err := st.Put(ctx, "f", []byte("a file")); err != nil {
 		t.Fatal(err)
 	}

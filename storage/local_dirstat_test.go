@@ -107,3 +107,58 @@ func TestLocalWritesStatNoDirectory(t *testing.T) {
 		t.Errorf("rename of a file onto a directory: %v, want an *os.LinkError", err)
 	}
 }
+
+// TestDeferredWriterMakesANewPartitionDirectoryWithOneMkdir: a deferred
+// writer into a missing directory whose parent is there (a new partition
+// directory of a table) makes it with one mkdir, and stats no directory
+// (mkdirAllSync's stat of the store's location, one for each of the 229
+// airports of the 3M flights, before); a directory whose parent is missing
+// too (nested partitions), or the missing location itself, are still made,
+// and two writers into one new directory both write their files.
+func TestDeferredWriterMakesANewPartitionDirectoryWithOneMkdir(t *testing.T) {
+	ctx := context.Background()
+	stats := 0
+	defer func(f func(string) (os.FileInfo, error)) { statDir = f }(statDir)
+	statDir = func(name string) (os.FileInfo, error) { stats++; return os.Stat(name) }
+
+	dir := filepath.Join(t.TempDir(), "t")
+	st, err := Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	write := func(p string) {
+		t.Helper()
+		w, err := NewDeferredWriter(ctx, st, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write([]byte(p)); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("part-0.parquet") // the location is missing: made as mkdirAllSync makes it
+	if stats == 0 {
+		t.Fatal("the first write into the missing location looked at no directory")
+	}
+	stats = 0
+	paths := []string{"k=1/part-1.parquet", "k=2/part-2.parquet", "k=1/part-3.parquet", "a=1/b=2/part-4.parquet"}
+	for _, p := range paths[:3] {
+		write(p)
+	}
+	if stats != 0 {
+		t.Errorf("3 writes into 2 new partition directories made %d directory stats, want 0", stats)
+	}
+	write(paths[3])
+	if err := SyncObjects(ctx, st, paths); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range paths {
+		if b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(p))); err != nil || string(b) != p {
+			t.Errorf("%s: %q, %v", p, b, err)
+		}
+	}
+}
