@@ -1235,10 +1235,14 @@ func (c *StatsLimitingWriter) N() int64 { return c.n }
 
 // Finish flushes pw's last row group, then has pw write the file's tail
 // (page indexes and footer, the only part held in memory) by its Close,
-// limits the footer's statistics and writes the tail out.
+// limits the footer's statistics and writes the tail out. The footer is
+// decoded and encoded again only when the metadata pw encoded (its
+// File().Metadata()) has a column chunk whose statistics are over the
+// limit; otherwise the tail is written as pw wrote it.
 func (c *StatsLimitingWriter) Finish(pw interface {
 	Flush() error
 	Close() error
+	File() parquet.FileView
 }) error {
 	if err := pw.Flush(); err != nil {
 		return err
@@ -1250,12 +1254,37 @@ func (c *StatsLimitingWriter) Finish(pw interface {
 	if err != nil {
 		return err
 	}
-	out, err := limitFooterStatistics(tail.Bytes())
-	if err != nil {
-		return err
+	out := tail.Bytes()
+	var md *format.FileMetaData
+	if f := pw.File(); f != nil {
+		md = f.Metadata()
+	}
+	if md == nil || statisticsOverLimit(md) {
+		if out, err = limitFooterStatistics(out); err != nil {
+			return err
+		}
 	}
 	_, err = c.Write(out)
 	return err
+}
+
+// statisticsOverLimit reports whether a column chunk of md has statistics
+// that limitFooterStatistics drops.
+func statisticsOverLimit(md *format.FileMetaData) bool {
+	for i := range md.RowGroups {
+		for j := range md.RowGroups[i].Columns {
+			if statsOverLimit(&md.RowGroups[i].Columns[j].MetaData.Statistics) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// statsOverLimit: min and max together larger than maxStatisticsSize
+// (parquet-mr's rule, in either the deprecated or the current fields).
+func statsOverLimit(st *format.Statistics) bool {
+	return len(st.MinValue)+len(st.MaxValue) > maxStatisticsSize || len(st.Min)+len(st.Max) > maxStatisticsSize
 }
 
 // columnIndexTruncateLength is parquet-mr's
@@ -1296,7 +1325,7 @@ func limitFooterStatistics(tail []byte) ([]byte, error) {
 	for i := range md.RowGroups {
 		for j := range md.RowGroups[i].Columns {
 			st := &md.RowGroups[i].Columns[j].MetaData.Statistics
-			if len(st.MinValue)+len(st.MaxValue) > maxStatisticsSize || len(st.Min)+len(st.Max) > maxStatisticsSize {
+			if statsOverLimit(st) {
 				st.Min, st.Max, st.MinValue, st.MaxValue = nil, nil, nil, nil
 				changed = true
 			}
