@@ -58,16 +58,7 @@ func TestDeferredWriterSyncsOnceAtTheEnd(t *testing.T) {
 	var paths []string
 	for i := range 6 {
 		p := fmt.Sprintf("a=%d/b=%d/part-%d.parquet", i%3, i%2, i)
-		w, err := NewDeferredWriter(ctx, tbl, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := w.Write([]byte(p)); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
+		putDeferred(t, tbl, p)
 		paths = append(paths, p)
 	}
 	if got := fsyncs(); len(got) != 0 {
@@ -334,5 +325,21 @@ func TestDeferredWriterCancelledBeforeCreation(t *testing.T) {
 	}
 	for _, e := range ents {
 		t.Errorf("left behind: %s", e.Name())
+	}
+}
+
+// putDeferred writes p, with its own name as content, through a deferred
+// writer and closes it.
+func putDeferred(t *testing.T, st Store, p string) {
+	t.Helper()
+	w, err := NewDeferredWriter(context.Background(), st, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write([]byte(p)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -129,16 +129,7 @@ func TestDeferredWriterMakesANewPartitionDirectoryWithOneMkdir(t *testing.T) {
 	defer st.Close()
 	write := func(p string) {
 		t.Helper()
-		w, err := NewDeferredWriter(ctx, st, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := w.Write([]byte(p)); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
+		putDeferred(t, st, p)
 	}
 	write("part-0.parquet") // the location is missing: made as mkdirAllSync makes it
 	if stats == 0 {
