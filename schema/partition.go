@@ -39,10 +39,10 @@ const (
 // their ErrInvalidOptions or ErrSchema), so that a caller can word it with
 // its own names (a CLI flag) through errors.As.
 type PartitionColumnError struct {
-	Problem PartitionProblem
-	Column  string   // the partition column; "" for PartitionColumnsAll
-	Type    string   // the column's type (PartitionColumnNested), as FormatType
-	Columns []string // the schema's top-level columns, in order
+	Problem PartitionProblem // what is wrong with Column
+	Column  string           // the partition column; "" for PartitionColumnsAll
+	Type    string           // the column's type (PartitionColumnNested), as FormatType
+	Columns []string         // the schema's top-level columns, in order
 }
 
 // Error implements error: `partition column "x" is not in the schema
