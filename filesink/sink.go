@@ -190,11 +190,7 @@ func (s *Sink) writeJSON(ctx context.Context, batch *schema.Batch) (out []writte
 			}
 		}
 		if found < 0 {
-			names := make([]string, len(sch.Fields))
-			for i, f := range sch.Fields {
-				names[i] = f.Name
-			}
-			return nil, fmt.Errorf("%w: %w", schema.ErrSchema, &schema.PartitionColumnError{Problem: schema.PartitionColumnUnknown, Column: c, Columns: names})
+			return nil, fmt.Errorf("%w: %w", schema.ErrSchema, schema.CheckPartitionColumns(sch, []string{c}))
 		}
 		partIdx = append(partIdx, found)
 		skip[found] = true

@@ -298,10 +298,19 @@ type change struct {
 type MergeOptionError struct {
 	Option  string   // the field: "Keys", "SequenceBy", "UpdateColumns" or "DeleteWhen"
 	Column  string   // the column named (DeleteWhen: the predicate)
-	Problem string   // what is wrong with Column: "is not in the table", "is not in the batch", "has the nested type ..."
+	Problem string   // what is wrong with Column: MergeColumnNotInTable, MergeColumnNotInBatch, "has the nested type ..." or "is not in both the table and the batch"
 	Columns []string // the table's columns, in order
 	Err     error    // DeleteWhen: the parse or bind error
 }
+
+// MergeOptionError.Problem of a column the table, or the batch, lacks.
+const (
+	// MergeColumnNotInTable: the column is not in the table's schema.
+	MergeColumnNotInTable = "is not in the table"
+	// MergeColumnNotInBatch: the column is in the table but not in the
+	// batch merged.
+	MergeColumnNotInBatch = "is not in the batch"
+)
 
 // Error implements error: `merge key column "k" is not in the table`,
 // `sequence column ...`, `update column ...` or "delete predicate: <Err>".
@@ -360,10 +369,10 @@ func (t *Table) planMerge(proto txlog.Protocol, md txlog.Metadata, props txlog.T
 	col := func(option, name string) (int, error) {
 		i := sch.FieldIndex(name)
 		if i < 0 {
-			return -1, bad(option, name, "is not in the table", nil)
+			return -1, bad(option, name, MergeColumnNotInTable, nil)
 		}
 		if p.srcIdx[i] < 0 {
-			return -1, bad(option, name, "is not in the batch", nil)
+			return -1, bad(option, name, MergeColumnNotInBatch, nil)
 		}
 		switch sch.Fields[i].Type.(type) {
 		case schema.PrimitiveType, schema.DecimalType:

@@ -82,9 +82,9 @@ func mergeFlagError(err error, cdc bool) error {
 		return err
 	case me.Option == "DeleteWhen":
 		msg = fmt.Sprintf("--delete-when %q: %v", me.Column, me.Err)
-	case me.Problem == "is not in the table":
+	case me.Problem == table.MergeColumnNotInTable:
 		msg = fmt.Sprintf("%s: unknown column %q; the table's columns are: %s", flag, me.Column, strings.Join(me.Columns, ", "))
-	case me.Problem == "is not in the batch":
+	case me.Problem == table.MergeColumnNotInBatch:
 		msg = fmt.Sprintf("%s: column %q is not in the input", flag, me.Column)
 	default:
 		msg = fmt.Sprintf("%s: column %q %s", flag, me.Column, me.Problem)
