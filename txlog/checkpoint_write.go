@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/parquet-go/parquet-go"
 
@@ -66,7 +67,7 @@ func (l *Log) Checkpoint(ctx context.Context, snap *Snapshot) (*LastCheckpoint, 
 		// cap while the old memo is still kept.
 		cw.keep.Grow(int(min(memo.file.Size()+memo.file.Size()/8, cw.max)))
 	}
-	fw, err := newCkptFileWriter(cw, l.opts.CheckpointRowsPerChunk)
+	fw, err := l.ckptWriter.take(cw, l.opts.CheckpointRowsPerChunk)
 	if err != nil {
 		_ = w.Abort()
 		return nil, err
@@ -126,11 +127,15 @@ func (l *Log) Checkpoint(ctx context.Context, snap *Snapshot) (*LastCheckpoint, 
 	if err := fw.finish(); err != nil {
 		return fail(err)
 	}
+	// The file is written: the writer holds nothing of it any more (a
+	// writer that failed is dropped, whatever state it was left in).
+	groups, encoded, encodedAdds, rows := fw.groups, fw.encoded, fw.encodedAdds, fw.rows
+	l.ckptWriter.put(fw)
 	if err := w.Close(); err != nil {
 		return nil, fmt.Errorf("write checkpoint %s: %w", p, err)
 	}
 	if cw.keep != nil {
-		l.ckptMemo.set(newCkptMemo(snap.version, proto, md, cw.keep.Bytes(), fw.groups, fw.encoded, fw.encodedAdds))
+		l.ckptMemo.set(newCkptMemo(snap.version, proto, md, cw.keep.Bytes(), groups, encoded, encodedAdds))
 	} else {
 		// The table outgrew ckptMemoMaxBytes: the older, smaller memo is
 		// not kept either (its groups would be copied, and its bytes held,
@@ -138,7 +143,7 @@ func (l *Log) Checkpoint(ctx context.Context, snap *Snapshot) (*LastCheckpoint, 
 		l.ckptMemo.clear(memo)
 	}
 	adds := int64(len(files))
-	lc := &LastCheckpoint{Version: snap.version, Size: fw.rows, SizeInBytes: ptr(cw.n), NumOfAddFiles: ptr(adds)}
+	lc := &LastCheckpoint{Version: snap.version, Size: rows, SizeInBytes: ptr(cw.n), NumOfAddFiles: ptr(adds)}
 	if old, err := l.LastCheckpointHint(ctx); err == nil && old != nil && old.Version > snap.version {
 		return lc, nil
 	}
@@ -185,6 +190,71 @@ func newCkptFileWriter(w io.Writer, rowsPerChunk int) (*ckptFileWriter, error) {
 	sl := parquetio.NewStatsLimitingWriter(w)
 	pw := parquet.NewGenericWriter[ckptRow](sl, parquetio.SparkWriterOptions(codec)...)
 	return &ckptFileWriter{sl: sl, pw: pw, cws: pw.ColumnWriters(), shred: newCkptShredder(), perChunk: rowsPerChunk}, nil
+}
+
+// reset makes f a writer of a new file to w, as newCkptFileWriter(w,
+// rowsPerChunk) but keeping the parquet writer's column writers and their
+// buffers (GenericWriter.Reset). f must have finished its last file; the
+// groups of that file stay with whoever took them.
+func (f *ckptFileWriter) reset(w io.Writer, rowsPerChunk int) {
+	// parquet-go v0.32.0's Writer.Reset clears the PathInSchema of the
+	// last file's column chunks in place, which share their arrays with
+	// the column writers' (and a copied chunk's with its source file's):
+	// the next file would name every column "" (parquet-go issue #602).
+	// The last file's metadata (the array Reset walks) lets go of them
+	// first.
+	if v := f.pw.File(); v != nil {
+		if md := v.Metadata(); md != nil {
+			for i := range md.RowGroups {
+				for j := range md.RowGroups[i].Columns {
+					m := &md.RowGroups[i].Columns[j].MetaData
+					m.PathInSchema, m.KeyValueMetadata = nil, nil
+				}
+			}
+		}
+	}
+	f.sl.Reset(w)
+	f.pw.Reset(f.sl)
+	*f = ckptFileWriter{sl: f.sl, pw: f.pw, cws: f.cws, shred: f.shred, perChunk: rowsPerChunk}
+}
+
+// ckptWriterSlot keeps a Log's checkpoint file writer between
+// checkpoints: building a GenericWriter[ckptRow] (its column writers, the
+// reflection of ckptRow's schema, their buffers) is a large part of a
+// checkpoint that copies most of its row groups. A checkpoint takes the
+// kept writer (a concurrent one, finding the slot empty, makes its own)
+// and gives it back once its file is finished.
+type ckptWriterSlot struct {
+	mu sync.Mutex
+	fw *ckptFileWriter
+	// made counts the writers newCkptFileWriter made for this slot (for
+	// the tests).
+	made int
+}
+
+// take returns the kept writer reset to write to w, or a new one.
+func (s *ckptWriterSlot) take(w io.Writer, rowsPerChunk int) (*ckptFileWriter, error) {
+	s.mu.Lock()
+	fw := s.fw
+	s.fw = nil
+	if fw == nil {
+		s.made++
+	}
+	s.mu.Unlock()
+	if fw == nil {
+		return newCkptFileWriter(w, rowsPerChunk)
+	}
+	fw.reset(w, rowsPerChunk)
+	return fw, nil
+}
+
+// put keeps fw, which finished its file, for the next checkpoint (not
+// the store writer it wrote to).
+func (s *ckptWriterSlot) put(fw *ckptFileWriter) {
+	fw.sl.Reset(nil)
+	s.mu.Lock()
+	s.fw = fw
+	s.mu.Unlock()
 }
 
 // add writes a as the next row.

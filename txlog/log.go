@@ -15,16 +15,21 @@ import (
 // Log is the Delta transaction log of one table. It holds no table state
 // it trusts: every method reads the log anew, so a Log is safe for
 // concurrent use and many processes may share one table (all coordination
-// goes through the store's put-if-absent). The one thing it keeps is the
+// goes through the store's put-if-absent). What it keeps is the
 // last checkpoint it wrote itself, or the one it last replayed a snapshot
 // from when that is in the layout it writes, in memory (at most 64 MiB), to
-// copy the unchanged part of it into the next one (Checkpoint).
+// copy the unchanged part of it into the next one (Checkpoint), and the
+// Parquet writer of its last checkpoint (its column writers and their
+// scratch buffers), reset for the next one.
 type Log struct {
 	store    storage.Store
 	opts     Options
 	root     tableRoot
 	bg       *background // Options.BackgroundCheckpoint
 	ckptMemo *ckptMemoSlot
+	// ckptWriter is the file writer of the last checkpoint, kept for the
+	// next one (checkpoint_write.go).
+	ckptWriter *ckptWriterSlot
 }
 
 // New returns the Log of the table rooted at store (the table root; the log
@@ -36,7 +41,7 @@ func New(store storage.Store, opts Options) (*Log, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	return &Log{store: store, opts: opts.withDefaults(), root: parseTableRoot(store.URL()), bg: &background{}, ckptMemo: &ckptMemoSlot{maxBytes: ckptMemoMaxBytes}}, nil
+	return &Log{store: store, opts: opts.withDefaults(), root: parseTableRoot(store.URL()), bg: &background{}, ckptMemo: &ckptMemoSlot{maxBytes: ckptMemoMaxBytes}, ckptWriter: &ckptWriterSlot{}}, nil
 }
 
 // Store returns the table root store.

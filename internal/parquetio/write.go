@@ -1233,6 +1233,11 @@ func (c *StatsLimitingWriter) Write(p []byte) (int, error) {
 // N is the number of bytes written to the underlying writer.
 func (c *StatsLimitingWriter) N() int64 { return c.n }
 
+// Reset makes c a StatsLimitingWriter of w, as NewStatsLimitingWriter(w)
+// (the byte count starts again at 0), for a parquet writer Reset to write
+// its next file through c.
+func (c *StatsLimitingWriter) Reset(w io.Writer) { *c = StatsLimitingWriter{w: w} }
+
 // Finish flushes pw's last row group, then has pw write the file's tail
 // (page indexes and footer, the only part held in memory) by its Close,
 // limits the footer's statistics and writes the tail out. The footer is
