@@ -184,11 +184,16 @@ func planCkptReuse(memo *ckptMemo, proto Protocol, md Metadata, files []*Add, pe
 	if where == nil {
 		return ckptPlan{fresh: files}
 	}
-	live := make([]int, len(memo.groups))
-	for _, a := range files {
-		if g, ok := where[a]; ok {
-			live[g]++
+	// of[i] is the memo group of files[i] (-1: none), looked up once.
+	live, of := make([]int, len(memo.groups)), make([]int32, len(files))
+	for i, a := range files {
+		g, ok := where[a]
+		if !ok {
+			of[i] = -1
+			continue
 		}
+		of[i] = int32(g)
+		live[g]++
 	}
 	var reuse []int
 	kept := 0
@@ -213,8 +218,8 @@ func planCkptReuse(memo *ckptMemo, proto Protocol, md Metadata, files []*Add, pe
 		in[g] = true
 	}
 	fresh := make([]*Add, 0, len(files)-kept)
-	for _, a := range files {
-		if g, ok := where[a]; !ok || !in[g] {
+	for i, a := range files {
+		if g := of[i]; g < 0 || !in[g] {
 			fresh = append(fresh, a)
 		}
 	}
