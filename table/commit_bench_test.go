@@ -133,7 +133,9 @@ func median(xs []float64) float64 {
 //
 // A shared disk's fsync latency drifts, so the figures are paired: each of
 // 5 rounds copies the table built once (every round starts at the stated
-// number of versions), opens the writers (their first write, which loads
+// number of versions; the copy's files are hard links, corpus.LinkDir, so
+// that removing the copies frees no inodes whose reuse would slow the
+// benchmarks run after this one), opens the writers (their first write, which loads
 // the log, is not timed), times 120 commits, and times the floor's 120 in
 // the same round, the two in alternating order; before each timed phase
 // the file system is flushed (syncfs(2)): the table is built and copied
@@ -164,7 +166,7 @@ func BenchmarkBlindAppendCommitRate(b *testing.B) {
 				// fresh copy of the table.
 				runOurs := func() time.Duration {
 					dir := b.TempDir()
-					corpus.CopyDir(b, base, dir)
+					corpus.LinkDir(b, base, dir)
 					tables := make([]*table.Table, writers)
 					for w := range tables {
 						tb, err := table.Open(ctx, dir)
@@ -227,7 +229,7 @@ func BenchmarkBlindAppendCommitRate(b *testing.B) {
 					// The floor writes into a copy of the same table: its
 					// directories hold as many entries as lakesink's do.
 					fdir := b.TempDir()
-					corpus.CopyDir(b, base, fdir)
+					corpus.LinkDir(b, base, fdir)
 					flog := filepath.Join(fdir, txlog.LogDir)
 					// What the previous phase left dirty is not the floor's
 					// cost either.

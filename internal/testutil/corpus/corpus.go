@@ -172,3 +172,42 @@ func CopyDir(tb testing.TB, src, dst string) {
 		tb.Fatalf("copy %s to %s: %v", src, dst, err)
 	}
 }
+
+// LinkDir is CopyDir with hard links instead of copies of the regular files
+// (a copy where linking fails, as across file systems), for a benchmark
+// that needs many fresh copies of a large table it only adds files to:
+// lakesink never writes into an existing file (every object is put by
+// renaming or linking a new temporary file into place), so the copies
+// share nothing that a write to one changes. A link allocates no inode and
+// removing it frees none: on ext4 without a journal (this project's
+// machines) the inodes freed by removing copies made the next minutes'
+// file creations on the file system slow (fs/ext4/ialloc.c: find_inode_bit
+// skips inodes whose deletion is recent, recently_deleted), which a
+// benchmark run after the copies were removed measured as its own cost.
+func LinkDir(tb testing.TB, src, dst string) {
+	tb.Helper()
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		to := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(to, 0o755)
+		}
+		if os.Link(p, to) == nil {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(to, data, 0o644)
+	})
+	if err != nil {
+		tb.Fatalf("link %s to %s: %v", src, dst, err)
+	}
+}

@@ -1,0 +1,93 @@
+package table_test
+
+import (
+	"bytes"
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/lakesink/lakesink/internal/testutil/corpus"
+	"github.com/lakesink/lakesink/table"
+)
+
+// TestWritesToALinkedCopyLeaveTheBase: the commit-rate benchmark writes to
+// copies of one table made of hard links (corpus.LinkDir), which holds only
+// if no write changes an existing file in place. Appends past a checkpoint
+// (a new checkpoint, _last_checkpoint replaced, .crc files) on a linked
+// copy leave every file of the base as it was.
+func TestWritesToALinkedCopyLeaveTheBase(t *testing.T) {
+	ctx := context.Background()
+	base := t.TempDir()
+	tb, err := table.Open(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 12 {
+		if _, err := tb.Write(ctx, benchAppendBatch(i), table.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tb.Close()
+	before := readTree(t, base)
+	if _, ok := before["_delta_log/_last_checkpoint"]; !ok {
+		t.Fatalf("the base has no checkpoint yet: %v", keys(before))
+	}
+
+	cp := filepath.Join(t.TempDir(), "copy")
+	corpus.LinkDir(t, base, cp)
+	tc, err := table.Open(ctx, cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 15 {
+		if _, err := tc.Write(ctx, benchAppendBatch(i), table.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tc.Close()
+	after := readTree(t, cp)
+	if string(after["_delta_log/_last_checkpoint"]) == string(before["_delta_log/_last_checkpoint"]) {
+		t.Fatal("the copy's _last_checkpoint did not change: the test wrote no new checkpoint")
+	}
+	for p, data := range readTree(t, base) {
+		if !bytes.Equal(data, before[p]) {
+			t.Errorf("%s of the base changed by writes to its linked copy", p)
+		}
+	}
+	if got := len(readTree(t, base)); got != len(before) {
+		t.Errorf("the base has %d files after the copy's writes, want %d", got, len(before))
+	}
+}
+
+// readTree maps each regular file below dir (slash-separated, relative) to
+// its contents.
+func readTree(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		out[filepath.ToSlash(rel)] = data
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func keys(m map[string][]byte) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	return ks
+}
