@@ -288,7 +288,7 @@ func (w *BatchWriter) appendTo(ctx, fileCtx context.Context, p *openPart, rows [
 			return err
 		}
 		start += took
-		if p.fw.pw.Size() >= lay.opts.TargetFileSizeBytes {
+		if p.fw.EstimatedSize() >= lay.opts.TargetFileSizeBytes {
 			if err := w.closeFile(ctx, p); err != nil {
 				return err
 			}

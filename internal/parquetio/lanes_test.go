@@ -244,3 +244,38 @@ func TestRowGroupSizeBytesIsKept(t *testing.T) {
 		t.Fatalf("one Write made %d row groups, 1000-row Writes %d: sizing depends on the caller's slices", len(one), len(many))
 	}
 }
+
+// TestEstimatedSizeIsTheWritersSize: the size a FileWriter keeps between
+// segments (FileWriter.size, read instead of asking parquet-go each time)
+// is the parquet writer's own Size after every Write, across row-group
+// flushes and page flushes, for writes of one row, of part of a chunk and
+// of many chunks.
+func TestEstimatedSizeIsTheWritersSize(t *testing.T) {
+	ctx := context.Background()
+	rows := lanesRows(60_000)
+	fw, err := NewFileWriter(ctx, newMemStore(), "s.parquet", lanesSchema, WriteOptions{RowGroupSizeBytes: 256 << 10, RowGroupRows: 7_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	grew := 0
+	last := int64(0)
+	for i, n := 0, 1; i < len(rows); i, n = i+n, n*3 {
+		n = min(n, len(rows)-i)
+		if err := fw.Write(ctx, rows[i:i+n]); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := fw.EstimatedSize(), fw.pw.Size(); got != want {
+			t.Fatalf("after %d rows: EstimatedSize %d, the parquet writer's Size %d", i+n, got, want)
+		}
+		if fw.EstimatedSize() > last {
+			grew++
+		}
+		last = fw.EstimatedSize()
+	}
+	if grew < 5 {
+		t.Fatalf("the size grew on %d writes only: the test wrote too little", grew)
+	}
+	if _, err := fw.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
