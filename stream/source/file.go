@@ -127,6 +127,14 @@ type Options struct {
 	// ignored with a custom ReadParquet. Default 0: a batch's rows are all
 	// decoded into Rows.
 	StreamChunkRows int
+	// StreamChunkBytes > 0 bounds a streamed Parquet chunk by the size of
+	// its decoded values too, estimated from the batch's schema (8 bytes a
+	// fixed-width value, 32 a string or binary, 64 a nested one): a chunk
+	// holds at most StreamChunkBytes / that many rows, and at least
+	// minStreamChunkRows (4,096), never more than StreamChunkRows. Default
+	// 0: StreamChunkRows alone. Text batches are chunked by StreamChunkRows
+	// alone.
+	StreamChunkBytes int64
 	// SchemaEvolution is what happens to input fields that are not in the
 	// schema: "" or SchemaEvolutionFailOnNewColumns (the record is bad,
 	// ErrUnknownField), SchemaEvolutionAddNewColumns (each batch's schema is
@@ -1250,17 +1258,48 @@ func (s *FileSource) convertPiece(p *textPiece, sch *schema.StructType, slab *ro
 // parquetChunks yields the records of files (Parquet, read against sch) in
 // order, in chunks of at most StreamChunkRows (parquetFeed).
 func (s *FileSource) parquetChunks(ctx context.Context, files []decodedFile, sch *schema.StructType) iter.Seq2[[][]any, error] {
+	rows := s.parquetChunkRows(sch)
 	return parquetFeed(ctx, s, files, func(ctx context.Context, pf *parquetio.File) iter.Seq2[[][]any, error] {
-		return pf.Chunks(ctx, sch, parquetio.ReadOptions{}, s.opts.StreamChunkRows)
+		return pf.Chunks(ctx, sch, parquetio.ReadOptions{}, rows)
 	})
+}
+
+// minStreamChunkRows is the fewest rows a streamed Parquet chunk is cut to
+// by Options.StreamChunkBytes.
+const minStreamChunkRows = 4096
+
+// parquetChunkRows is the most rows of a streamed Parquet chunk of schema
+// sch: Options.StreamChunkRows, fewer when Options.StreamChunkBytes says so.
+func (s *FileSource) parquetChunkRows(sch *schema.StructType) int {
+	rows := s.opts.StreamChunkRows
+	if s.opts.StreamChunkBytes <= 0 || sch == nil {
+		return rows
+	}
+	var width int64
+	for _, f := range sch.Fields {
+		switch f.Type.(type) {
+		case *schema.StructType, *schema.ArrayType, *schema.MapType:
+			width += 64
+		default:
+			switch f.Type {
+			case schema.TypeString, schema.TypeBinary:
+				width += 32
+			default:
+				width += 8
+			}
+		}
+	}
+	byBytes := s.opts.StreamChunkBytes / max(width, 1)
+	return int(min(int64(rows), max(byBytes, minStreamChunkRows)))
 }
 
 // parquetColumns yields the records of parquetChunks column-wise
 // (schema.Batch.Columns): typed vectors, no boxed value per row (timestamps
 // stored in micros or millis as schema.VecMicros).
 func (s *FileSource) parquetColumns(ctx context.Context, files []decodedFile, sch *schema.StructType) iter.Seq2[schema.ColumnChunk, error] {
+	rows := s.parquetChunkRows(sch)
 	return parquetFeed(ctx, s, files, func(ctx context.Context, pf *parquetio.File) iter.Seq2[schema.ColumnChunk, error] {
-		return pf.Columns(ctx, sch, parquetio.ReadOptions{TimestampMicros: true}, s.opts.StreamChunkRows)
+		return pf.Columns(ctx, sch, parquetio.ReadOptions{TimestampMicros: true}, rows)
 	})
 }
 
