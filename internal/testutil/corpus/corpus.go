@@ -151,24 +151,7 @@ func worktreeMain(root string) (string, bool) {
 // write to its own copy; it fails tb on any error.
 func CopyDir(tb testing.TB, src, dst string) {
 	tb.Helper()
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
-	})
-	if err != nil {
+	if err := copyTree(src, dst, false); err != nil {
 		tb.Fatalf("copy %s to %s: %v", src, dst, err)
 	}
 }
@@ -186,7 +169,15 @@ func CopyDir(tb testing.TB, src, dst string) {
 // benchmark run after the copies were removed measured as its own cost.
 func LinkDir(tb testing.TB, src, dst string) {
 	tb.Helper()
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+	if err := copyTree(src, dst, true); err != nil {
+		tb.Fatalf("link %s to %s: %v", src, dst, err)
+	}
+}
+
+// copyTree copies (link: hard-links, else copies) the regular files of the
+// tree src to dst, making its directories.
+func copyTree(src, dst string, link bool) error {
+	return filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -198,7 +189,7 @@ func LinkDir(tb testing.TB, src, dst string) {
 		if d.IsDir() {
 			return os.MkdirAll(to, 0o755)
 		}
-		if os.Link(p, to) == nil {
+		if link && os.Link(p, to) == nil {
 			return nil
 		}
 		data, err := os.ReadFile(p)
@@ -207,7 +198,4 @@ func LinkDir(tb testing.TB, src, dst string) {
 		}
 		return os.WriteFile(to, data, 0o644)
 	})
-	if err != nil {
-		tb.Fatalf("link %s to %s: %v", src, dst, err)
-	}
 }
