@@ -3,12 +3,11 @@ package table_test
 import (
 	"bytes"
 	"context"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/lakesink/lakesink/internal/testutil/corpus"
+	"github.com/lakesink/lakesink/internal/testutil/memtest"
 	"github.com/lakesink/lakesink/table"
 )
 
@@ -32,7 +31,7 @@ func TestWritesToALinkedCopyLeaveTheBase(t *testing.T) {
 	tb.Close()
 	before := readTree(t, base)
 	if _, ok := before["_delta_log/_last_checkpoint"]; !ok {
-		t.Fatalf("the base has no checkpoint yet: %v", keys(before))
+		t.Fatalf("the base has no checkpoint yet: %d files", len(before))
 	}
 
 	cp := filepath.Join(t.TempDir(), "copy")
@@ -65,29 +64,14 @@ func TestWritesToALinkedCopyLeaveTheBase(t *testing.T) {
 // its contents.
 func readTree(t *testing.T, dir string) map[string][]byte {
 	t.Helper()
+	st := memtest.Load(t, dir)
 	out := map[string][]byte{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(p)
+	for _, k := range memtest.Keys(t, st) {
+		data, err := st.Read(context.Background(), k)
 		if err != nil {
-			return err
+			t.Fatal(err)
 		}
-		rel, _ := filepath.Rel(dir, p)
-		out[filepath.ToSlash(rel)] = data
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+		out[k] = data
 	}
 	return out
-}
-
-func keys(m map[string][]byte) []string {
-	var ks []string
-	for k := range m {
-		ks = append(ks, k)
-	}
-	return ks
 }
