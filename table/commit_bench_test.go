@@ -29,26 +29,28 @@ func benchAppendBatch(i int) *schema.Batch {
 
 // buildAppendTable appends 1-row batches to the table at dir until it has
 // versions versions (0..versions-1), without fsync (the build is not
-// measured; the log is the same).
-func buildAppendTable(b *testing.B, dir string, versions int, opts ...table.Option) {
-	b.Helper()
+// measured; the log is the same), and closes the table (its last automatic
+// checkpoint written).
+func buildAppendTable(t testing.TB, dir string, versions int, opts ...table.Option) {
+	t.Helper()
 	ctx := context.Background()
 	op, err := storage.NewOpener(storage.Options{LocalSkipFsync: true})
 	if err != nil {
-		b.Fatal(err)
+		t.Fatal(err)
 	}
 	st, err := op.Open(ctx, dir)
 	if err != nil {
-		b.Fatal(err)
+		t.Fatal(err)
 	}
 	defer st.Close()
 	tb, err := table.OpenStore(st, opts...)
 	if err != nil {
-		b.Fatal(err)
+		t.Fatal(err)
 	}
+	defer tb.Close()
 	for i := range versions {
 		if _, err := tb.Write(ctx, benchAppendBatch(i), table.WriteOptions{}); err != nil {
-			b.Fatal(err)
+			t.Fatal(err)
 		}
 	}
 }

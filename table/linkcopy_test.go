@@ -19,16 +19,7 @@ import (
 func TestWritesToALinkedCopyLeaveTheBase(t *testing.T) {
 	ctx := context.Background()
 	base := t.TempDir()
-	tb, err := table.Open(ctx, base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range 12 {
-		if _, err := tb.Write(ctx, benchAppendBatch(i), table.WriteOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	tb.Close()
+	buildAppendTable(t, base, 12) // as the benchmark builds the table it copies
 	before := readTree(t, base)
 	if _, ok := before["_delta_log/_last_checkpoint"]; !ok {
 		t.Fatalf("the base has no checkpoint yet: %d files", len(before))

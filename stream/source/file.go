@@ -130,8 +130,8 @@ type Options struct {
 	// StreamChunkBytes > 0 bounds a streamed Parquet chunk by the size of
 	// its decoded values too, estimated from the batch's schema (8 bytes a
 	// fixed-width value, 32 a string or binary, 64 a nested one): a chunk
-	// holds at most StreamChunkBytes / that many rows, and at least
-	// minStreamChunkRows (4,096), never more than StreamChunkRows. Default
+	// holds at most StreamChunkBytes / that many rows, and at least 4,096
+	// (fewer only when StreamChunkRows is fewer). Default
 	// 0: StreamChunkRows alone. Text batches are chunked by StreamChunkRows
 	// alone.
 	StreamChunkBytes int64
