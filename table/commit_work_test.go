@@ -3,6 +3,7 @@ package table_test
 import (
 	"context"
 	"io"
+	"runtime/metrics"
 	"strings"
 	"sync"
 	"testing"
@@ -133,5 +134,50 @@ func TestConcurrentBlindAppendsWork(t *testing.T) {
 		if n := writes[txlog.CheckpointPath(v)]; n != want {
 			t.Errorf("%s written %d times, want %d", txlog.CheckpointPath(v), n, want)
 		}
+	}
+}
+
+// goroutinesCreated is the number of goroutines the process has created
+// (runtime/metrics).
+func goroutinesCreated(t *testing.T) uint64 {
+	t.Helper()
+	s := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		t.Fatalf("runtime/metrics has no %s", s[0].Name)
+	}
+	return s[0].Value.Uint64()
+}
+
+// TestBlindAppendStartsFewGoroutines: a 1-row append on local disk, with
+// fsync, starts at most one goroutine (the data file's creation, which
+// overlaps its encoding), not one per step: each goroutine first waits for
+// a P, and with 4 writers on 2 CPUs (issue 22's commit-rate benchmark) the
+// two SyncObjects started for the data file and its directory waited 0.5-1.7
+// ms for one, longer than their fsyncs took (5 goroutines per append
+// before: those two, row validation, the partition writer and the
+// creation).
+func TestBlindAppendStartsFewGoroutines(t *testing.T) {
+	const writes = 10
+	ctx := context.Background()
+	lo := txlog.DefaultOptions()
+	lo.DisableAutoCheckpoint = true // its goroutine is not the append's
+	tb, err := table.Open(ctx, t.TempDir(), table.WithLogOptions(lo))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close()
+	if _, err := tb.Write(ctx, benchAppendBatch(-1), table.WriteOptions{}); err != nil { // creates the table
+		t.Fatal(err)
+	}
+	before := goroutinesCreated(t)
+	for i := range writes {
+		if _, err := tb.Write(ctx, benchAppendBatch(i), table.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A little slack for the runtime's own (a GC's workers).
+	if n := goroutinesCreated(t) - before; n > writes+4 {
+		t.Errorf("%d appends of 1 row started %d goroutines, want at most %d (one per append)", writes, n, writes)
 	}
 }

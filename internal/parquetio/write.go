@@ -309,14 +309,20 @@ func validateColumns(lay *layout, rows [][]any, idx []int) error {
 	}
 	firsts := make([]*schema.RowError, len(lanes))
 	fieldOf := make([]int, len(lanes))
-	var eg errgroup.Group
-	for k, fields := range lanes {
-		eg.Go(func() error {
-			firsts[k], fieldOf[k] = validateFields(lay.plan, rows, idx, fields)
-			return nil
-		})
+	if len(lanes) == 1 {
+		// On the caller's goroutine: one of its own would first wait for
+		// a P (see BatchWriter.writeGroups).
+		firsts[0], fieldOf[0] = validateFields(lay.plan, rows, idx, lanes[0])
+	} else {
+		var eg errgroup.Group
+		for k, fields := range lanes {
+			eg.Go(func() error {
+				firsts[k], fieldOf[k] = validateFields(lay.plan, rows, idx, fields)
+				return nil
+			})
+		}
+		_ = eg.Wait()
 	}
-	_ = eg.Wait()
 	var first *schema.RowError
 	field := 0
 	for k, e := range firsts {
