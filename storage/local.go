@@ -274,6 +274,12 @@ func (l *localBackend) syncDir(dir string) error {
 }
 
 func (l *localBackend) put(ctx context.Context, key string, data []byte) error {
+	return l.putSynced(ctx, key, data, true)
+}
+
+// putSynced is put, with the directory fsync after the rename only when
+// syncDir (PutOptional leaves it to the directory's next fsync).
+func (l *localBackend) putSynced(ctx context.Context, key string, data []byte, syncDir bool) error {
 	final := l.filename(key)
 	tmp, err := l.writeTemp(final, data)
 	if err != nil {
@@ -286,6 +292,9 @@ func (l *localBackend) put(ctx context.Context, key string, data []byte) error {
 	if err := renameLocal(tmp, final); err != nil {
 		_ = os.Remove(tmp)
 		return err
+	}
+	if !syncDir {
+		return nil
 	}
 	return l.syncDir(filepath.Dir(final))
 }
