@@ -45,7 +45,11 @@ func printGroupProgress(p *printer, pr kafka.GroupProgress) {
 	case pr.Err != "":
 		fmt.Fprintf(p.err, "batch of %s failed (retrying): %s\n", plural(pr.NumInputRecords, "record", "records"), pr.Err)
 	default:
-		fmt.Fprintf(p.err, "committed version %d: %s from %s -> %s\n", pr.Version, plural(pr.NumInputRecords, "record", "records"),
-			plural(len(pr.Txns), "partition", "partitions"), plural(pr.NumFiles, "data file", "data files"))
+		early := ""
+		if pr.Rebalance {
+			early = " (early: a rebalance was waiting)"
+		}
+		fmt.Fprintf(p.err, "committed version %d: %s from %s -> %s%s\n", pr.Version, plural(pr.NumInputRecords, "record", "records"),
+			plural(len(pr.Txns), "partition", "partitions"), plural(pr.NumFiles, "data file", "data files"), early)
 	}
 }

@@ -44,8 +44,8 @@ type GroupOptions struct {
 	// 100,000.
 	MaxRecordsPerBatch int64
 	// MaxDelay is the longest a record waits before its batch commits (the
-	// trigger interval): a batch commits MaxDelay after its first record.
-	// Default 1s.
+	// trigger interval): a batch commits MaxDelay after its first record,
+	// or earlier when a rebalance is waiting for it (see Group). Default 1s.
 	MaxDelay time.Duration
 	// TargetBatchBytes commits a batch once its keys and values hold this
 	// many bytes, so that many workers do not each write tiny files.
@@ -89,6 +89,10 @@ type GroupProgress struct {
 	Abandoned bool `json:"abandoned,omitempty"`
 	// Err is the error of a failed commit that will be retried.
 	Err string `json:"error,omitempty"`
+	// Rebalance: the batch was committed before it was due (full, or
+	// MaxDelay after its first record) because a group rebalance was
+	// waiting for it.
+	Rebalance bool `json:"rebalance,omitempty"`
 	// DurationMs of the whole batch (first record to commit); CommitMs of
 	// the Delta write and commit alone.
 	DurationMs int64 `json:"durationMs"`
@@ -163,7 +167,12 @@ func (o GroupOptions) Validate() error {
 //
 // Rebalances wait for the batch being built (BlockRebalanceOnPoll): a
 // worker lets the group rebalance only between batches, so a revocation
-// normally finds nothing pending. The Spark-format checkpoint is not used.
+// normally finds nothing pending. A worker told that a rebalance is waiting
+// (OnPartitionsCallbackBlocked) commits the batch it holds at once instead
+// of when it is due: otherwise every join or leave of a worker would stall
+// the whole group for up to MaxDelay per rebalance (a cooperative
+// rebalance has two), since every member must rejoin before any gets its
+// partitions. The Spark-format checkpoint is not used.
 //
 // A Group is used by one goroutine (Run); Run owns the Kafka client.
 type Group struct {
@@ -176,6 +185,11 @@ type Group struct {
 	seen  bool              // some assignment happened
 	cl    *kgo.Client
 	adm   *kadm.Client
+	// rebalance: a rebalance waits for the batch being built (set by
+	// onBlocked, cleared when the loop allows rebalancing); cancelPoll
+	// cancels the loop's poll in progress (nil between polls).
+	rebalance  bool
+	cancelPoll context.CancelFunc
 }
 
 // groupPart is the state of one owned partition.
@@ -259,7 +273,8 @@ func (g *Group) Run(ctx context.Context) error {
 			kgo.Balancers(kgo.CooperativeStickyBalancer()), kgo.DisableAutoCommit(), kgo.BlockRebalanceOnPoll(),
 			kgo.ConsumeResetOffset(g.resetOffset()),
 			kgo.AdjustFetchOffsetsFn(g.onAssigned),
-			kgo.OnPartitionsRevoked(g.onRevoked), kgo.OnPartitionsLost(g.onRevoked))
+			kgo.OnPartitionsRevoked(g.onRevoked), kgo.OnPartitionsLost(g.onRevoked),
+			kgo.OnPartitionsCallbackBlocked(g.onBlocked))
 	}
 	// The admin client (listing offsets in onAssigned) exists before the
 	// group client: kgo joins the group as soon as the client is created,
@@ -487,6 +502,33 @@ func (g *Group) onRevoked(_ context.Context, _ *kgo.Client, revoked map[string][
 	}
 }
 
+// onBlocked is kgo.OnPartitionsCallbackBlocked: a rebalance waits for the
+// batch being built. It makes the loop commit that batch now (and stop
+// waiting in its poll) instead of when it is due.
+func (g *Group) onBlocked(context.Context, *kgo.Client) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.rebalance = true
+	if g.cancelPoll != nil {
+		g.cancelPoll()
+	}
+}
+
+// rebalanceWaits reports whether a rebalance waits for the batch.
+func (g *Group) rebalanceWaits() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.rebalance
+}
+
+// allowRebalance lets a waiting rebalance go on (between batches).
+func (g *Group) allowRebalance(cl *kgo.Client) {
+	g.mu.Lock()
+	g.rebalance = false
+	g.mu.Unlock()
+	cl.AllowRebalance()
+}
+
 func (g *Group) loop(ctx context.Context, cl *kgo.Client) error {
 	var (
 		first    time.Time // first record of the batch
@@ -498,7 +540,7 @@ func (g *Group) loop(ctx context.Context, cl *kgo.Client) error {
 			return err
 		}
 		if n == 0 {
-			cl.AllowRebalance()
+			g.allowRebalance(cl)
 			if g.opts.AvailableNow && g.caughtUp() {
 				return nil
 			}
@@ -507,9 +549,15 @@ func (g *Group) loop(ctx context.Context, cl *kgo.Client) error {
 		if n > 0 {
 			wait = time.Until(first.Add(g.opts.MaxDelay))
 		}
-		if wait > 0 {
+		if wait > 0 && !(n > 0 && g.rebalanceWaits()) {
 			pctx, cancel := context.WithTimeout(ctx, wait)
+			g.mu.Lock()
+			g.cancelPoll = cancel
+			g.mu.Unlock()
 			fetches := cl.PollRecords(pctx, int(max(1, g.opts.MaxRecordsPerBatch-n)))
+			g.mu.Lock()
+			g.cancelPoll = nil
+			g.mu.Unlock()
 			cancel()
 			if err := ctx.Err(); err != nil {
 				return err
@@ -554,10 +602,14 @@ func (g *Group) loop(ctx context.Context, cl *kgo.Client) error {
 			g.mu.Unlock()
 		}
 		due := n > 0 && (n >= g.opts.MaxRecordsPerBatch || bytes >= g.opts.TargetBatchBytes || !time.Now().Before(first.Add(g.opts.MaxDelay)))
-		if !due && !(n > 0 && g.opts.AvailableNow && g.caughtUp()) {
+		early := n > 0 && !due && g.rebalanceWaits()
+		if !due && !early && !(n > 0 && g.opts.AvailableNow && g.caughtUp()) {
 			continue
 		}
-		err := g.commit(ctx, cl, first)
+		if early {
+			g.log.Debug("kafka: a rebalance waits for the batch: committing it now", "group", g.opts.Group, "records", n)
+		}
+		err := g.commit(ctx, cl, first, early)
 		switch {
 		case err == nil:
 			failures = 0
@@ -603,14 +655,14 @@ func (g *Group) caughtUp() bool {
 // commit with a txn per partition, then commits the offsets to the group.
 // On ErrTxnMismatch it drops the batch and seeks every partition of the
 // batch to the table's version.
-func (g *Group) commit(ctx context.Context, cl *kgo.Client, first time.Time) error {
+func (g *Group) commit(ctx context.Context, cl *kgo.Client, first time.Time, rebalance bool) error {
 	g.mu.Lock()
 	var (
 		recs  []*kgo.Record
 		txns  []sink.Txn
 		parts []TP
 	)
-	prog := GroupProgress{Version: -1, Txns: map[string]int64{}, Lag: map[string]int64{}}
+	prog := GroupProgress{Version: -1, Txns: map[string]int64{}, Lag: map[string]int64{}, Rebalance: rebalance}
 	for _, tp := range slices.SortedFunc(maps.Keys(g.owned), compareTP) {
 		p := g.owned[tp]
 		if len(p.recs) == 0 {
