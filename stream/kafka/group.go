@@ -44,8 +44,13 @@ type GroupOptions struct {
 	// 100,000.
 	MaxRecordsPerBatch int64
 	// MaxDelay is the longest a record waits before its batch commits (the
-	// trigger interval): a batch commits MaxDelay after its first record,
-	// or earlier when a rebalance is waiting for it (see Group). Default 1s.
+	// trigger interval): a batch commits MaxDelay after its first record;
+	// earlier once the worker has read every owned partition to its end
+	// offset and MaxDelay has passed since the worker's previous commit (as
+	// Spark's interval trigger starts a micro-batch of what is available at
+	// each tick, the first at once), or when a rebalance is waiting for it
+	// (see Group). So a worker commits at most one batch that is not full
+	// per MaxDelay. Default 1s.
 	MaxDelay time.Duration
 	// TargetBatchBytes commits a batch once its keys and values hold this
 	// many bytes, so that many workers do not each write tiny files.
@@ -196,7 +201,7 @@ type Group struct {
 type groupPart struct {
 	read int64 // the table's txn version the batch continues from (NoTxn)
 	next int64 // the next offset to take (records below are dropped)
-	end  int64 // AvailableNow: end offset when assigned
+	end  int64 // end offset when assigned
 	hw   int64 // high watermark last seen (-1: none)
 	// expect, after a backward seek to a record we had read, is that
 	// record's offset: records fetched before the seek (buffered past it)
@@ -363,7 +368,7 @@ func (g *Group) startFor(ctx context.Context, adm *kadm.Client, tps []TP) (map[T
 	return out, nil
 }
 
-// ends lists the end offsets of tps (AvailableNow).
+// ends lists the end offsets of tps.
 func ends(ctx context.Context, adm *kadm.Client, tps []TP) (map[TP]int64, error) {
 	topics := map[string]bool{}
 	for _, tp := range tps {
@@ -390,7 +395,7 @@ func ends(ctx context.Context, adm *kadm.Client, tps []TP) (map[TP]int64, error)
 
 // claim reads the table's txn versions of tps and returns the offset each
 // starts at (after its txn version, else StartingOffsets), recording them
-// as owned.
+// as owned with their end offsets.
 func (g *Group) claim(ctx context.Context, adm *kadm.Client, tps []TP) (map[TP]int64, error) {
 	txns, _, err := g.opts.Sink.TxnVersions(ctx, g.opts.Group+"-")
 	if err != nil {
@@ -406,11 +411,9 @@ func (g *Group) claim(ctx context.Context, adm *kadm.Client, tps []TP) (map[TP]i
 	if err != nil {
 		return nil, err
 	}
-	var endOff map[TP]int64
-	if g.opts.AvailableNow {
-		if endOff, err = ends(ctx, adm, tps); err != nil {
-			return nil, err
-		}
+	endOff, err := ends(ctx, adm, tps)
+	if err != nil {
+		return nil, err
 	}
 	out := make(map[TP]int64, len(tps))
 	g.mu.Lock()
@@ -532,6 +535,7 @@ func (g *Group) allowRebalance(cl *kgo.Client) {
 func (g *Group) loop(ctx context.Context, cl *kgo.Client) error {
 	var (
 		first    time.Time // first record of the batch
+		last     time.Time // end of the previous batch (committed or abandoned)
 		n, bytes int64
 		failures int
 	)
@@ -547,7 +551,11 @@ func (g *Group) loop(ctx context.Context, cl *kgo.Client) error {
 		}
 		wait := g.opts.MaxDelay
 		if n > 0 {
-			wait = time.Until(first.Add(g.opts.MaxDelay))
+			deadline := first.Add(g.opts.MaxDelay)
+			if tick := last.Add(g.opts.MaxDelay); time.Now().Before(tick) {
+				deadline = tick // a drained batch is due then (tick <= deadline: last < first)
+			}
+			wait = time.Until(deadline)
 		}
 		if wait > 0 && !(n > 0 && g.rebalanceWaits()) {
 			pctx, cancel := context.WithTimeout(ctx, wait)
@@ -601,7 +609,9 @@ func (g *Group) loop(ctx context.Context, cl *kgo.Client) error {
 			})
 			g.mu.Unlock()
 		}
-		due := n > 0 && (n >= g.opts.MaxRecordsPerBatch || bytes >= g.opts.TargetBatchBytes || !time.Now().Before(first.Add(g.opts.MaxDelay)))
+		now := time.Now()
+		due := n > 0 && (n >= g.opts.MaxRecordsPerBatch || bytes >= g.opts.TargetBatchBytes || !now.Before(first.Add(g.opts.MaxDelay)) ||
+			!now.Before(last.Add(g.opts.MaxDelay)) && g.drained())
 		early := n > 0 && !due && g.rebalanceWaits()
 		if !due && !early && !(n > 0 && g.opts.AvailableNow && g.caughtUp()) {
 			continue
@@ -611,12 +621,10 @@ func (g *Group) loop(ctx context.Context, cl *kgo.Client) error {
 		}
 		err := g.commit(ctx, cl, first, early)
 		switch {
-		case err == nil:
+		case err == nil, errors.Is(err, sink.ErrTxnMismatch):
 			failures = 0
 			n, bytes = 0, 0
-		case errors.Is(err, sink.ErrTxnMismatch):
-			failures = 0
-			n, bytes = 0, 0
+			last = time.Now()
 		case ctx.Err() != nil:
 			return ctx.Err()
 		default:
@@ -633,6 +641,25 @@ func (g *Group) loop(ctx context.Context, cl *kgo.Client) error {
 			}
 		}
 	}
+}
+
+// drained reports whether the worker owns partitions and has read each to
+// the newest end offset it knows (listed when the partition was assigned,
+// or the high watermark of its last fetch). A partition whose last offsets
+// are not records (transaction markers) never counts as drained: its
+// batches wait for MaxDelay.
+func (g *Group) drained() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.owned) == 0 {
+		return false
+	}
+	for _, p := range g.owned {
+		if p.next < max(p.end, p.hw) {
+			return false
+		}
+	}
+	return true
 }
 
 // caughtUp reports, for AvailableNow, whether an assignment was seen and
