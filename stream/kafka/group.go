@@ -46,11 +46,13 @@ type GroupOptions struct {
 	// MaxDelay is the longest a record waits before its batch commits (the
 	// trigger interval): a batch commits MaxDelay after its first record;
 	// earlier once the worker has read every owned partition to its end
-	// offset and MaxDelay has passed since the worker's previous commit (as
-	// Spark's interval trigger starts a micro-batch of what is available at
-	// each tick, the first at once), or when a rebalance is waiting for it
-	// (see Group). So a worker commits at most one batch that is not full
-	// per MaxDelay. Default 1s.
+	// offset and MaxDelay has passed since the worker's previous commit of
+	// a batch that was not full (as Spark's interval trigger starts a
+	// micro-batch of what is available at each tick, the first at once),
+	// or when a rebalance is waiting for it (see Group). So a worker
+	// commits at most one batch that is not full per MaxDelay (besides
+	// those a rebalance waits for), and the end of a backlog read in full
+	// batches does not wait. Default 1s.
 	MaxDelay time.Duration
 	// TargetBatchBytes commits a batch once its keys and values hold this
 	// many bytes, so that many workers do not each write tiny files.
@@ -535,7 +537,7 @@ func (g *Group) allowRebalance(cl *kgo.Client) {
 func (g *Group) loop(ctx context.Context, cl *kgo.Client) error {
 	var (
 		first    time.Time // first record of the batch
-		last     time.Time // end of the previous batch (committed or abandoned)
+		last     time.Time // end of the previous batch that was not full (committed or abandoned)
 		n, bytes int64
 		failures int
 	)
@@ -619,12 +621,15 @@ func (g *Group) loop(ctx context.Context, cl *kgo.Client) error {
 		if early {
 			g.log.Debug("kafka: a rebalance waits for the batch: committing it now", "group", g.opts.Group, "records", n)
 		}
+		full := n >= g.opts.MaxRecordsPerBatch || bytes >= g.opts.TargetBatchBytes
 		err := g.commit(ctx, cl, first, early)
 		switch {
 		case err == nil, errors.Is(err, sink.ErrTxnMismatch):
 			failures = 0
 			n, bytes = 0, 0
-			last = time.Now()
+			if !full {
+				last = time.Now()
+			}
 		case ctx.Err() != nil:
 			return ctx.Err()
 		default:

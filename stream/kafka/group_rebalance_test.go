@@ -202,16 +202,18 @@ func (h *pollHook) state() (polls int, high int64, highPoll int) {
 	return h.polls, h.high, h.highPoll
 }
 
-// TestGroupCommitsWhatIsAvailableAtOnce: a worker (MaxDelay an hour, no
-// cap reached) that has read its partitions to their end commits the
-// backlog at once, as Spark's interval trigger runs its first micro-batch
-// at once; records that arrive after that commit wait for the next tick
-// (at most one batch that is not full per MaxDelay), so a later poll
-// that returned them committed nothing. Before, every batch that was not
-// full waited MaxDelay after its first record: 3 workers sharing a
-// 60,000-record backlog (20,000 records each, a batch cap of 30,000) each
-// waited the whole --trigger interval. Without the change the test fails
-// at its hang bound.
+// TestGroupCommitsWhatIsAvailableAtOnce: a worker (MaxDelay an hour,
+// batches of 150 records) that has read its partitions to their end
+// commits its 400-record backlog at once, in two full batches and the
+// rest, as Spark's interval trigger runs its first micro-batch at once;
+// records that arrive after that last batch, which was not full, wait for
+// the next tick (at most one batch that is not full per MaxDelay), so a
+// later poll that returned them committed nothing. Before, every batch
+// that was not full waited MaxDelay after its first record: 3 workers
+// sharing a 60,000-record backlog (20,000 records each, a batch cap of
+// 30,000) each waited the whole --trigger interval. Without the change
+// (or with the tick counted from any commit, full ones included) the test
+// fails at its hang bound.
 func TestGroupCommitsWhatIsAvailableAtOnce(t *testing.T) {
 	const parts, total = 4, 400
 	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(parts, "t"))
@@ -253,7 +255,7 @@ func TestGroupCommitsWhatIsAvailableAtOnce(t *testing.T) {
 	o.Group = "g"
 	o.Sink = sink.NewDeltaTable(tb, sink.Options{QueryID: "kafka-group-g"})
 	o.MaxDelay = time.Hour
-	o.MaxRecordsPerBatch = 1_000_000
+	o.MaxRecordsPerBatch = 150
 	o.Progress = func(p kafka.GroupProgress) { batches <- p }
 	g, err := kafka.NewGroup(o)
 	if err != nil {
@@ -269,8 +271,8 @@ func TestGroupCommitsWhatIsAvailableAtOnce(t *testing.T) {
 		}
 	}()
 
-	// The backlog is committed once read, in one or more batches.
-	committed := int64(0)
+	// The backlog is committed once read: full batches, then the rest.
+	committed, full := int64(0), 0
 	for committed < total {
 		select {
 		case p := <-batches:
@@ -278,12 +280,15 @@ func TestGroupCommitsWhatIsAvailableAtOnce(t *testing.T) {
 				t.Fatalf("batch %+v, want a committed batch", p)
 			}
 			committed += p.NumInputRecords
+			if p.NumInputRecords == o.MaxRecordsPerBatch {
+				full++
+			}
 		case <-ctx.Done():
 			t.Fatalf("%d of %d records committed: a drained batch waits for MaxDelay", committed, total)
 		}
 	}
-	if committed != total {
-		t.Fatalf("%d records committed, want %d", committed, total)
+	if committed != total || full != total/150 {
+		t.Fatalf("%d records committed in %d full batches, want %d in %d", committed, full, total, total/150)
 	}
 
 	// Records produced now wait for the next tick: once a poll returned
