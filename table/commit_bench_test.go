@@ -138,17 +138,18 @@ func median(xs []float64) float64 {
 //
 // A shared disk's fsync latency drifts, so the figures are paired: each of
 // 9 rounds (5 left the median ratio of 4 writers at 10,000 versions
-// anywhere in 1.1-2.5x from one run to the next on a loaded machine) copies the table built once (every round starts at the stated
-// number of versions; the copy's files are hard links, corpus.LinkDir, so
-// that removing the copies frees no inodes whose reuse would slow the
-// benchmarks run after this one), opens the writers (their first write, which loads
-// the log, is not timed), times 120 commits, and times the floor's 120 in
-// the same round, the two in alternating order; before each timed phase
-// the file system is flushed (syncfs(2)): the table is built and copied
-// without fsync, and writing that back is neither side's cost. The row
-// gives the median rates and the median of the rounds' floor/lakesink
-// ratios. Only `make
-// bench` runs it (the 10,000-version table takes a while to build).
+// anywhere in 1.1-2.5x from one run to the next on a loaded machine)
+// copies the table built once (every round starts at the stated number of
+// versions; the copy's files are hard links, corpus.LinkDir, so that
+// removing the copies frees no inodes whose reuse would slow the
+// benchmarks run after this one), opens the writers (their first write,
+// which loads the log, is not timed), times 120 commits, and times the
+// floor's 120 in the same round, the two in alternating order; before
+// each timed phase the file system is flushed (syncfs(2)): the table is
+// built and copied without fsync, and writing that back is neither side's
+// cost. The row gives the median rates and the median of the rounds'
+// floor/lakesink ratios. Only `make bench` runs it (the 10,000-version
+// table takes a while to build).
 func BenchmarkBlindAppendCommitRate(b *testing.B) {
 	const (
 		commits = 120
